@@ -1,0 +1,13 @@
+"""SOLAR passes: one pass per file; the registry maps each flag to its class, imported only when used."""
+
+from solar.ir.pass_manager import PassRegistry
+
+PASSES: dict[str, str] = {
+    "bind-params": "solar.passes.bind_params:BindParams",
+    "inline": "solar.passes.inline:Inline",
+    "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",
+    "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",
+    "symbol-dce": "solar.passes.symbol_dce:SymbolDCE",
+}
+
+registry = PassRegistry(PASSES)

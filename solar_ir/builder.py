@@ -1,0 +1,267 @@
+"""The builder API: how passes and frontends make IR (never by pasting strings).
+
+    mb = ModuleBuilder("mlp")
+    f = mb.func("forward", [("x", tensor("64x512xf32")), ("w", tensor("1024x512xf32"))])
+    x, w = f.args
+    k = f.kernel("fc", [(x, "X"), (w, "W")], [("H", tensor("64x1024xf32"))])
+    with k.loop("i", 0, 64) as i, k.loop("j", 0, 1024) as j, k.loop("k", 0, 512) as r:
+        k.reduce(k["H"][i, j], "+=", k["X"][i, r] * k["W"][j, r])
+    f.ret(k.results[0])
+    module = mb.module
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .expr import Access, Expr, ExprLike, IndexRef, as_expr
+from .ops import (
+    AffineFor,
+    AffineIf,
+    Assign,
+    Binding,
+    BroadcastOp,
+    CallOp,
+    ConcatOp,
+    ConstantOp,
+    EinsumOp,
+    EinsumStmt,
+    ForOp,
+    FuncOp,
+    GatherOp,
+    GenericOp,
+    GroupOp,
+    IfOp,
+    InsertOp,
+    KernelOp,
+    KStmt,
+    Literal,
+    LocalDecl,
+    ModuleOp,
+    Op,
+    Param,
+    PermuteOp,
+    ReshapeOp,
+    ReturnOp,
+    ScatterOp,
+    SliceEntry,
+    SliceOp,
+    TensorDecl,
+    Value,
+    Word,
+    YieldOp,
+)
+from .types import TensorType, parse_tensor_type
+
+
+def tensor(spec: str) -> TensorType:
+    """`tensor("64x512xf32")` or `tensor("tensor<64x512xf32>")`."""
+    return parse_tensor_type(spec if spec.startswith("tensor<") else f"tensor<{spec}>")
+
+
+class _Names:
+    """Unique SSA names within one function: 'h', 'h_1', 'h_2', ..."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 0
+        while name in self.used:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used.add(name)
+        return name
+
+
+class ModuleBuilder:
+    def __init__(self, name: str | None = None, params: dict[str, int | None] | None = None) -> None:
+        self.module = ModuleOp(name, [Param(k, v) for k, v in (params or {}).items()])
+
+    def func(self, name: str, args: list[tuple[str, TensorType]]) -> FuncBuilder:
+        names = _Names()
+        values = [Value(names.fresh(n), t) for n, t in args]
+        func = FuncOp(name, values, [])
+        self.module.funcs.append(func)
+        return FuncBuilder(func, func.body, names)
+
+
+class BlockBuilder:
+    """Appends composition ops to one block (a function body or a region)."""
+
+    def __init__(self, ops: list[Op], names: _Names) -> None:
+        self.ops = ops
+        self.names = names
+
+    def _add(self, op: Op, result_types: list[TensorType], hint: str | list[str]) -> Op:
+        hints = hint if isinstance(hint, list) else [hint] * len(result_types)
+        op.results = [Value(self.names.fresh(h), t, op) for h, t in zip(hints, result_types, strict=True)]
+        self.ops.append(op)
+        return op
+
+    def kernel(self, symbol: str, inputs: list[tuple[Value, str]], outputs: list[tuple[str, TensorType]],
+               result_names: list[str] | None = None) -> KernelBuilder:
+        op = KernelOp(symbol, [Binding(v, n) for v, n in inputs], [TensorDecl(n, t) for n, t in outputs])
+        self._add(op, [t for _, t in outputs], result_names or [n.lower() for n, _ in outputs])
+        return KernelBuilder(op)
+
+    def einsum(self, symbol: str, spec: str, inputs: list[tuple[Value, str]], output: tuple[str, TensorType],
+               value: ExprLike, reduce: str | None = None, epilogue: ExprLike | None = None,
+               where: str | None = None, result_name: str | None = None) -> Value:
+        """`reduce` is '+=', '*=', 'max=', 'min=' or None (a map); `epilogue` may read the result by name."""
+        out_name, out_type = output
+        body = [EinsumStmt(out_name, reduce or "=", as_expr(value))]
+        if epilogue is not None:
+            body.append(EinsumStmt(out_name, "=", as_expr(epilogue)))
+        op = EinsumOp(symbol, spec, [Binding(v, n) for v, n in inputs], [TensorDecl(out_name, out_type)], body, where)
+        return self._add(op, [out_type], result_name or out_name.lower()).results[0]
+
+    def call(self, callee: str, args: list[Value], result_types: list[TensorType], hint: str = "r") -> list[Value]:
+        return self._add(CallOp(callee, args, result_types), result_types, hint).results
+
+    def constant(self, value: Literal, type: TensorType, hint: str = "c") -> Value:
+        return self._add(ConstantOp(value, type), [type], hint).results[0]
+
+    def slice(self, source: Value, entries: list[SliceEntry], type: TensorType, hint: str = "s") -> Value:
+        return self._add(SliceOp(source, entries, type), [type], hint).results[0]
+
+    def insert(self, value: Value, dest: Value, entries: list[SliceEntry], type: TensorType, hint: str = "u") -> Value:
+        return self._add(InsertOp(value, dest, entries, type), [type], hint).results[0]
+
+    def _generic(self, cls: type[GenericOp], args: list[Value], type: TensorType, attrs: dict[str, Any],
+                 hint: str) -> Value:
+        return self._add(cls(args, [type], attrs), [type], hint).results[0]
+
+    def reshape(self, source: Value, type: TensorType, hint: str = "r") -> Value:
+        return self._generic(ReshapeOp, [source], type, {}, hint)
+
+    def permute(self, source: Value, perm: list[int], type: TensorType, hint: str = "p") -> Value:
+        return self._generic(PermuteOp, [source], type, {"perm": list(perm)}, hint)
+
+    def concat(self, sources: list[Value], axis: int, type: TensorType, hint: str = "cat") -> Value:
+        return self._generic(ConcatOp, sources, type, {"axis": axis}, hint)
+
+    def broadcast(self, source: Value, dims: list[int], type: TensorType, hint: str = "b") -> Value:
+        return self._generic(BroadcastOp, [source], type, {"dims": list(dims)}, hint)
+
+    def gather(self, source: Value, indices: Value, axis: int, type: TensorType, hint: str = "g") -> Value:
+        return self._generic(GatherOp, [source, indices], type, {"axis": axis}, hint)
+
+    def scatter(self, dest: Value, indices: Value, source: Value, axis: int, reduce: str, type: TensorType,
+                hint: str = "sc") -> Value:
+        return self._generic(ScatterOp, [dest, indices, source], type, {"axis": axis, "reduce": Word(reduce)}, hint)
+
+    @contextmanager
+    def group(self, symbol: str, result_types: list[TensorType], hint: str = "g") -> Iterator[RegionBuilder]:
+        op = GroupOp(symbol, result_types)
+        region = RegionBuilder(op.body, self.names)
+        yield region
+        self._add(op, result_types, hint)
+        region.results = op.results
+
+    @contextmanager
+    def for_(self, var: str, lower: ExprLike, upper: ExprLike, inits: list[Value],
+             hint: str = "loop") -> Iterator[RegionBuilder]:
+        """A `solar.for`; inside, `region.args` are the iteration arguments and `region.index` the index."""
+        iter_args = [Value(self.names.fresh(f"{v.name}_it"), v.type) for v in inits]
+        types = [v.type for v in inits if v.type is not None]
+        op = ForOp(var, as_expr(lower), as_expr(upper), iter_args, list(inits), types)
+        region = RegionBuilder(op.body, self.names, iter_args, IndexRef(var))
+        yield region
+        self._add(op, types, hint)
+        region.results = op.results
+
+    @contextmanager
+    def if_(self, cond: Value, result_types: list[TensorType],
+            hint: str = "sel") -> Iterator[tuple[RegionBuilder, RegionBuilder]]:
+        op = IfOp(cond, result_types)
+        then, other = RegionBuilder(op.then_body, self.names), RegionBuilder(op.else_body, self.names)
+        yield then, other
+        self._add(op, result_types, hint)
+        then.results = other.results = op.results
+
+
+class FuncBuilder(BlockBuilder):
+    def __init__(self, func: FuncOp, ops: list[Op], names: _Names) -> None:
+        super().__init__(ops, names)
+        self.func = func
+        names.used.update(a.name for a in func.args)
+
+    @property
+    def args(self) -> list[Value]:
+        return self.func.args
+
+    def ret(self, *values: Value) -> None:
+        self.func.result_types = [v.type for v in values if v.type is not None]
+        self.ops.append(ReturnOp(list(values)))
+
+
+class RegionBuilder(BlockBuilder):
+    def __init__(self, ops: list[Op], names: _Names, args: list[Value] | None = None,
+                 index: IndexRef | None = None) -> None:
+        super().__init__(ops, names)
+        self.args = args or []
+        self.index = index
+        self.results: list[Value] = []  # filled when the region's `with` block ends
+
+    def yield_(self, *values: Value) -> None:
+        self.ops.append(YieldOp(list(values)))
+
+
+class _TensorHandle:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getitem__(self, indices: ExprLike | tuple[ExprLike, ...]) -> Access:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return Access(self.name, tuple(as_expr(i) for i in indices))
+
+
+class KernelBuilder:
+    """Builds the loop nest of a kernel; loops and guards nest with `with`."""
+
+    def __init__(self, op: KernelOp) -> None:
+        self.op = op
+        self._stack: list[list[KStmt]] = [op.body]
+
+    @property
+    def results(self) -> list[Value]:
+        return self.op.results
+
+    def __getitem__(self, name: str) -> _TensorHandle:
+        return _TensorHandle(name)
+
+    def local(self, name: str, type: TensorType) -> _TensorHandle:
+        self._stack[-1].append(LocalDecl(TensorDecl(name, type)))
+        return _TensorHandle(name)
+
+    @contextmanager
+    def loop(self, var: str, lower: ExprLike, upper: ExprLike, step: int = 1) -> Iterator[IndexRef]:
+        loop = AffineFor(var, as_expr(lower), as_expr(upper), step)
+        self._stack[-1].append(loop)
+        self._stack.append(loop.body)
+        try:
+            yield IndexRef(var)
+        finally:
+            self._stack.pop()
+
+    @contextmanager
+    def guard(self, cond: Expr) -> Iterator[None]:
+        stmt = AffineIf(cond)
+        self._stack[-1].append(stmt)
+        self._stack.append(stmt.body)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+
+    def assign(self, target: Access, value: ExprLike) -> None:
+        self._stack[-1].append(Assign(target, "=", as_expr(value)))
+
+    def reduce(self, target: Access, op: str, value: ExprLike) -> None:
+        if op not in ("+=", "*=", "max=", "min="):
+            raise ValueError(f"unknown reduction '{op}'")
+        self._stack[-1].append(Assign(target, op, as_expr(value)))

@@ -1,0 +1,659 @@
+"""Text → IR. Lark's LALR parser runs with an embedded transformer, so IR objects are built while parsing
+(no parse tree). SSA uses are linked to their definitions in a second, scoped walk (`_Resolver`) that
+reports every undefined or misplaced use at once."""
+
+from __future__ import annotations
+
+import ast
+import os
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import lark
+from lark import Token
+
+from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, note
+from .dtypes import dtype_from_name
+from .expr import (
+    Access,
+    Binary,
+    BoolLit,
+    Call,
+    Cast,
+    Expr,
+    FloatLit,
+    IndexRef,
+    IntLit,
+    NameRef,
+    Unary,
+    negate,
+)
+from .ops import (
+    AffineFor,
+    AffineIf,
+    Assign,
+    Binding,
+    CallOp,
+    ConstantOp,
+    EinsumOp,
+    EinsumStmt,
+    ForOp,
+    FuncOp,
+    GenericOp,
+    GroupOp,
+    IfOp,
+    InsertOp,
+    KernelOp,
+    LocalDecl,
+    ModuleOp,
+    Op,
+    Param,
+    ReturnOp,
+    SliceEntry,
+    SliceOp,
+    SymbolRef,
+    TensorDecl,
+    Value,
+    Word,
+    YieldOp,
+    result_types_of,
+)
+from .types import TensorType, TypeSyntaxError, parse_tensor_type
+
+
+class _SyntaxIssue(Exception):
+    def __init__(self, message: str, loc: Location) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+class _Use(Value):
+    """An operand as written, before it is linked to its definition."""
+
+    __slots__ = ()
+
+
+_NEG = object()  # marks a leading minus in literal rules
+
+
+class _Builder(lark.Transformer):
+    """The embedded transformer: one method per grammar rule or alias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filename = "<stdin>"
+
+    def _loc(self, tok: Token) -> Location:
+        return Location(self.filename, tok.line, tok.column)  # type: ignore[arg-type]
+
+    # ---- files, modules, attributes --------------------------------------------------------------
+    def file(self, children: list[Any]) -> ModuleOp:
+        if len(children) == 1 and isinstance(children[0], ModuleOp):
+            return children[0]
+        return ModuleOp(None, [], list(children), Location(self.filename, 1, 1))
+
+    def module_decl(self, c: list[Any]) -> ModuleOp:
+        it = iter(c)
+        kw = next(it)
+        module = ModuleOp(loc=self._loc(kw))
+        for item in it:
+            if isinstance(item, Token) and item.type == "SYMBOL":
+                module.name = item[1:]
+            elif isinstance(item, _Params):
+                module.params = item.params
+            elif isinstance(item, _Attrs):
+                module.attrs = item.attrs
+            elif isinstance(item, FuncOp):
+                module.funcs.append(item)
+            elif isinstance(item, Location):
+                module.src_loc = item
+        return module
+
+    def params(self, c: list[Param]) -> _Params:
+        return _Params(c)
+
+    def param(self, c: list[Any]) -> Param:
+        name, default = c[0], c[1] if len(c) > 1 else None
+        return Param(str(name), int(default) if default is not None else None, self._loc(name))
+
+    def attr_clause(self, c: list[Any]) -> _Attrs:
+        return c[0]
+
+    def attr_dict(self, c: list[Any]) -> _Attrs:
+        attrs: dict[str, Any] = {}
+        for item in c:
+            if item is None:
+                continue
+            key, value = item
+            if key in attrs:
+                raise _SyntaxIssue(f"attribute '{key}' is given twice", self._loc(key))
+            attrs[str(key)] = value
+        return _Attrs(attrs)
+
+    def attr(self, c: list[Any]) -> tuple[Token, Any]:
+        return c[0], _attr_value(c[1])
+
+    def attr_string(self, c: list[Token]) -> str:
+        return ast.literal_eval(c[0])
+
+    def attr_word(self, c: list[Token]) -> Word:
+        return Word(str(c[0]))
+
+    def attr_type(self, c: list[Token]) -> TensorType:
+        return self._type(c[0])
+
+    def attr_symbol(self, c: list[Token]) -> SymbolRef:
+        return SymbolRef(c[0][1:])
+
+    def attr_list(self, c: list[Any]) -> list[Any]:
+        return [_attr_value(v) for v in c if v is not None]
+
+    def bool_lit(self, c: list[Token]) -> BoolLit:
+        return BoolLit(c[0] == "true", self._loc(c[0]))
+
+    def int_lit(self, c: list[Token]) -> IntLit:
+        return IntLit(int(c[0]), self._loc(c[0]))
+
+    def float_lit(self, c: list[Token]) -> FloatLit:
+        return FloatLit(float(c[0]), self._loc(c[0]))
+
+    def neg_int_lit(self, c: list[Token]) -> IntLit:
+        return IntLit(-int(c[1]), self._loc(c[0]))
+
+    def neg_float_lit(self, c: list[Token]) -> FloatLit:
+        return FloatLit(-float(c[1]), self._loc(c[0]))
+
+    def loc(self, c: list[Token]) -> Location:
+        return Location(ast.literal_eval(c[0]), int(c[1]), int(c[2]))
+
+    # ---- functions and composition ops -----------------------------------------------------------
+    def _type(self, tok: Token) -> TensorType:
+        try:
+            return parse_tensor_type(str(tok))
+        except TypeSyntaxError as err:
+            loc = self._loc(tok)
+            raise _SyntaxIssue(str(err), Location(loc.file, loc.line, loc.col + err.offset)) from None
+
+    def func(self, c: list[Any]) -> FuncOp:
+        kw, sym, *rest = c
+        args: list[Value] = []
+        results: list[TensorType] = []
+        body: list[Op] = []
+        attrs: dict[str, Any] = {}
+        src_loc = None
+        for item in rest:
+            if isinstance(item, Value):
+                args.append(item)
+            elif isinstance(item, _Types):
+                results = item.types
+            elif isinstance(item, _Attrs):
+                attrs = item.attrs
+            elif isinstance(item, Op):
+                body.append(item)
+            elif isinstance(item, Location):
+                src_loc = item
+        func = FuncOp(sym[1:], args, results, body, self._loc(kw))
+        func.attrs = attrs
+        func.src_loc = src_loc
+        return func
+
+    def func_arg(self, c: list[Token]) -> Value:
+        return Value(c[0][1:], self._type(c[1]), None, self._loc(c[0]))
+
+    def single_type(self, c: list[Token]) -> _Types:
+        return _Types([self._type(c[0])])
+
+    def type_tuple(self, c: list[Token | None]) -> _Types:
+        return _Types([self._type(t) for t in c if t is not None])
+
+    def values(self, c: list[Token]) -> list[_Use]:
+        return [_Use(t[1:], None, None, self._loc(t)) for t in c]
+
+    def return_op(self, c: list[Any]) -> ReturnOp:
+        op = ReturnOp(c[1], self._loc(c[0]))
+        op.src_loc = c[2] if len(c) > 2 else None
+        return op
+
+    def yield_op(self, c: list[Any]) -> YieldOp:
+        op = YieldOp(c[1], self._loc(c[0]))
+        op.src_loc = c[2] if len(c) > 2 else None
+        return op
+
+    def call_op_noresult(self, c: list[Any]) -> Op:
+        op: Op = c[0]
+        op.src_loc = c[1] if len(c) > 1 else None
+        return op
+
+    def defining_op(self, c: list[Any]) -> Op:
+        uses: list[_Use] = c[0]
+        op: Op = c[1]
+        op.src_loc = c[2] if len(c) > 2 else None
+        op.loc = uses[0].loc
+        types = result_types_of(op)
+        op.results = [
+            Value(u.name, types[i] if i < len(types) else None, op, u.loc) for i, u in enumerate(uses)
+        ]
+        return op
+
+    def kernel(self, c: list[Any]) -> KernelOp:
+        kw, sym, *rest = c
+        inputs = [x for x in rest if isinstance(x, Binding)]
+        outputs = [x for x in rest if isinstance(x, TensorDecl)]
+        body = [x for x in rest if isinstance(x, _KSTMT_TYPES)]
+        op = KernelOp(sym[1:], inputs, outputs, body, self._loc(kw))
+        op.attrs = next((x.attrs for x in rest if isinstance(x, _Attrs)), {})
+        return op
+
+    def binding(self, c: list[Token]) -> Binding:
+        return Binding(_Use(c[0][1:], None, None, self._loc(c[0])), str(c[1]), self._loc(c[1]))
+
+    def out_decl(self, c: list[Token]) -> TensorDecl:
+        return TensorDecl(str(c[0]), self._type(c[1]), self._loc(c[0]))
+
+    def einsum(self, c: list[Any]) -> EinsumOp:
+        kw, sym, spec, where, *rest = c
+        op = EinsumOp(
+            sym[1:],
+            ast.literal_eval(spec),
+            [x for x in rest if isinstance(x, Binding)],
+            [x for x in rest if isinstance(x, TensorDecl)],
+            [x for x in rest if isinstance(x, EinsumStmt)],
+            ast.literal_eval(where) if where is not None else None,
+            self._loc(kw),
+        )
+        op.attrs = next((x.attrs for x in rest if isinstance(x, _Attrs)), {})
+        # Where the subscripts are, so that a mistake inside the string is reported at its column.
+        op.spec_loc = self._loc(spec)
+        op.where_loc = self._loc(where) if where is not None else None
+        return op
+
+    def estmt(self, c: list[Any]) -> EinsumStmt:
+        return EinsumStmt(str(c[0]), str(c[1]), c[2], self._loc(c[0]))
+
+    def group(self, c: list[Any]) -> GroupOp:
+        kw, sym, types, *rest = c
+        op = GroupOp(sym[1:], types.types if types is not None else [], [x for x in rest if isinstance(x, Op)],
+                     self._loc(kw))
+        op.attrs = next((x.attrs for x in rest if isinstance(x, _Attrs)), {})
+        return op
+
+    def for_op(self, c: list[Any]) -> ForOp:
+        kw, var, lower, upper, *rest = c
+        pairs = [x for x in rest if isinstance(x, tuple)]
+        types = next((x.types for x in rest if isinstance(x, _Types)), [])
+        op = ForOp(var[1:], lower, upper, [p[0] for p in pairs], [p[1] for p in pairs], types,
+                   [x for x in rest if isinstance(x, Op)], self._loc(kw))
+        op.attrs = next((x.attrs for x in rest if isinstance(x, _Attrs)), {})
+        return op
+
+    def iter_arg(self, c: list[Token]) -> tuple[Value, _Use]:
+        return Value(c[0][1:], None, None, self._loc(c[0])), _Use(c[1][1:], None, None, self._loc(c[1]))
+
+    def if_op(self, c: list[Any]) -> IfOp:
+        kw, cond, types, *rest = c
+        then_body: list[Op] = []
+        else_body: list[Op] = []
+        attrs: dict[str, Any] = {}
+        for item in rest:
+            if isinstance(item, _Attrs):
+                attrs = item.attrs
+            elif isinstance(item, Op):
+                then_body.append(item)
+            elif isinstance(item, _Else):
+                else_body = item.ops
+        op = IfOp(_Use(cond[1:], None, None, self._loc(cond)), types.types if types is not None else [],
+                  then_body, else_body, self._loc(kw))
+        op.attrs = attrs
+        return op
+
+    def else_region(self, c: list[Op]) -> _Else:
+        return _Else(c)
+
+    def call_body(self, c: list[Any]) -> CallOp:
+        kw, sym, args, types = c
+        return CallOp(sym[1:], args or [], types.types if types is not None else [], self._loc(kw))
+
+    def constant(self, c: list[Any]) -> ConstantOp:
+        return ConstantOp(_literal(c[1]), self._type(c[2]), self._loc(c[0]))
+
+    def const_list(self, c: list[Any]) -> list[Any]:
+        return [_literal(v) for v in c if v is not None]
+
+    def slice_op(self, c: list[Any]) -> SliceOp:
+        kw, src, *entries, ty = c
+        return SliceOp(_Use(src[1:], None, None, self._loc(src)), [e for e in entries if e is not None],
+                       self._type(ty), self._loc(kw))
+
+    def insert_op(self, c: list[Any]) -> InsertOp:
+        kw, value, dest, *entries, ty = c
+        return InsertOp(_Use(value[1:], None, None, self._loc(value)), _Use(dest[1:], None, None, self._loc(dest)),
+                        [e for e in entries if e is not None], self._type(ty), self._loc(kw))
+
+    def slice_index(self, c: list[Expr]) -> SliceEntry:
+        return SliceEntry(index=c[0], loc=c[0].loc)
+
+    def slice_range(self, c: list[Any]) -> SliceEntry:
+        start, colon, stop, step = c
+        return SliceEntry(start=start, stop=stop, step=step, loc=start.loc if start is not None else self._loc(colon))
+
+    def generic_op(self, c: list[Any]) -> GenericOp:
+        name, args, attrs, types = c
+        cls = GenericOp.registry[str(name)]
+        op = cls(args or [], types.types, attrs.attrs if attrs is not None else None, self._loc(name))
+        return op
+
+    # ---- kernel level ----------------------------------------------------------------------------
+    def local_decl(self, c: list[Token]) -> LocalDecl:
+        loc = self._loc(c[0])
+        return LocalDecl(TensorDecl(str(c[0]), self._type(c[1]), loc), loc)
+
+    def for_stmt(self, c: list[Any]) -> AffineFor:
+        kw, var, lower, upper, step, *body = c
+        step_value = 1
+        if step is not None:
+            if not isinstance(step, IntLit) or step.value <= 0:
+                raise _SyntaxIssue(f"loop step must be a positive integer constant, not `{step}`", step.loc)
+            step_value = step.value
+        return AffineFor(var[1:], lower, upper, step_value, body, self._loc(kw))
+
+    def if_stmt(self, c: list[Any]) -> AffineIf:
+        return AffineIf(c[1], c[2:], self._loc(c[0]))
+
+    def assign(self, c: list[Any]) -> Assign:
+        return Assign(c[0], str(c[1]), c[2])
+
+    def access(self, c: list[Any]) -> Access:
+        return Access(str(c[0]), tuple(e for e in c[1:] if e is not None), self._loc(c[0]))
+
+    # ---- expressions -----------------------------------------------------------------------------
+    def binop(self, c: list[Any]) -> Binary:
+        return Binary(str(c[1]), c[0], c[2])
+
+    def unop(self, c: list[Any]) -> Expr:
+        loc = self._loc(c[0])
+        return negate(c[1], loc) if c[0] == "-" else Unary("not", c[1], loc)
+
+    def index_ref(self, c: list[Token]) -> IndexRef:
+        return IndexRef(c[0][1:], self._loc(c[0]))
+
+    def name_ref(self, c: list[Token]) -> NameRef:
+        return NameRef(str(c[0]), self._loc(c[0]))
+
+    def call_expr(self, c: list[Any]) -> Call:
+        return Call(str(c[0]), tuple(a for a in c[1:] if a is not None), self._loc(c[0]))
+
+    def cast_expr(self, c: list[Any]) -> Cast:
+        name = c[0][5:-1]
+        dtype = dtype_from_name(name)
+        if dtype is None:
+            raise _SyntaxIssue(f"unknown element type '{name}' in cast", self._loc(c[0]))
+        return Cast(dtype, c[1], self._loc(c[0]))
+
+
+class _Params:
+    __slots__ = ("params",)
+
+    def __init__(self, params: list[Param]) -> None:
+        self.params = params
+
+
+class _Attrs:
+    __slots__ = ("attrs",)
+
+    def __init__(self, attrs: dict[str, Any]) -> None:
+        self.attrs = attrs
+
+
+class _Else:
+    __slots__ = ("ops",)
+
+    def __init__(self, ops: list[Op]) -> None:
+        self.ops = ops
+
+
+class _Types:
+    __slots__ = ("types",)
+
+    def __init__(self, types: list[TensorType]) -> None:
+        self.types = types
+
+
+_KSTMT_TYPES = (LocalDecl, AffineFor, AffineIf, Assign)
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, IntLit | FloatLit | BoolLit):
+        return value.value
+    return value
+
+
+def _attr_value(value: Any) -> Any:
+    if isinstance(value, _Attrs):
+        return value.attrs
+    return _literal(value)
+
+
+# ---- the parser object ----------------------------------------------------------------------------
+
+_TERMINAL_NAMES = {
+    "VALUE": "a value such as %x",
+    "SYMBOL": "a symbol such as @name",
+    "NAME": "a name",
+    "INT": "an integer",
+    "FLOAT": "a float",
+    "STRING": "a string",
+    "TENSOR_TYPE": "a tensor type such as tensor<4x4xf32>",
+    "OP_NAME": "an operation",
+    "CAST": "cast<type>",
+    "CMP": "a comparison",
+    "ASSIGN_OP": "'+=', '*=', 'max=' or 'min='",
+    "$END": "the end of the input",
+}
+
+
+def _cache_path() -> str | bool:
+    # Lark stores the LALR tables here, so a new process skips the grammar analysis (~0.3 s).
+    base = os.environ.get("SOLAR_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "solar")
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.join(base, f"sir-grammar-lark{lark.__version__}.cache")
+
+
+@cache
+def _grammar_text() -> str:
+    return resources.files("solar.grammar").joinpath("sir.lark").read_text()
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.builder = _Builder()
+        self.lark = lark.Lark(
+            _grammar_text(),
+            parser="lalr",
+            lexer="contextual",
+            strict=True,
+            propagate_positions=True,
+            maybe_placeholders=True,
+            transformer=self.builder,
+            start="file",
+            cache=_cache_path(),
+        )
+        self.display = {t.name: self._display(t) for t in self.lark.terminals}
+
+    @staticmethod
+    def _display(term: Any) -> str:
+        if term.name in _TERMINAL_NAMES:
+            return _TERMINAL_NAMES[term.name]
+        if term.pattern.type == "str":
+            return f"'{term.pattern.value}'"
+        return term.name.lower()
+
+    def parse(self, text: str, file: str) -> ModuleOp:
+        self.builder.filename = file
+        try:
+            return self.lark.parse(text)
+        except _SyntaxIssue as issue:
+            raise DiagnosticError([Diagnostic("error", str(issue), issue.loc)]) from None
+        except lark.exceptions.UnexpectedInput as err:
+            raise DiagnosticError([self._syntax_error(err, file)]) from None
+
+    def _syntax_error(self, err: lark.exceptions.UnexpectedInput, file: str) -> Diagnostic:
+        loc = Location(file, err.line if err.line > 0 else 1, err.column if err.column > 0 else 1)
+        if isinstance(err, lark.exceptions.UnexpectedCharacters):
+            return Diagnostic("error", f"unexpected character '{err.char}'", loc)
+        expected = sorted({self.display.get(name, name) for name in getattr(err, "expected", ()) or ()})
+        token = getattr(err, "token", None)
+        if token is None or token.type == "$END":
+            found = "the end of the input"
+            if isinstance(err, lark.exceptions.UnexpectedEOF) or token is not None:
+                pass
+        else:
+            found = f"'{token}'"
+        if len(expected) > 8:
+            expected = expected[:8] + ["..."]
+        message = f"expected {_or_list(expected)}, found {found}" if expected else f"unexpected {found}"
+        hint = _hint(token, expected)
+        return Diagnostic("error", message + hint, loc)
+
+
+def _or_list(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _hint(token: Any, expected: list[str]) -> str:
+    if token is not None and token.type == "NAME" and str(token) in {"solar", "affine"}:
+        return f" (unknown operation starting with '{token}')"
+    if token is not None and token.type == "RBRACE" and any("solar.return" in e or "solar.yield" in e for e in expected):
+        return " (a region must end with solar.return or solar.yield)"
+    return ""
+
+
+@cache
+def _parser() -> _Parser:
+    return _Parser()
+
+
+def parse_module(text: str, file: str = "<stdin>", diagnostics: DiagnosticEngine | None = None,
+                 first_line: int = 1) -> ModuleOp:
+    """Parses SIR text. Syntax errors raise DiagnosticError; undefined values are reported to
+    `diagnostics` (a DiagnosticError is raised if there is no engine to collect them)."""
+    engine = diagnostics or DiagnosticEngine()
+    engine.sources.add(file, text, first_line)
+    padded = "\n" * (first_line - 1) + text if first_line > 1 else text
+    try:
+        module = _parser().parse(padded, file)
+    except DiagnosticError as err:
+        engine.diagnostics.extend(err.diagnostics)
+        raise
+    _Resolver(engine).resolve_module(module)
+    if diagnostics is None and engine.has_errors:
+        raise DiagnosticError(engine.diagnostics)
+    return module
+
+
+def parse_expr_text(text: str) -> Expr:
+    """Parses a single expression (for builders and tests)."""
+    module = parse_module(
+        "solar.func @e(%x: tensor<1xf32>) -> tensor<1xf32> { %y = solar.kernel @e(%x as X) -> (Y: tensor<1xf32>) "
+        f"{{ Y[0] = {text} }} solar.return %y }}"
+    )
+    kernel = module.funcs[0].body[0]
+    assert isinstance(kernel, KernelOp) and isinstance(kernel.body[0], Assign)
+    return kernel.body[0].value
+
+
+# ---- linking uses to definitions ------------------------------------------------------------------
+
+
+class _Resolver:
+    """Replaces every `_Use` by the `Value` it names, in lexical scope; reports undefined values, uses
+    before definition, values used outside their region, and redefinitions."""
+
+    def __init__(self, engine: DiagnosticEngine) -> None:
+        self.engine = engine
+
+    def resolve_module(self, module: ModuleOp) -> None:
+        for func in module.funcs:
+            self.defined: dict[str, Value] = {}
+            self.all_defs: dict[str, Value] = {}
+            self._collect_defs(func)
+            scope: dict[str, Value] = {}
+            for arg in func.args:
+                self._define(arg, scope)
+            self._resolve_block(func.body, scope)
+
+    def _collect_defs(self, op: Op) -> None:
+        for o in op.walk():
+            for v in [*o.results, *(o.iter_args if isinstance(o, ForOp) else [])]:
+                self.all_defs.setdefault(v.name, v)
+
+    def _define(self, value: Value, scope: dict[str, Value]) -> None:
+        prior = self.defined.get(value.name)
+        if prior is not None:
+            self.engine.error(f"value %{value.name} is defined twice", value.loc,
+                              [note("first definition here", prior.loc)])
+        self.defined[value.name] = value
+        scope[value.name] = value
+
+    def _use(self, use: Value, scope: dict[str, Value]) -> Value:
+        if not isinstance(use, _Use):
+            return use
+        found = scope.get(use.name)
+        if found is not None:
+            return found
+        later = self.all_defs.get(use.name)
+        if later is None:
+            self.engine.error(f"use of undefined value %{use.name}", use.loc)
+        elif use.name in self.defined:
+            self.engine.error(f"value %{use.name} is not visible here: it is defined inside a region",
+                              use.loc, [note("defined here", later.loc)])
+        else:
+            self.engine.error(f"use of value %{use.name} before its definition", use.loc,
+                              [note("defined here", later.loc)])
+        # A stand-in with no type lets verification continue without cascading errors.
+        return Value(use.name, None, None, use.loc)
+
+    def _resolve_block(self, ops: list[Op], outer: dict[str, Value]) -> None:
+        scope = dict(outer)
+        for op in ops:
+            self._resolve_op(op, scope)
+            for r in op.results:
+                self._define(r, scope)
+
+    def _resolve_op(self, op: Op, scope: dict[str, Value]) -> None:
+        u = self._use
+        if isinstance(op, KernelOp | EinsumOp):
+            for b in op.inputs:
+                b.value = u(b.value, scope)
+        elif isinstance(op, GenericOp):
+            op.args = [u(a, scope) for a in op.args]
+        elif isinstance(op, CallOp):
+            op.args = [u(a, scope) for a in op.args]
+        elif isinstance(op, ReturnOp | YieldOp):
+            op.values = [u(a, scope) for a in op.values]
+        elif isinstance(op, SliceOp):
+            op.source = u(op.source, scope)
+        elif isinstance(op, InsertOp):
+            op.value = u(op.value, scope)
+            op.dest = u(op.dest, scope)
+        elif isinstance(op, GroupOp):
+            self._resolve_block(op.body, scope)
+        elif isinstance(op, ForOp):
+            op.inits = [u(a, scope) for a in op.inits]
+            inner = dict(scope)
+            for arg, init in zip(op.iter_args, op.inits, strict=True):
+                # An iteration argument has the type of its initial value.
+                arg.type = init.type
+                arg.owner = op
+                self._define(arg, inner)
+            self._resolve_block(op.body, inner)
+        elif isinstance(op, IfOp):
+            op.cond = u(op.cond, scope)
+            self._resolve_block(op.then_body, scope)
+            self._resolve_block(op.else_body, scope)

@@ -1,0 +1,208 @@
+"""Tensor types: `tensor<64x512xf32>`, with dimensions that may be size parameters or expressions of them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .diagnostics import UNKNOWN
+from .dtypes import DType, dtype_from_name
+from .expr import Binary, Expr, IntLit, NameRef, evaluate_int, format_expr, linear_form, negate
+
+Dim = int | Expr
+PARAM_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    shape: tuple[Dim, ...]
+    dtype: DType
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+    def concrete_shape(self, params: dict[str, int] | None = None) -> tuple[int, ...]:
+        return tuple(d if isinstance(d, int) else evaluate_int(d, params or {}) for d in self.shape)
+
+    def num_elements(self, params: dict[str, int] | None = None) -> int:
+        n = 1
+        for d in self.concrete_shape(params):
+            n *= d
+        return n
+
+    def nbytes(self, params: dict[str, int] | None = None) -> int:
+        return self.num_elements(params) * self.dtype.itemsize
+
+    def with_shape(self, shape: tuple[Dim, ...]) -> TensorType:
+        return TensorType(tuple(canonical_dim(d) for d in shape), self.dtype)
+
+    def with_dtype(self, dtype: DType) -> TensorType:
+        return TensorType(self.shape, dtype)
+
+    def __str__(self) -> str:
+        dims = "".join(format_dim(d) + "x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype.spelling}>"
+
+
+def format_dim(dim: Dim) -> str:
+    if isinstance(dim, int):
+        return str(dim)
+    if isinstance(dim, NameRef):
+        return dim.name
+    return f"({format_expr(dim)})"
+
+
+def canonical_dim(dim: Dim) -> Dim:
+    """Constant expressions become ints, so that `(2*32)` and `64` are the same dimension."""
+    if isinstance(dim, IntLit):
+        return dim.value
+    if isinstance(dim, Expr):
+        form = linear_form(dim)
+        if form is not None and not form[0]:
+            return form[1]
+    return dim
+
+
+def dims_equal(a: Dim, b: Dim) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    ea = IntLit(a) if isinstance(a, int) else a
+    eb = IntLit(b) if isinstance(b, int) else b
+    fa, fb = linear_form(ea), linear_form(eb)
+    if fa is not None and fb is not None:
+        return fa == fb
+    return format_expr(ea) == format_expr(eb)
+
+
+def shapes_equal(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
+    return len(a) == len(b) and all(dims_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def types_equal(a: TensorType, b: TensorType) -> bool:
+    return a.dtype == b.dtype and shapes_equal(a.shape, b.shape)
+
+
+class TypeSyntaxError(ValueError):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset  # column offset of the problem inside the type's text
+
+
+@lru_cache(maxsize=4096)
+def parse_tensor_type(text: str) -> TensorType:
+    """Parses `tensor<...>`; raises TypeSyntaxError with the offset of the bad part."""
+    body = text[len("tensor<"):-1]
+    parts = _split_dims(body)
+    *dim_parts, (dtype_offset, dtype_text) = parts
+    dtype = dtype_from_name(dtype_text.strip())
+    if dtype is None:
+        raise TypeSyntaxError(f"unknown element type '{dtype_text.strip()}' in '{text}'", 7 + dtype_offset)
+    shape: list[Dim] = []
+    for offset, part in dim_parts:
+        shape.append(_parse_dim(part.strip(), text, 7 + offset))
+    return TensorType(tuple(shape), dtype)
+
+
+def _split_dims(body: str) -> list[tuple[int, str]]:
+    # An 'x' separates dimensions only outside parentheses; parameters are capitals so never contain 'x'.
+    parts: list[tuple[int, str]] = []
+    depth, start = 0, 0
+    for pos, ch in enumerate(body):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "x" and depth == 0:
+            parts.append((start, body[start:pos]))
+            start = pos + 1
+    parts.append((start, body[start:]))
+    return parts
+
+
+def _parse_dim(part: str, text: str, offset: int) -> Dim:
+    if part.isdigit():
+        value = int(part)
+        if value <= 0:
+            raise TypeSyntaxError(f"dimension {value} in '{text}' is not positive", offset)
+        return value
+    if PARAM_NAME.match(part):
+        return NameRef(part)
+    if part.startswith("(") and part.endswith(")"):
+        try:
+            return canonical_dim(_DimParser(part[1:-1]).parse())
+        except ValueError as err:
+            raise TypeSyntaxError(f"bad dimension expression '{part}' in '{text}': {err}", offset) from None
+    raise TypeSyntaxError(
+        f"bad dimension '{part}' in '{text}': expected a positive integer, a size parameter in capitals "
+        "(M, SEQ_LEN) or a parenthesized expression of them",
+        offset,
+    )
+
+
+_DIM_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Z][A-Z0-9_]*)|(floordiv|ceildiv|mod)|([-+*()]))")
+
+
+class _DimParser:
+    """Precedence climbing over `+ - * floordiv ceildiv mod`, integers and parameters."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens: list[str] = []
+        pos = 0
+        text = text.rstrip()
+        while pos < len(text):
+            m = _DIM_TOKEN.match(text, pos)
+            if not m:
+                raise ValueError(f"unexpected '{text[pos:].strip()}'")
+            self.tokens.append(m.group(m.lastindex or 0))
+            pos = m.end()
+        self.pos = 0
+
+    def parse(self) -> Expr:
+        expr = self._sum()
+        if self.pos != len(self.tokens):
+            raise ValueError(f"unexpected '{self.tokens[self.pos]}'")
+        return expr
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _sum(self) -> Expr:
+        expr = self._product()
+        while self._peek() in ("+", "-"):
+            op = self.tokens[self.pos]
+            self.pos += 1
+            expr = Binary(op, expr, self._product())
+        return expr
+
+    def _product(self) -> Expr:
+        expr = self._unary()
+        while self._peek() in ("*", "floordiv", "ceildiv", "mod"):
+            op = self.tokens[self.pos]
+            self.pos += 1
+            expr = Binary(op, expr, self._unary())
+        return expr
+
+    def _unary(self) -> Expr:
+        tok = self._peek()
+        if tok is None:
+            raise ValueError("expression ends early")
+        self.pos += 1
+        if tok == "-":
+            return negate(self._unary(), UNKNOWN)
+        if tok == "(":
+            expr = self._sum()
+            if self._peek() != ")":
+                raise ValueError("missing ')'")
+            self.pos += 1
+            return expr
+        if tok.isdigit():
+            return IntLit(int(tok))
+        if PARAM_NAME.match(tok):
+            return NameRef(tok)
+        raise ValueError(f"unexpected '{tok}'")

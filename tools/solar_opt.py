@@ -1,0 +1,214 @@
+"""solar-opt: parse SIR, run a pass pipeline, print the result (as mlir-opt does)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from solar.ir.diagnostics import Diagnostic, SourceManager, format_diagnostic
+from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
+from solar.ir.pass_manager import PassOptionError, PassTiming
+from solar.passes import registry
+
+PROG = "solar-opt"
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would exit 2 with its usage; we want one clear line
+        raise _UsageError(message)
+
+
+class _AppendPass(argparse.Action):
+    """Keeps every pass flag, and every -p pipeline, in command-line order."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        items = list(getattr(namespace, "pipeline", None) or [])
+        items.append((self.dest, values))
+        namespace.pipeline = items
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog=PROG, allow_abbrev=False,
+                description="Run SOLAR passes on SIR (the SOLAR IR) and print the result.")
+    p.add_argument("input", nargs="?", default="-", help="input .sir file ('-' or nothing: stdin)")
+    p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
+    p.add_argument("-p", "--pass-pipeline", dest="pipe", action=_AppendPass, metavar="PIPELINE",
+                   help="passes to run, e.g. 'inline,bind-params{M=64}'")
+    p.add_argument("--list-passes", action="store_true", help="list the passes and their options")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
+    p.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
+                   help="print the IR after the named pass (repeatable)")
+    p.add_argument("--no-verify", action="store_true", help="do not verify the IR after each pass")
+    p.add_argument("--time-passes", action="store_true", help="report the time spent in each pass (stderr)")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="process each '// -----' separated chunk on its own")
+    p.add_argument("--verify-diagnostics", action="store_true",
+                   help="check diagnostics against '// expected-error {{...}}' comments")
+    group = p.add_argument_group("passes (also usable in -p)")
+    for name in registry.names():
+        group.add_argument(f"--{name}", dest=f"pass:{name}", nargs="?", const=None, default=argparse.SUPPRESS,
+                           action=_AppendPass, metavar="OPTIONS", help=_pass_help(name))
+    return p
+
+
+def _pass_help(name: str) -> str:
+    try:
+        cls = registry.load(name)
+    except ImportError:  # a pass whose dependencies are missing still gets listed
+        return ""
+    return cls.summary
+
+
+def _known_flags(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+
+
+def _build_pipeline(items: list[tuple[str, str | None]]) -> list[Any]:
+    passes = []
+    for dest, value in items:
+        if dest == "pipe":
+            passes.extend(registry.parse_pipeline(value or ""))
+            continue
+        name = dest.split(":", 1)[1]
+        if value is None:
+            passes.append(registry.create(name))
+        elif "=" in value:
+            from solar.ir.pass_manager import parse_options
+
+            passes.append(registry.create(name, parse_options(value, name)))
+        else:
+            passes.append(registry.create(name, primary=value))
+    return passes
+
+
+def _list_passes() -> str:
+    import dataclasses
+
+    lines = ["Available passes:"]
+    for name in registry.names():
+        cls = registry.load(name)
+        lines.append(f"  --{name:<20} {cls.summary}")
+        for f in dataclasses.fields(cls):
+            if cls.free_options and f.name == "options":
+                lines.append(f"      {'KEY=VALUE':<18} any key (see the pass's documentation)")
+                continue
+            default = "" if f.default is dataclasses.MISSING else f" (default: {f.default!r})"
+            lines.append(f"      {f.name + '=':<18} {getattr(f.type, '__name__', f.type)}{default}")
+    return "\n".join(lines) + "\n"
+
+
+def _timing_report(timings: list[PassTiming]) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    total = sum(t.seconds for t in timings) or 1e-12
+    table = Table(title="Pass execution timing report", title_justify="left")
+    table.add_column("wall time (ms)", justify="right")
+    table.add_column("%", justify="right")
+    table.add_column("pass")
+    for t in timings:
+        table.add_row(f"{t.seconds * 1e3:.3f}", f"{100 * t.seconds / total:.1f}", t.name)
+    table.add_row(f"{total * 1e3:.3f}", "100.0", "total")
+    buf = StringIO()
+    Console(file=buf, width=100, color_system=None).print(table)
+    return buf.getvalue()
+
+
+def run(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    try:
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            flag = unknown[0]
+            key = flag.split("=", 1)[0]
+            close = difflib.get_close_matches(key, _known_flags(parser), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f" (see {PROG} --help)"
+            raise _UsageError(f"unknown argument '{flag}'{hint}")
+        if args.list_passes:
+            sys.stdout.write(_list_passes())
+            return 0
+        passes = _build_pipeline(getattr(args, "pipeline", None) or [])
+        for name in args.print_ir_after:
+            registry.load(name)  # an unknown name is an error, not a silent no-op
+    except (_UsageError, PassOptionError) as err:
+        sys.stderr.write(f"{PROG}: error: {err}\n")
+        return 1
+
+    file = "<stdin>" if args.input == "-" else args.input
+    try:
+        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+    except OSError as err:
+        sys.stderr.write(f"{PROG}: error: cannot read '{args.input}': {err.strerror}\n")
+        return 1
+
+    options = OptOptions(not args.no_verify, args.print_ir_after_all, set(args.print_ir_after),
+                         args.verify_diagnostics)
+    chunks = split_input(text) if args.split_input_file else [(text, 1)]
+    sources = SourceManager()
+    outputs: list[str] = []
+    timings: list[PassTiming] = []
+    failed = False
+
+    def to_stderr(message: str) -> None:
+        sys.stderr.write(message if message.endswith("\n") else message + "\n")
+
+    for chunk, first_line in chunks:
+        result = process(chunk, file, first_line, passes, options, sources, to_stderr, to_stderr)
+        timings.extend(result.timings)
+        diags: list[Diagnostic] = result.diagnostics.diagnostics
+        if options.verify_diagnostics:
+            problems = check_expected(diags, expected_diagnostics(chunk, file, first_line))
+            for d in problems:
+                sys.stderr.write(format_diagnostic(d, sources))
+            failed |= bool(problems)
+        else:
+            for d in diags:
+                sys.stderr.write(format_diagnostic(d, sources))
+            failed |= not result.ok
+        if result.output is not None:
+            outputs.append(result.output)
+
+    rendered = "// -----\n".join(outputs)
+    try:
+        if args.output == "-":
+            sys.stdout.write(rendered)
+        else:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(rendered)
+    except OSError as err:
+        sys.stderr.write(f"{PROG}: error: cannot write '{args.output}': {err.strerror}\n")
+        return 1
+    if args.time_passes:
+        sys.stderr.write(_timing_report(timings))
+    return 1 if failed else 0
+
+
+def main() -> None:
+    try:
+        code = run(sys.argv[1:])
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as err:  # a bug in SOLAR: one line, with the traceback only on request
+        if os.environ.get("SOLAR_DEBUG"):
+            raise
+        sys.stderr.write(f"{PROG}: internal error: {type(err).__name__}: {err} "
+                         "(set SOLAR_DEBUG=1 for the traceback and please report it)\n")
+        code = 2
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
