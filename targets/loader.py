@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 
@@ -158,8 +158,7 @@ _DIM_WORD: dict[Dimension, str] = {
 # database, (R) a runtime device query, (D) derived from clock × units × per-unit rate, measured on the
 # spot (calibration), or given by the user without a further source.
 SOURCES: tuple[str, ...] = ("datasheet", "whitepaper", "3P", "runtime", "derived", "measured", "user")
-_SOURCE_ALIASES = {"(3p)": "3P", "3p": "3P", "(r)": "runtime", "r": "runtime", "(d)": "derived",
-                   "d": "derived"}
+_SOURCE_ALIASES = {"(3p)": "3P", "3p": "3P", "(r)": "runtime", "(d)": "derived"}
 
 Status = Literal["known", "unknown", "unsupported"]
 _FIGURE_KEYS = ("value", "unit", "source", "ref", "note", "approximate", "range")
@@ -254,7 +253,8 @@ class Target:
             return "not supported by this device (it has no such unit)"
         if fig.note == "not given":
             return f"not given in {self.origin or 'the target'}"
-        return f"unknown (no source found); give it in a custom target file ({self.origin or 'target'})"
+        why = fig.note or "no source found"
+        return f"unknown ({why}); to use it, give the figure in a custom target file (targets/README.md)"
 
     # -- convenience accessors (SI units; raise PeakUnavailable when unknown) -------------------------------
     @property
@@ -309,30 +309,30 @@ class Target:
         """
         prec = _dtype_precision(dtype)
         chain = _peak_chain(prec, contraction=contraction, allow_tf32=allow_tf32)
-        skipped: list[str] = []
+        kind = "contraction" if contraction else "vector work"
+        skipped: list[str] = []  # why earlier candidates did not apply, for the reason / error
         for fld, optional in chain:
             fig = self.figures.get(fld)
-            if fig is None or fig.status == "unsupported":
-                if fig is None and not optional:
+            if fig is None:
+                if not optional:
                     raise PeakUnavailable(f"{self.name}: compute.{fld} is not given in {self.origin}")
-                skipped.append(fld)
+                skipped.append(f"no {fld} figure")
+                continue
+            if fig.status == "unsupported":
+                skipped.append(f"{fld} unsupported")
                 continue
             if fig.status == "unknown":
-                via = f" (reached after {', '.join(skipped)} did not apply)" if skipped else ""
                 raise PeakUnavailable(
-                    f"{self.name}: no peak for {dtype} {'contraction' if contraction else 'vector work'}: "
-                    f"{fig.field} is {self._why(fig)}{via}"
+                    f"{self.name}: no peak for {dtype} {kind}: {fig.field} is {self._why(fig)}"
                 )
             assert fig.value is not None
             p, u = fld.rsplit("_", 1)
-            kind = "contraction" if contraction else "vector work"
             reason = f"{dtype} {kind} → {p} {u}"
             if skipped:
-                reason += f" ({', '.join(skipped)} not available on {self.name})"
+                reason += f" ({'; '.join(skipped)} on {self.name})"
             return PeakChoice(precision=p, unit=u, flop_per_s=fig.value, figure=fig, reason=reason)
-        raise PeakUnavailable(
-            f"{self.name}: no peak for {dtype} {'contraction' if contraction else 'vector work'}: "
-            f"none of {', '.join(f for f, _ in chain)} is available"
+        raise PeakUnavailable(  # unreachable with the shipped chains (FP32/FP64 vector end them)
+            f"{self.name}: no peak for {dtype} {kind}: {'; '.join(skipped)}"
         )
 
     # -- export ---------------------------------------------------------------------------------------------
@@ -502,7 +502,7 @@ def _source(file: str, fld: str, raw: Any) -> str:
 
 def _parse_figure(file: str, fld: str, dim: Dimension, raw: Any) -> Figure:
     if isinstance(raw, str) and raw.strip().lower() in ("unknown", "unsupported"):
-        return Figure(field=fld, status=raw.strip().lower())  # type: ignore[arg-type]
+        return Figure(field=fld, status=cast(Status, raw.strip().lower()))
     if not isinstance(raw, dict):
         raise _err(
             file, fld,
@@ -523,8 +523,7 @@ def _parse_figure(file: str, fld: str, dim: Dimension, raw: Any) -> Figure:
             if key in raw:
                 raise _err(file, f"{fld}.{key}", f"not allowed on an {value.strip().lower()} figure")
         src = _source(file, f"{fld}.source", raw["source"]) if "source" in raw else None
-        return Figure(field=fld, status=value.strip().lower(), source=src, ref=ref,  # type: ignore[arg-type]
-                      note=note)
+        return Figure(field=fld, status=cast(Status, value.strip().lower()), source=src, ref=ref, note=note)
     val = _number(file, f"{fld}.value", value)
     if "unit" not in raw:
         raise _err(file, f"{fld}.unit", f"missing (expected {_DIM_WORD[dim]}: {', '.join(UNITS[dim])})")
@@ -639,6 +638,19 @@ _NV_KEYS = ("SRAM_capacity", "SRAM_byte_per_cycle", "DRAM_capacity", "DRAM_byte_
             *_NV_MAC_FIELDS)
 
 
+def _human(value: float, unit: str) -> str:
+    """989.4e12 FLOP/s -> '989.4 TFLOP/s' (bytes in binary prefixes, as on-chip sizes are quoted)."""
+    if unit == "B":
+        for prefix, f in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
+            if value >= f:
+                return f"{value / f:.4g} {prefix}"
+        return f"{value:.4g} B"
+    for prefix, f in (("P", _P), ("T", _T), ("G", _G)):
+        if value >= f:
+            return f"{value / f:.4g} {prefix}{unit}"
+    return f"{value:.4g} {unit}"
+
+
 def _is_nvidia_format(doc: dict[str, Any]) -> bool:
     return any(k in doc for k in _NV_KEYS) and not any(k in doc for k in ("compute", "memory", "chip"))
 
@@ -659,7 +671,7 @@ def _parse_nvidia(file: str, doc: dict[str, Any]) -> Target:
     figures: dict[str, Figure] = {}
 
     def derived(fld: str, key: str, value: float, unit: str, how: str) -> Figure:
-        return Figure(field=fld, status="known", value=value, unit=unit, given=f"{doc[key]} ({key})",
+        return Figure(field=fld, status="known", value=value, unit=unit, given=_human(value, unit),
                       source="derived", note=how)
 
     for key, fld in _NV_MAC_FIELDS.items():
@@ -670,8 +682,9 @@ def _parse_nvidia(file: str, doc: dict[str, Any]) -> Target:
                                    f"2 × {key} × freq_GHz ({freq_ghz:g})")
     for key, fld in (("DRAM_capacity", "dram_capacity"), ("SRAM_capacity", "l2")):
         if key in doc:
-            figures[fld] = Figure(field=f"memory.{fld}", status="known", value=_number(file, key, doc[key]),
-                                  unit="B", given=f"{doc[key]} B", source="user", note=key)
+            nbytes = _number(file, key, doc[key])
+            figures[fld] = Figure(field=f"memory.{fld}", status="known", value=nbytes, unit="B",
+                                  given=_human(nbytes, "B"), source="user", note=key)
     for key, fld in (("DRAM_byte_per_cycle", "dram_bandwidth"), ("SRAM_byte_per_cycle", "l2_bandwidth")):
         if key in doc:
             figures[fld] = derived(f"memory.{fld}", key, _number(file, key, doc[key]) * hz, "B/s",

@@ -419,7 +419,9 @@ def test_select_peak(target: str, dtype: str, contraction: bool, tf32: bool, fie
 
 def test_select_peak_fallback_is_explained() -> None:
     choice = load_target("a100").select_peak("f8e4m3", contraction=True)
-    assert "fp8_tensor" in choice.reason and "not available" in choice.reason
+    assert choice.reason == "f8e4m3 contraction → bf16 tensor (fp8_tensor unsupported on a100)"
+    choice = load_target("h100").select_peak("bf16", contraction=False)
+    assert choice.reason == "bf16 vector work → fp32 vector (no bf16_vector figure on h100-sxm)"
 
 
 def test_select_peak_unknown_stops_the_search() -> None:
