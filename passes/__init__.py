@@ -5,6 +5,9 @@ from solar.ir.pass_manager import PassRegistry
 PASSES: dict[str, str] = {
     "bind-params": "solar.passes.bind_params:BindParams",
     "inline": "solar.passes.inline:Inline",
+    "lift-affine": "solar.passes.lift_affine:LiftAffine",
+    "lift-einsum": "solar.passes.lift_einsum:LiftEinsum",
+    "print-counts": "solar.passes.print_counts:PrintCounts",
     "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",
     "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",
     "symbol-dce": "solar.passes.symbol_dce:SymbolDCE",

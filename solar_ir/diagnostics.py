@@ -51,9 +51,15 @@ class SourceManager:
 class DiagnosticError(Exception):
     """Raised to stop at the first fatal problem (a syntax error); carries the diagnostics so far."""
 
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+    def __init__(self, diagnostics: list[Diagnostic], sources: SourceManager | None = None) -> None:
         super().__init__("; ".join(d.message for d in diagnostics))
         self.diagnostics = diagnostics
+        self.sources = sources
+
+    def format(self) -> str:
+        """Every diagnostic in the `file:line:col: error: ...` form, with source lines where known."""
+        sources = self.sources or SourceManager()
+        return "".join(format_diagnostic(d, sources) for d in self.diagnostics)
 
 
 class DiagnosticEngine:

@@ -156,16 +156,24 @@ def parse_where(text: str) -> list[Binary]:
         lex.expect(",")
 
 
-def index_ranges(spec: EinsumSpec, shapes: list[tuple[Dim, ...]]) -> dict[str, Dim]:
+def index_ranges(spec: EinsumSpec, shapes: list[tuple[Dim, ...]], where: list[Binary] | None = None
+                 ) -> dict[str, Dim]:
     """The extent of every index: from a dimension (of an operand or the result; `shapes` lists the
-    operands' then the result's) in which the index stands alone. Raises SpecError naming an index whose
-    range no dimension gives."""
+    operands' then the result's) in which the index stands alone, else from a where-constraint `r < 3`
+    or `r <= 2` (a pooling window). Raises SpecError naming an index whose range nothing gives."""
     ranges: dict[str, Dim] = {}
     for term, shape in zip([*spec.inputs, spec.output], shapes, strict=True):
         for entry, dim in zip(term, shape, strict=False):
             if isinstance(entry, IndexRef) and entry.name not in ranges:
                 ranges[entry.name] = dim
+    for c in where or []:
+        if isinstance(c.lhs, IndexRef) and isinstance(c.rhs, IntLit) and c.lhs.name not in ranges:
+            if c.op == "<" and c.rhs.value > 0:
+                ranges[c.lhs.name] = c.rhs.value
+            elif c.op == "<=" and c.rhs.value >= 0:
+                ranges[c.lhs.name] = c.rhs.value + 1
     missing = [i for i in spec.indices if i not in ranges]
     if missing:
-        raise SpecError(f"the range of index '{missing[0]}' is not given by any dimension where it stands alone", 0)
+        raise SpecError(f"the range of index '{missing[0]}' is given neither by a dimension where it stands "
+                        f"alone nor by a where-constraint such as \"{missing[0]}<3\"", 0)
     return ranges

@@ -1,0 +1,308 @@
+"""The polyhedral (ISL) model of a kernel: one statement instance set and access relations per assignment.
+
+Every `Assign` of a kernel becomes an ISL statement `S<n>` whose set dimensions are its enclosing loop
+indices (outermost first). Size parameters and enclosing `solar.for` indices are ISL parameters. Counting
+uses barvinok's symbolic `card()`, so it is exact and instant also for triangular domains and with
+parameters; nothing is enumerated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import islpy as isl
+
+from solar.ir.expr import (
+    Access,
+    Binary,
+    Call,
+    Expr,
+    IndexRef,
+    IntLit,
+    NameRef,
+    Unary,
+    format_expr,
+    walk,
+)
+from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl, walk_stmts
+from solar.ir.types import Dim, TensorType
+
+# Words ISL's parser reserves; an IR name equal to one gets a prefix in ISL text.
+_ISL_WORDS = frozenset({"and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "true",
+                        "false", "NaN", "rat", "implies", "xor", "cst"})
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def isl_name(name: str) -> str:
+    if _PLAIN.match(name) and name not in _ISL_WORDS:
+        return name
+    return "v_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+class UnsupportedForISL(ValueError):
+    """A construct the polyhedral model does not express (reported as a remark, not a crash)."""
+
+    def __init__(self, message: str, expr: Expr | None = None) -> None:
+        super().__init__(message)
+        self.expr = expr
+
+
+def isl_expr(expr: Expr, names: dict[str, str]) -> str:
+    """An affine IR expression in ISL syntax; `names` maps '%index' and parameter names to ISL names."""
+    if isinstance(expr, IntLit):
+        return str(expr.value)
+    if isinstance(expr, IndexRef):
+        return names["%" + expr.name]
+    if isinstance(expr, NameRef):
+        return names.get(expr.name, isl_name(expr.name))
+    if isinstance(expr, Unary) and expr.op == "-":
+        return f"(-{isl_expr(expr.operand, names)})"
+    if isinstance(expr, Binary):
+        a, b = isl_expr(expr.lhs, names), isl_expr(expr.rhs, names)
+        if expr.op in ("+", "-", "*"):
+            return f"({a} {expr.op} {b})"
+        if expr.op == "floordiv":
+            return f"floor(({a})/{b})"
+        if expr.op == "ceildiv":
+            return f"ceil(({a})/{b})"
+        if expr.op == "mod":
+            return f"(({a}) mod {b})"
+        if expr.op in ("<", "<=", ">", ">=", "=="):
+            return f"{a} {'=' if expr.op == '==' else expr.op} {b}"
+        if expr.op == "and":
+            return f"{a} and {b}"
+    raise UnsupportedForISL(f"`{format_expr(expr)}` is not affine", expr)
+
+
+def dim_text(dim: Dim, names: dict[str, str]) -> str:
+    return str(dim) if isinstance(dim, int) else isl_expr(dim, names)
+
+
+@dataclass
+class StatementModel:
+    stmt: Assign
+    name: str  # S0, S1, ... in program order
+    indices: list[str]  # IR loop index names, outermost first
+    domain: isl.Set
+    write: isl.Map  # statement instance -> element of the target
+    reads: list[tuple[Access, isl.Map]]
+    schedule: isl.Map  # statement instance -> time (2d+1 form), for dependence checks
+
+    def points(self) -> isl.PwQPolynomial:
+        return self.domain.card()
+
+
+@dataclass
+class KernelModel:
+    kernel: KernelOp
+    params: list[str]  # ISL parameter names: size parameters then solar.for indices
+    context: isl.Set  # what the parameters satisfy
+    tensors: dict[str, TensorType]
+    boxes: dict[str, isl.Set]  # every element of each tensor
+    statements: list[StatementModel] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+
+    def reads_of(self, tensor: str) -> isl.UnionMap | None:
+        maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]
+        return _union(maps)
+
+    def writes_of(self, tensor: str) -> isl.UnionMap | None:
+        return _union([s.write for s in self.statements if s.stmt.target.tensor == tensor])
+
+    def footprint(self, tensor: str, *, written: bool = False) -> isl.Set | None:
+        """The elements of `tensor` the kernel reads (or writes): the image of the accesses."""
+        rel = self.writes_of(tensor) if written else self.reads_of(tensor)
+        if rel is None:
+            return None
+        rng = rel.range()
+        return isl.Set.from_union_set(rng) if not rng.is_empty() else self.boxes[tensor].empty(
+            self.boxes[tensor].get_space())
+
+
+def _union(maps: list[isl.Map]) -> isl.UnionMap | None:
+    if not maps:
+        return None
+    result = isl.UnionMap.from_map(maps[0])
+    for m in maps[1:]:
+        result = result.union(isl.UnionMap.from_map(m))
+    return result
+
+
+def _params_prefix(params: Iterable[str]) -> str:
+    params = list(params)
+    return f"[{', '.join(params)}] -> " if params else ""
+
+
+def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, tuple[Expr, Expr]]) -> KernelModel:
+    """The ISL model of `kernel`. `for_bounds` gives each enclosing solar.for index its [lower, upper).
+    ISL objects are parsed from text through caches, so structurally identical kernels share them."""
+    used = _used_params(kernel)
+    size_params = [p for p in size_params if p in used]
+    names: dict[str, str] = {p: isl_name(p) for p in size_params}
+    for var in for_bounds:
+        names["%" + var] = isl_name("t_" + var)
+    params = [names[p] for p in size_params] + [names["%" + v] for v in for_bounds]
+    prefix = _params_prefix(params)
+    tensors = kernel.tensors()
+    # The context: sizes are positive, and so is every dimension of every tensor; solar.for indices are in range.
+    constraints = [f"{names[p]} >= 1" for p in size_params]
+    for t in tensors.values():
+        constraints += [f"{dim_text(d, names)} >= 1" for d in t.shape if not isinstance(d, int)]
+    for var, (lo, hi) in for_bounds.items():
+        constraints.append(f"{isl_expr(lo, names)} <= {names['%' + var]} < {isl_expr(hi, names)}")
+    context = _cached_set(prefix + "{ : " + (" and ".join(constraints) or "true") + " }")
+    boxes = {}
+    for tname, t in tensors.items():
+        idx = [f"d{k}" for k in range(t.rank)]
+        cons = " and ".join(f"0 <= d{k} < {dim_text(d, names)}" for k, d in enumerate(t.shape)) or "true"
+        boxes[tname] = _cached_set(f"{prefix}{{ {isl_name(tname)}[{', '.join(idx)}] : {cons} }}").intersect_params(
+            context)
+    model = KernelModel(kernel, params, context, tensors, boxes, names=names)
+    depth = _max_depth(kernel.body)
+    _Walker(model, prefix, depth).walk(kernel.body, [], [], [])
+    return model
+
+
+def _used_params(kernel: KernelOp) -> set[str]:
+    """Size parameters that a kernel mentions (in its types, bounds, guards and indices)."""
+    used: set[str] = set()
+    for t in kernel.tensors().values():
+        for d in t.shape:
+            if isinstance(d, Expr):
+                used.update(n.name for n in walk(d) if isinstance(n, NameRef))
+    for stmt in walk_stmts(kernel.body):
+        exprs: list[Expr] = []
+        if isinstance(stmt, AffineFor):
+            exprs = [stmt.lower, stmt.upper]
+        elif isinstance(stmt, AffineIf):
+            exprs = [stmt.cond]
+        elif isinstance(stmt, Assign):
+            exprs = [stmt.target, stmt.value]
+        for e in exprs:
+            used.update(n.name for n in walk(e) if isinstance(n, NameRef))
+    return used
+
+
+@lru_cache(maxsize=65536)
+def _cached_set(text: str) -> isl.Set:
+    return isl.Set(text)
+
+
+@lru_cache(maxsize=65536)
+def _cached_map(text: str) -> isl.Map:
+    return isl.Map(text)
+
+
+def _max_depth(body: list[KStmt]) -> int:
+    best = 0
+    for s in body:
+        if isinstance(s, AffineFor):
+            best = max(best, 1 + _max_depth(s.body))
+        elif isinstance(s, AffineIf):
+            best = max(best, _max_depth(s.body))
+    return best
+
+
+class _Walker:
+    def __init__(self, model: KernelModel, prefix: str, depth: int) -> None:
+        self.model = model
+        self.prefix = prefix
+        self.depth = depth
+
+    def walk(self, body: list[KStmt], loops: list[AffineFor], conds: list[str], position: list[int]) -> None:
+        slot = 0
+        for s in body:
+            if isinstance(s, LocalDecl):
+                continue
+            if isinstance(s, AffineFor):
+                self.walk(s.body, [*loops, s], conds + self._loop_constraints(s), [*position, slot])
+                slot += 1
+            elif isinstance(s, AffineIf):
+                self.walk(s.body, loops, [*conds, isl_expr(s.cond, self.model.names)], position)
+            elif isinstance(s, Assign):
+                self._statement(s, loops, conds, [*position, slot])
+                slot += 1
+
+    def _loop_constraints(self, loop: AffineFor) -> list[str]:
+        names = self.model.names
+        var = isl_name(loop.var)
+        names["%" + loop.var] = var
+        out = []
+        lows = loop.lower.args if isinstance(loop.lower, Call) and loop.lower.func == "max" else (loop.lower,)
+        highs = loop.upper.args if isinstance(loop.upper, Call) and loop.upper.func == "min" else (loop.upper,)
+        out += [f"{var} >= {isl_expr(lo, names)}" for lo in lows]
+        out += [f"{var} < {isl_expr(hi, names)}" for hi in highs]
+        if loop.step != 1:
+            if len(lows) != 1:
+                raise UnsupportedForISL("a stepped loop with a max(...) lower bound", loop.lower)
+            out.append(f"exists (e_{var} : {var} = {isl_expr(lows[0], names)} + {loop.step} * e_{var})")
+        return out
+
+    def _statement(self, s: Assign, loops: list[AffineFor], conds: list[str], position: list[int]) -> None:
+        names = self.model.names
+        sname = f"S{len(self.model.statements)}"
+        dims = [isl_name(lp.var) for lp in loops]
+        head = f"{sname}[{', '.join(dims)}]"
+        domain = _cached_set(f"{self.prefix}{{ {head} : {' and '.join(conds) or 'true'} }}").intersect_params(
+            self.model.context)
+
+        def access_map(acc: Access) -> isl.Map:
+            idx = ", ".join(isl_expr(i, names) for i in acc.indices)
+            return _cached_map(f"{self.prefix}{{ {head} -> {isl_name(acc.tensor)}[{idx}] }}").intersect_domain(domain)
+
+        reads = [(a, access_map(a)) for a in walk(s.value) if isinstance(a, Access)]
+        # Loop indices interleaved with statement positions: lexicographic order is execution order.
+        times: list[str] = []
+        for level in range(self.depth + 1):
+            times.append(str(position[level]) if level < len(position) else "0")
+            if level < self.depth:
+                times.append(dims[level] if level < len(dims) else "0")
+        schedule = _cached_map(f"{self.prefix}{{ {head} -> [{', '.join(times)}] }}").intersect_domain(domain)
+        self.model.statements.append(StatementModel(s, sname, [lp.var for lp in loops], domain,
+                                                    access_map(s.target), reads, schedule))
+
+
+# ---- evaluating counts ---------------------------------------------------------------------------
+
+
+def evaluate(poly: isl.PwQPolynomial, params: dict[str, int]) -> int | None:
+    """The value of a (piecewise quasi-)polynomial count at the given parameter values, or None when a
+    parameter has no value."""
+    space = poly.get_domain_space()
+    point = isl.Point.zero(space)
+    for k in range(space.dim(isl.dim_type.param)):
+        name = space.get_dim_name(isl.dim_type.param, k)
+        if name not in params:
+            return None
+        point = point.set_coordinate_val(isl.dim_type.param, k, isl.Val(params[name]))
+    value = poly.eval(point)
+    return int(value.to_python())
+
+
+def count(s: isl.Set, params: dict[str, int]) -> int | None:
+    return evaluate(s.card(), params)
+
+
+def formula(poly: isl.PwQPolynomial) -> str:
+    return str(poly)
+
+
+def point_text(point: isl.Point, names: list[str], space_dims: int) -> str:
+    """`%i = 3, %k = 0` for the first `space_dims` set coordinates of an ISL point."""
+    parts = []
+    for k in range(space_dims):
+        value = point.get_coordinate_val(isl.dim_type.set, k).to_python()
+        parts.append(f"%{names[k]} = {value}")
+    return ", ".join(parts)
+
+
+def param_text(point: isl.Point) -> str:
+    space = point.get_space()
+    parts = []
+    for k in range(space.dim(isl.dim_type.param)):
+        parts.append(f"{space.get_dim_name(isl.dim_type.param, k)} = "
+                     f"{point.get_coordinate_val(isl.dim_type.param, k).to_python()}")
+    return ", ".join(parts)

@@ -1,0 +1,403 @@
+"""--lift-einsum: rewrites every liftable kernel into a chain of `solar.einsum` ops with exact counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solar.ir.expr import (
+    Access,
+    Binary,
+    Call,
+    Expr,
+    FloatLit,
+    IndexRef,
+    IntLit,
+    NameRef,
+    format_expr,
+    linear_form,
+    rewrite,
+    walk,
+)
+from solar.ir.ops import (
+    AffineFor,
+    AffineIf,
+    Assign,
+    Binding,
+    EinsumOp,
+    EinsumStmt,
+    ForOp,
+    FuncOp,
+    KernelOp,
+    KStmt,
+    ModuleOp,
+    Op,
+    SymbolRef,
+    TensorDecl,
+    Value,
+)
+from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.rewrite import defined_values, replace_uses
+from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
+from solar.passes.analysis.counts import einsum_counts
+from solar.passes.analysis.dependences import always_before, touching
+from solar.passes.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
+
+_LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
+_COMBINE = {"add": "+", "mul": "*"}
+
+
+class Unliftable(Exception):
+    """Why a kernel stays a loop nest (reported as a remark on the kernel)."""
+
+
+@dataclass(frozen=True)
+class LiftEinsum(Pass):
+    """Rewrites each kernel into `solar.einsum` ops, one per statement (a softmax kernel becomes the chain
+    max → sum of exp → divide), marked with the kernel they came from; a kernel that cannot lift stays as it
+    is with a remark saying why. Every einsum gets its exact counts as attributes.
+
+    Before:
+        %y = solar.kernel @mm(%a as A, %b as B) -> (C: tensor<64x64xf32>) {
+          affine.for %i = 0 to 64 { affine.for %j = 0 to 64 { affine.for %k = 0 to 32 {
+            C[%i, %j] += A[%i, %k] * B[%k, %j] } } } }
+    After:
+        %y = solar.einsum @mm "ik,kj->ij" (%a as A, %b as B) -> (C: tensor<64x64xf32>)
+               attributes {kernel = @mm, counts = {points = 131072, macs = 131072, ...}} {
+          C += A * B
+        }
+    """
+
+    name = "lift-einsum"
+    summary = "Rewrite liftable kernels into solar.einsum chains, with exact FLOP and byte counts"
+    counts: bool = True
+
+    def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        params = [p.name for p in module.params]
+        values = module.param_values()
+        for func in module.funcs:
+            for block, loops in _blocks(func):
+                i = 0
+                while i < len(block):
+                    op = block[i]
+                    if not isinstance(op, KernelOp):
+                        i += 1
+                        continue
+                    try:
+                        if loops:
+                            raise Unliftable("it is inside a solar.for (einsums have no loop-carried index)")
+                        model = build_model(op, params, {})
+                        einsums, finals = _Lifter(op, model, func).lift()
+                    except (Unliftable, UnsupportedForISL) as why:
+                        ctx.diagnostics.remark(f"kernel @{op.symbol} stays a loop nest: {why}", op.loc)
+                        op.attrs["not_lifted"] = str(why)
+                        i += 1
+                        continue
+                    if self.counts and all(p.default is not None for p in module.params):
+                        for e in einsums:
+                            e.attrs["counts"] = einsum_counts(e, params, values).as_attr()
+                    block[i:i + 1] = einsums
+                    rest = block[i + len(einsums):]
+                    for old, new in zip(op.results, finals, strict=True):
+                        new.name = old.name  # the kernel's result keeps its name for readers of the IR
+                        replace_uses(rest, old, new)
+                    i += len(einsums)
+
+
+def _blocks(func: FuncOp) -> list[tuple[list[Op], bool]]:
+    """Every block of `func`, with whether it lies inside a solar.for."""
+    out: list[tuple[list[Op], bool]] = []
+
+    def visit(ops: list[Op], in_loop: bool) -> None:
+        out.append((ops, in_loop))
+        for op in ops:
+            for region in op.regions:
+                visit(region, in_loop or isinstance(op, ForOp))
+
+    visit(func.body, False)
+    return out
+
+
+@dataclass
+class _Context:
+    """Where an assignment sits: its loops and guards, outermost first."""
+
+    loops: list[AffineFor]
+    guards: list[Expr]
+
+
+def _assignments(body: list[KStmt], loops: list[AffineFor], guards: list[Expr]) -> list[tuple[Assign, _Context]]:
+    out: list[tuple[Assign, _Context]] = []
+    for s in body:
+        if isinstance(s, AffineFor):
+            out += _assignments(s.body, [*loops, s], guards)
+        elif isinstance(s, AffineIf):
+            out += _assignments(s.body, loops, [*guards, s.cond])
+        elif isinstance(s, Assign):
+            out.append((s, _Context(loops, guards)))
+    return out
+
+
+class _Lifter:
+    def __init__(self, kernel: KernelOp, model: KernelModel, func: FuncOp) -> None:
+        self.kernel = kernel
+        self.model = model
+        self.tensors = kernel.tensors()
+        self.inputs = {b.name: b.value for b in kernel.inputs}
+        self.versions: dict[str, Value] = {}
+        self.writers: dict[str, list[StatementModel]] = {}
+        self.taken = {v.name for v in defined_values(func)}
+        self.symbols = {op.symbol for op in func.walk() if isinstance(op, KernelOp | EinsumOp)}
+        self.einsums: list[EinsumOp] = []
+
+    def lift(self) -> tuple[list[EinsumOp], list[Value]]:
+        stmts = _assignments(self.kernel.body, [], [])
+        assert len(stmts) == len(self.model.statements)
+        for (assign, ctx), sm in zip(stmts, self.model.statements, strict=True):
+            if any(lp.step != 1 for lp in ctx.loops):
+                raise Unliftable("a loop has a step other than 1")
+            self._statement(assign, ctx, sm)
+        finals = []
+        for out in self.kernel.outputs:
+            if out.name not in self.versions:
+                raise Unliftable(f"output {out.name} is never written")
+            finals.append(self.versions[out.name])
+        if len(self.einsums) == 1:
+            self.einsums[0].symbol = self.kernel.symbol
+        for k, e in enumerate(self.einsums):
+            e.attrs["kernel"] = SymbolRef(self.kernel.symbol)
+            e.src_loc = self.kernel.src_loc
+            e.loc = self.kernel.loc
+            if len(self.einsums) > 1:
+                e.symbol = self._symbol(f"{self.kernel.symbol}.{k}")
+        return self.einsums, finals
+
+    def _symbol(self, name: str) -> str:
+        candidate, n = name, 0
+        while candidate in self.symbols:
+            n += 1
+            candidate = f"{name}_{n}"
+        self.symbols.add(candidate)
+        return candidate
+
+    def _fresh(self, hint: str) -> str:
+        base = hint.lower()
+        candidate, n = base, 0
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        self.taken.add(candidate)
+        return candidate
+
+    # ---- one statement ---------------------------------------------------------------------------
+    def _statement(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:
+        target = assign.target.tensor
+        self._check_reads(sm)
+        prior = self.versions.get(target)
+        for w in self.writers.get(target, []):
+            if not always_before(touching(w.write, sm.write), w, sm):
+                raise Unliftable(f"the writes to {target} at line {assign.loc.line} interleave with earlier ones")
+        if assign.reduction is None:
+            if not sm.write.is_injective():
+                raise Unliftable(f"`{format_expr(assign.target)}` is assigned more than once by one statement")
+            if prior is not None and not self._covers(target, sm):
+                if not self._drop_zero_fill(prior):
+                    raise Unliftable(f"the statement at line {assign.loc.line} overwrites only part of {target}")
+                prior = None
+        result = self._einsum(assign, ctx, sm)
+        if assign.reduction is not None and prior is not None:
+            result = self._combine(target, prior, result, assign.reduction)
+        self.versions[target] = result
+        self.writers.setdefault(target, []).append(sm)
+
+    def _drop_zero_fill(self, prior: Value) -> bool:
+        """A buffer zero-filled and then partly overwritten (a causal mask) is the overwrite alone: result
+        elements no iteration point reaches are 0. Drops the fill when nothing else read it."""
+        fill = prior.owner
+        if not (isinstance(fill, EinsumOp) and fill in self.einsums and fill.body[0].op == "="
+                and isinstance(fill.body[0].value, IntLit | FloatLit) and fill.body[0].value.value == 0):
+            return False
+        if any(b.value is prior for e in self.einsums for b in e.inputs):
+            return False
+        self.einsums.remove(fill)
+        return True
+
+    def _covers(self, tensor: str, sm: StatementModel) -> bool:
+        return self.model.boxes[tensor].is_subset(sm.write.range())
+
+    def _check_reads(self, sm: StatementModel) -> None:
+        for access, rel in sm.reads:
+            name = access.tensor
+            if name in self.inputs:
+                continue
+            if name not in self.versions:
+                raise Unliftable(f"{name} is read at line {access.loc.line} before anything is written to it")
+            for w in self.model.statements:
+                if w.stmt.target.tensor != name:
+                    continue
+                pairs = touching(w.write, rel)
+                if pairs.is_empty():
+                    continue
+                earlier = self.model.statements.index(w) < self.model.statements.index(sm)
+                if earlier and not always_before(pairs, w, sm):
+                    raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} reads {name} before "
+                                     "all of its writes are done")
+                if not earlier and w is not sm and not pairs.intersect(
+                        w.schedule.lex_lt_map(sm.schedule)).is_empty():
+                    raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} reads {name} after a "
+                                     "later statement overwrote it")
+
+    # ---- building einsums ------------------------------------------------------------------------
+    def _einsum(self, assign: Assign, ctx: _Context, sm: StatementModel) -> Value:
+        letters = _letters([lp.var for lp in ctx.loops])
+        operands: list[tuple[Access, str, Value]] = []
+        names: dict[tuple[str, tuple[Expr, ...]], str] = {}
+        used_names = {assign.target.tensor}
+        for access in (a for a in walk(assign.value) if isinstance(a, Access)):
+            key = (access.tensor, access.indices)
+            if key in names:
+                continue
+            bind = access.tensor
+            n = 0
+            while bind in used_names:
+                n += 1
+                bind = f"{access.tensor}_{n}"
+            used_names.add(bind)
+            names[key] = bind
+            source = self.inputs.get(access.tensor) or self.versions[access.tensor]
+            operands.append((access, bind, source))
+        terms = [_term(a.indices, letters) for a, _, _ in operands]
+        out_term = _term(assign.target.indices, letters)
+        spec = ",".join(terms) + "->" + out_term
+        shapes: list[tuple[Dim, ...]] = [self._type_of(src).shape for _, _, src in operands]
+        shapes.append(self.tensors[assign.target.tensor].shape)
+        where = self._where(ctx, letters, [*[a.indices for a, _, _ in operands], assign.target.indices], shapes)
+
+        def body(e: Expr) -> Expr | None:
+            if isinstance(e, Access):
+                return NameRef(names[(e.tensor, e.indices)], e.loc)
+            if isinstance(e, IndexRef):
+                if e.name not in letters:
+                    raise Unliftable(f"`%{e.name}` is not a loop index of this statement")
+                return IndexRef(letters[e.name], e.loc)
+            return None
+
+        value = rewrite(assign.value, body)
+        target = assign.target.tensor
+        decl = TensorDecl(target, self.tensors[target], assign.loc)
+        op = EinsumOp(self.kernel.symbol, spec, [Binding(src, bind) for _, bind, src in operands], [decl],
+                      [EinsumStmt(target, assign.op, value, assign.loc)], where, assign.loc)
+        op.results = [Value(self._fresh(target), decl.type, op, assign.loc)]
+        self.einsums.append(op)
+        return op.results[0]
+
+    def _combine(self, target: str, prior: Value, partial: Value, reduction: str) -> Value:
+        t = self.tensors[target]
+        letters = _LETTERS[:t.rank]
+        spec = f"{letters},{letters}->{letters}"
+        lhs, rhs = NameRef("P"), NameRef("R")
+        value = _combine_expr(reduction, lhs, rhs)
+        decl = TensorDecl(target, t)
+        op = EinsumOp(self.kernel.symbol, spec, [Binding(prior, "P"), Binding(partial, "R")], [decl],
+                      [EinsumStmt(target, "=", value)])
+        op.results = [Value(self._fresh(target), t, op)]
+        self.einsums.append(op)
+        return op.results[0]
+
+    def _type_of(self, value: Value) -> TensorType:
+        assert value.type is not None
+        return value.type
+
+    def _where(self, ctx: _Context, letters: dict[str, str], terms: list[tuple[Expr, ...]],
+               shapes: list[tuple[Dim, ...]]) -> str | None:
+        # What a dimension gives each index that stands alone in it; bounds that differ become constraints.
+        extent: dict[str, Dim] = {}
+        for term, shape in zip(terms, shapes, strict=True):
+            for entry, dim in zip(term, shape, strict=True):
+                if isinstance(entry, IndexRef) and entry.name not in extent:
+                    extent[entry.name] = dim
+        constraints: list[str] = []
+        for loop in ctx.loops:
+            v = letters[loop.var]
+            lows = _parts(loop.lower, "max")
+            highs = _parts(loop.upper, "min")
+            for lo in lows:
+                if not (linear_form(lo) == ((), 0)):
+                    constraints.append(f"{v}>={_affine_text(lo, letters)}")
+            for hi in highs:
+                known = extent.get(loop.var)
+                if known is not None and dims_equal(known, _dim_of(hi)):
+                    continue
+                constraints.append(f"{v}<{_affine_text(hi, letters)}")
+        for guard in ctx.guards:
+            constraints += _guard_texts(guard, letters)
+        return ",".join(constraints) if constraints else None
+
+
+def _combine_expr(reduction: str, a: Expr, b: Expr) -> Expr:
+    if reduction in _COMBINE:
+        return Binary(_COMBINE[reduction], a, b)
+    return Call(reduction, (a, b))
+
+
+def _parts(expr: Expr, combiner: str) -> tuple[Expr, ...]:
+    return expr.args if isinstance(expr, Call) and expr.func == combiner else (expr,)
+
+
+def _dim_of(expr: Expr) -> Dim:
+    return canonical_dim(expr)
+
+
+def _letters(loop_vars: list[str]) -> dict[str, str]:
+    """One einsum letter per loop index: its own name when that is a single free letter."""
+    letters: dict[str, str] = {}
+    taken: set[str] = set()
+    for var in loop_vars:
+        if len(var) == 1 and var.isalpha() and var not in taken:
+            letters[var] = var
+            taken.add(var)
+    for var in loop_vars:
+        if var not in letters:
+            free = next((c for c in _LETTERS if c not in taken), None)
+            if free is None:
+                raise Unliftable("more than 52 loop indices")
+            letters[var] = free
+            taken.add(free)
+    return letters
+
+
+def _term(indices: tuple[Expr, ...], letters: dict[str, str]) -> str:
+    parts = []
+    for e in indices:
+        if isinstance(e, IndexRef) and e.name in letters:
+            parts.append(letters[e.name])
+        else:
+            parts.append("(" + _affine_text(e, letters) + ")")
+    return "".join(parts)
+
+
+def _affine_text(expr: Expr, letters: dict[str, str]) -> str:
+    """An affine index expression in subscript notation: `2p+r-1`."""
+    form = linear_form(expr)
+    if form is None:
+        raise Unliftable(f"index `{format_expr(expr)}` is not a linear combination of loop indices")
+    coeffs, const = form
+    text = ""
+    for name, c in coeffs:
+        if not name.startswith("%") or name[1:] not in letters:
+            raise Unliftable(f"index `{format_expr(expr)}` depends on `{name}`, which subscripts cannot name")
+        letter = letters[name[1:]]
+        sign = "-" if c < 0 else ("+" if text else "")
+        mag = abs(c)
+        text += f"{sign}{mag if mag != 1 else ''}{letter}"
+    if const > 0:
+        text += ("+" if text else "") + str(const)
+    elif const < 0 or not text:
+        text += str(const)
+    return text
+
+
+def _guard_texts(cond: Expr, letters: dict[str, str]) -> list[str]:
+    if isinstance(cond, Binary) and cond.op == "and":
+        return _guard_texts(cond.lhs, letters) + _guard_texts(cond.rhs, letters)
+    assert isinstance(cond, Binary)
+    return [f"{_affine_text(cond.lhs, letters)}{cond.op}{_affine_text(cond.rhs, letters)}"]
