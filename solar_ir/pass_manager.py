@@ -202,14 +202,14 @@ class PassManager:
                 module = result
             self.timings.append(PassTiming(p.name, time.perf_counter() - start))
             if ctx.diagnostics.has_errors:
-                raise DiagnosticError(ctx.diagnostics.diagnostics)
+                raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
             if self.verify_each:
                 start = time.perf_counter()
                 ok = verify(module, ctx.diagnostics)
                 self.timings.append(PassTiming(f"(verify after {p.name})", time.perf_counter() - start))
                 if not ok:
                     ctx.diagnostics.error(f"the IR is invalid after pass '{p.name}' (errors above)", module.loc)
-                    raise DiagnosticError(ctx.diagnostics.diagnostics)
+                    raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
             if self.print_after_all or p.name in self.print_after:
                 self.dump(f"// -----// IR Dump After {p.describe()} //----- //\n{print_module(module)}")
         return module

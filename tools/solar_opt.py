@@ -11,7 +11,7 @@ from typing import Any
 
 from solar.ir.diagnostics import Diagnostic, SourceManager, format_diagnostic
 from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
-from solar.ir.pass_manager import PassOptionError, PassTiming
+from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
 from solar.passes import registry
 
 PROG = "solar-opt"
@@ -26,14 +26,35 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-class _AppendPass(argparse.Action):
-    """Keeps every pass flag, and every -p pipeline, in command-line order."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        items = list(getattr(namespace, "pipeline", None) or [])
-        items.append((self.dest, values))
-        namespace.pipeline = items
+def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """Takes pass flags (`--name`, `--name=value`) and pipelines (`-p X`, `-pX`, `--pass-pipeline=X`) out of
+    argv, keeping their order; like mlir-opt, a pass flag never consumes the next argument."""
+    items: list[tuple[str, str | None]] = []
+    rest: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg in ("-p", "--pass-pipeline"):
+            if i + 1 >= len(args):
+                raise _UsageError(f"{arg} needs a pipeline, e.g. {arg} 'inline,bind-params{{M=64}}'")
+            items.append(("-p", args[i + 1]))
+            i += 2
+            continue
+        if arg.startswith("--pass-pipeline="):
+            items.append(("-p", arg.split("=", 1)[1]))
+        elif arg.startswith("-p") and not arg.startswith("--"):
+            items.append(("-p", arg[2:]))
+        elif arg.startswith("--") and arg[2:].split("=", 1)[0] in registry.table:
+            name, eq, value = arg[2:].partition("=")
+            items.append((name, value if eq else None))
+        else:
+            rest.append(arg)
+        i += 1
+    return items, rest
 
 
 def build_parser() -> _Parser:
@@ -41,8 +62,8 @@ def build_parser() -> _Parser:
                 description="Run SOLAR passes on SIR (the SOLAR IR) and print the result.")
     p.add_argument("input", nargs="?", default="-", help="input .sir file ('-' or nothing: stdin)")
     p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
-    p.add_argument("-p", "--pass-pipeline", dest="pipe", action=_AppendPass, metavar="PIPELINE",
-                   help="passes to run, e.g. 'inline,bind-params{M=64}'")
+    p.add_argument("-p", "--pass-pipeline", metavar="PIPELINE",
+                   help="passes to run, e.g. 'inline,bind-params{M=64}' (repeatable, ordered with pass flags)")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
     p.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
@@ -53,10 +74,10 @@ def build_parser() -> _Parser:
                    help="process each '// -----' separated chunk on its own")
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check diagnostics against '// expected-error {{...}}' comments")
-    group = p.add_argument_group("passes (also usable in -p)")
+    group = p.add_argument_group("passes (--name or --name=OPTIONS; also usable in -p)")
     for name in registry.names():
-        group.add_argument(f"--{name}", dest=f"pass:{name}", nargs="?", const=None, default=argparse.SUPPRESS,
-                           action=_AppendPass, metavar="OPTIONS", help=_pass_help(name))
+        # Only for --help; extract_pipeline takes pass flags out of argv before argparse sees it.
+        group.add_argument(f"--{name}", action="store_true", help=_pass_help(name))
     return p
 
 
@@ -74,16 +95,13 @@ def _known_flags(parser: argparse.ArgumentParser) -> list[str]:
 
 def _build_pipeline(items: list[tuple[str, str | None]]) -> list[Any]:
     passes = []
-    for dest, value in items:
-        if dest == "pipe":
+    for name, value in items:
+        if name == "-p":
             passes.extend(registry.parse_pipeline(value or ""))
             continue
-        name = dest.split(":", 1)[1]
         if value is None:
             passes.append(registry.create(name))
         elif "=" in value:
-            from solar.ir.pass_manager import parse_options
-
             passes.append(registry.create(name, parse_options(value, name)))
         else:
             passes.append(registry.create(name, primary=value))
@@ -128,9 +146,12 @@ def _timing_report(timings: list[PassTiming]) -> str:
 def run(argv: Sequence[str]) -> int:
     parser = build_parser()
     try:
+        items, argv = extract_pipeline(argv)
         args, unknown = parser.parse_known_args(argv)
         if unknown:
             flag = unknown[0]
+            if not flag.startswith("-"):
+                raise _UsageError(f"unexpected argument '{flag}' (one input file at most)")
             key = flag.split("=", 1)[0]
             close = difflib.get_close_matches(key, _known_flags(parser), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f" (see {PROG} --help)"
@@ -138,7 +159,7 @@ def run(argv: Sequence[str]) -> int:
         if args.list_passes:
             sys.stdout.write(_list_passes())
             return 0
-        passes = _build_pipeline(getattr(args, "pipeline", None) or [])
+        passes = _build_pipeline(items)
         for name in args.print_ir_after:
             registry.load(name)  # an unknown name is an error, not a silent no-op
     except (_UsageError, PassOptionError) as err:
