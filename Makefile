@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the main job on a bundled example
-	$(BIN)/solar-opt --print-op-stats examples/mlp.sir
+	$(BIN)/solar-opt --lift-einsum --fuse --sol=h100 examples/mlp.sir -o /dev/null
 
 test: $(STAMP)  ## every test: pytest (unit, property) and lit (golden FileCheck tests)
 	$(BIN)/ruff check .

@@ -4,11 +4,13 @@ from solar.ir.pass_manager import PassRegistry
 
 PASSES: dict[str, str] = {
     "bind-params": "solar.passes.bind_params:BindParams",
+    "fuse": "solar.passes.fuse:Fuse",
     "inline": "solar.passes.inline:Inline",
     "lift-affine": "solar.passes.lift_affine:LiftAffine",
     "lift-einsum": "solar.passes.lift_einsum:LiftEinsum",
     "print-counts": "solar.passes.print_counts:PrintCounts",
     "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",
+    "sol": "solar.passes.sol:SOL",
     "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",
     "symbol-dce": "solar.passes.symbol_dce:SymbolDCE",
 }

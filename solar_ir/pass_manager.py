@@ -167,12 +167,20 @@ def split_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:
 
 
 def parse_options(text: str, pass_name: str) -> dict[str, str]:
+    """`a=1 b=2`, `a=1,b=2`, a bare flag `c` (true), and list values `target=h100,b200` (a comma-separated
+    piece without '=' continues the previous value)."""
     options: dict[str, str] = {}
-    for item in text.replace(",", " ").split():
-        key, eq, value = item.partition("=")
-        if not eq:
-            value = "true"  # a bare flag, as mlir-opt accepts
-        options[key.strip()] = value.strip()
+    for chunk in text.split():
+        last: str | None = None
+        for piece in chunk.split(","):
+            key, eq, value = piece.partition("=")
+            if eq:
+                options[key.strip()] = value.strip()
+                last = key.strip()
+            elif last is not None:
+                options[last] += "," + piece.strip()
+            elif piece.strip():
+                options[piece.strip()] = "true"  # a bare flag, as mlir-opt accepts
     return options
 
 

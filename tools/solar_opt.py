@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
 import sys
@@ -74,6 +75,12 @@ def build_parser() -> _Parser:
                    help="process each '// -----' separated chunk on its own")
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check diagnostics against '// expected-error {{...}}' comments")
+    sol = p.add_argument_group("speed-of-light report (options of the --sol pass)")
+    sol.add_argument("--list-targets", action="store_true", help="list the hardware targets")
+    sol.add_argument("--sol-report", metavar="FILE.json", help="write the SOL report as JSON (docs/sol.md)")
+    sol.add_argument("--plot", metavar="FILE.png", help="draw the roofline with every unit and group on it")
+    sol.add_argument("--target-latency", metavar="TIME", help="inverse roofline for a latency, e.g. 2ms")
+    sol.add_argument("--allow-tf32", action="store_true", help="price f32 contractions on TF32 tensor cores")
     group = p.add_argument_group("passes (--name or --name=OPTIONS; also usable in -p)")
     for name in registry.names():
         # Only for --help; extract_pipeline takes pass flags out of argv before argparse sees it.
@@ -109,8 +116,6 @@ def _build_pipeline(items: list[tuple[str, str | None]]) -> list[Any]:
 
 
 def _list_passes() -> str:
-    import dataclasses
-
     lines = ["Available passes:"]
     for name in registry.names():
         cls = registry.load(name)
@@ -121,6 +126,33 @@ def _list_passes() -> str:
                 continue
             default = "" if f.default is dataclasses.MISSING else f" (default: {f.default!r})"
             lines.append(f"      {f.name + '=':<18} {getattr(f.type, '__name__', f.type)}{default}")
+    return "\n".join(lines) + "\n"
+
+
+def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
+    """--sol-report, --plot, --target-latency and --allow-tf32 set the options of the --sol pass."""
+    extra = {"report": args.sol_report, "plot": args.plot, "latency": args.target_latency,
+             "allow_tf32": True if args.allow_tf32 else None}
+    extra = {k: v for k, v in extra.items() if v is not None}
+    if not extra:
+        return passes
+    sol = [p for p in passes if p.name == "sol"]
+    if not sol:
+        flag = {"report": "--sol-report", "plot": "--plot", "latency": "--target-latency",
+                "allow_tf32": "--allow-tf32"}[next(iter(extra))]
+        raise _UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
+    return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
+
+
+def _list_targets() -> str:
+    from solar.targets.loader import list_targets, load_target
+
+    lines = ["Available targets (--sol=NAME, or --sol=path/to/target.yaml):"]
+    for name in list_targets(include_host=False):
+        t = load_target(name)
+        aliases = f" (also {', '.join(t.aliases)})" if t.aliases else ""
+        lines.append(f"  {name:<14} {t.full_name}{aliases}")
+    lines.append(f"  {'host':<14} this machine, calibrated on first use (targets/README.md)")
     return "\n".join(lines) + "\n"
 
 
@@ -159,7 +191,10 @@ def run(argv: Sequence[str]) -> int:
         if args.list_passes:
             sys.stdout.write(_list_passes())
             return 0
-        passes = _build_pipeline(items)
+        if args.list_targets:
+            sys.stdout.write(_list_targets())
+            return 0
+        passes = _forward_sol_options(_build_pipeline(items), args)
         for name in args.print_ir_after:
             registry.load(name)  # an unknown name is an error, not a silent no-op
     except (_UsageError, PassOptionError) as err:

@@ -1,0 +1,365 @@
+"""The SOL cost model: rooflines per unit of execution, the unfused / fused / whole-graph modes, and the
+inverse roofline. What every number means is in docs/sol.md.
+
+    t(unit) = max(Σ FLOPs_tensor,d / Π_tensor(d), Σ FLOPs_vector,d / Π_vector(d), bytes / β)
+
+Unfused: Σ over units, each reading its inputs from and writing its outputs to DRAM. Fused: Σ over fusion
+groups (`solar.group`, formed by --fuse; a unit outside every group is its own group), only group-boundary
+tensors moving. Whole graph: the same roofline on the totals, with only the compulsory traffic (the entry
+function's arguments read once, its results written once).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import islpy as isl
+from solar.ir.dtypes import DType
+from solar.ir.expr import Expr, evaluate_int
+from solar.ir.ops import (
+    EinsumOp,
+    ForOp,
+    FuncOp,
+    GatherOp,
+    GroupOp,
+    IfOp,
+    InsertOp,
+    KernelOp,
+    ModuleOp,
+    Op,
+    ScatterOp,
+    Value,
+)
+from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts
+from solar.passes.analysis.isl_model import build_model, evaluate
+from solar.passes.analysis.units import Unit, Uses, boundary, units_of
+from solar.targets.loader import PeakChoice, PeakUnavailable, Target
+
+
+class CostError(ValueError):
+    """A problem the user must fix (a parameter without a value, a call not inlined, a missing peak)."""
+
+    def __init__(self, message: str, op: Op | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+@dataclass
+class Work:
+    """What one unit, group or the whole graph does: FLOPs by unit and dtype, and DRAM bytes."""
+
+    name: str
+    kind: str
+    flops_tensor: Counter[DType] = field(default_factory=Counter)
+    flops_vector: Counter[DType] = field(default_factory=Counter)
+    bytes: int = 0
+    trips: int = 1  # how many times it runs (inside solar.for)
+    ops: list[Op] = field(default_factory=list)  # the IR ops it covers (the group op for a group)
+
+    @property
+    def flops(self) -> int:
+        return (sum(self.flops_tensor.values()) + sum(self.flops_vector.values())) * self.trips
+
+    @property
+    def total_bytes(self) -> int:
+        return self.bytes * self.trips
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.total_bytes if self.total_bytes else math.inf
+
+    def add(self, other: Work) -> None:
+        for d, n in other.flops_tensor.items():
+            self.flops_tensor[d] += n * other.trips
+        for d, n in other.flops_vector.items():
+            self.flops_vector[d] += n * other.trips
+
+
+@dataclass(frozen=True)
+class Timing:
+    seconds: float
+    tensor_s: float
+    vector_s: float
+    memory_s: float
+
+    @property
+    def bound(self) -> str:
+        parts = {"tensor": self.tensor_s, "vector": self.vector_s, "memory": self.memory_s}
+        return max(parts, key=lambda k: parts[k]) if self.seconds > 0 else "none"
+
+
+class Peaks:
+    """The peaks of one target for each dtype, chosen by the operands' precision (targets/README.md)."""
+
+    def __init__(self, target: Target, allow_tf32: bool = False) -> None:
+        self.target = target
+        self.allow_tf32 = allow_tf32
+        self.bandwidth = target.dram_bandwidth
+        self._cache: dict[tuple[DType, bool], PeakChoice] = {}
+
+    def choice(self, dtype: DType, contraction: bool) -> PeakChoice:
+        key = (dtype, contraction)
+        if key not in self._cache:
+            try:
+                self._cache[key] = self.target.select_peak(dtype.spelling, contraction=contraction,
+                                                           allow_tf32=self.allow_tf32)
+            except PeakUnavailable as err:
+                raise CostError(str(err)) from None
+        return self._cache[key]
+
+    def used(self) -> list[PeakChoice]:
+        """The peaks chosen so far (those the analysed program needs)."""
+        return list(self._cache.values())
+
+    def compute(self, dtype: DType, contraction: bool) -> float:
+        return self.choice(dtype, contraction).flop_per_s
+
+    def time(self, work: Work) -> Timing:
+        # Work is timed on the unit that runs it: an f32 contraction without TF32 runs on the vector units,
+        # so its time adds to the vector work's rather than overlapping it.
+        on_unit = {"tensor": 0.0, "vector": 0.0}
+        for flops, contraction in ((work.flops_tensor, True), (work.flops_vector, False)):
+            for d, n in flops.items():
+                c = self.choice(d, contraction)
+                on_unit[c.unit] += n * work.trips / c.flop_per_s
+        mem = work.total_bytes / self.bandwidth
+        return Timing(max(on_unit["tensor"], on_unit["vector"], mem), on_unit["tensor"], on_unit["vector"], mem)
+
+
+# ---- from IR to work --------------------------------------------------------------------------------
+
+
+class CostModel:
+    """Counts every unit and group of a module's entry function (calls must be inlined first)."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.module = module
+        missing = [p.name for p in module.params if p.default is None]
+        if missing:
+            raise CostError(f"size parameters {', '.join(missing)} need values: bind them with "
+                            f"--bind-params={missing[0]}=...")
+        self.values = module.param_values()
+        self.params = [p.name for p in module.params]
+        func = module.entry
+        if func is None:
+            raise CostError("the module has no function")
+        self.func: FuncOp = func
+        self.uses = Uses.of(func)
+        self._counts: dict[Op, Counts] = {}
+        self._kernel_outputs: dict[Op, dict[str, int]] = {}
+        self.units: list[Work] = []  # unfused
+        self.groups: list[Work] = []  # fused
+        self._collect(func.body, 1, {})
+
+    # -- counting single ops --------------------------------------------------------------------------
+    def counts(self, op: Op, loops: dict) -> Counts:
+        if op not in self._counts:
+            if isinstance(op, EinsumOp):
+                self._counts[op] = einsum_counts(op, self.params, self.values)
+            elif isinstance(op, KernelOp):
+                model = build_model(op, self.params, loops)
+                values = {**self.values, **{model.names["%" + v]: _first(lo, self.values) for v, (lo, _) in loops.items()}}
+                self._counts[op] = kernel_counts(model, values)
+                outs = {}
+                for d in op.outputs:
+                    fp = model.footprint(d.name, written=True)
+                    outs[d.name] = (_eval(fp.card(), values) if fp is not None else 0) * d.type.dtype.itemsize
+                self._kernel_outputs[op] = outs
+            else:
+                self._counts[op] = Counts()
+        return self._counts[op]
+
+    def _read_bytes(self, op: Op, v: Value, loops: dict) -> int:
+        """DRAM bytes `op` reads of `v`: its footprint where counted, else the whole tensor."""
+        full = _nbytes(v, self.values)
+        if isinstance(op, EinsumOp | KernelOp):
+            c = self.counts(op, loops)
+            names = [b.name for b in op.inputs if b.value is v]
+            return min(full, max((c.bytes_read.get(n, 0) for n in names), default=0))
+        if isinstance(op, GatherOp) and v is op.args[0]:
+            return min(full, _nbytes(op.results[0], self.values))
+        if isinstance(op, ScatterOp) and v is op.args[0]:
+            return min(full, _nbytes(op.args[2], self.values))
+        if isinstance(op, InsertOp) and v is op.dest:
+            return 0  # updated in place
+        return full
+
+    def _write_bytes(self, op: Op, v: Value, loops: dict) -> int:
+        if isinstance(op, EinsumOp):
+            return self.counts(op, loops).bytes_written
+        if isinstance(op, KernelOp):
+            self.counts(op, loops)
+            index = op.results.index(v)
+            return self._kernel_outputs[op][op.outputs[index].name]
+        if isinstance(op, ScatterOp):
+            return min(_nbytes(v, self.values), _nbytes(op.args[2], self.values))
+        if isinstance(op, InsertOp):
+            return _nbytes(op.value, self.values)
+        return _nbytes(v, self.values)
+
+    def work(self, name: str, kind: str, ops: list[Op], trips: int, loops: dict) -> Work:
+        w = Work(name, kind, trips=trips, ops=list(ops))
+        for op in (o for top in ops for o in top.walk()):
+            if isinstance(op, EinsumOp | KernelOp):
+                c = self.counts(op, loops)
+                tc_dtype, vec_dtype = _dtypes(op)
+                if c.flops_tensor:
+                    w.flops_tensor[tc_dtype] += c.flops_tensor
+                if c.flops_vector:
+                    w.flops_vector[vec_dtype] += c.flops_vector
+        inputs, outputs = boundary(ops, self.uses)
+        inside = {o for top in ops for o in top.walk()}
+        for v in inputs:
+            readers = [o for o in self.uses.of_value(v) if o in inside]
+            w.bytes += max((self._read_bytes(o, v, loops) for o in readers), default=0)
+        for v in outputs:
+            if v.owner is not None:
+                w.bytes += self._write_bytes(v.owner, v, loops)
+        return w
+
+    # -- walking the function -------------------------------------------------------------------------
+    def _collect(self, block: list[Op], trips: int, loops: dict) -> None:
+        grouped: set[Op] = set()
+        for op in block:
+            if isinstance(op, GroupOp):
+                members = [o for o in op.body if o.opname != "solar.yield"]
+                group = self.work(f"@{op.symbol}", "group", members, trips, loops)
+                group.ops = [op]
+                self.groups.append(group)
+                grouped.update(o for m in members for o in m.walk())
+            elif isinstance(op, ForOp):
+                n = max(0, _first(op.upper, self.values) - _first(op.lower, self.values))
+                self._collect(op.body, trips * n, {**loops, op.var: (op.lower, op.upper)})
+            elif isinstance(op, IfOp):
+                self._collect_if(op, trips, loops)
+            elif op.opname == "solar.call":
+                raise CostError("the SOL backend needs calls inlined: run --inline first", op)
+        for unit in units_of(block):
+            w = self._unit_work(unit, trips, loops)
+            self.units.append(w)
+            if not any(o in grouped for o in unit.ops):
+                self.groups.append(w)
+
+    def _collect_if(self, op: IfOp, trips: int, loops: dict) -> None:
+        """A data-dependent branch: the element-wise minimum of the two branches' work (FLOPs per unit and
+        dtype, bytes) is a lower bound whichever branch runs, on any target."""
+        branches = []
+        for body in (op.then_body, op.else_body):
+            units, groups = self.units, self.groups
+            self.units, self.groups = [], []
+            self._collect(body, 1, loops)
+            branches.append((self.units, self.groups))
+            self.units, self.groups = units, groups
+        for index, target in ((0, self.units), (1, self.groups)):
+            a, b = (_merged(branch[index]) for branch in branches)
+            least = Work(f"solar.if %{op.cond.name}", "if", trips=trips, bytes=min(a.bytes, b.bytes))
+            for dt in set(a.flops_tensor) | set(b.flops_tensor):
+                least.flops_tensor[dt] = min(a.flops_tensor[dt], b.flops_tensor[dt])
+            for dt in set(a.flops_vector) | set(b.flops_vector):
+                least.flops_vector[dt] = min(a.flops_vector[dt], b.flops_vector[dt])
+            target.append(least)
+
+    def _unit_work(self, unit: Unit, trips: int, loops: dict) -> Work:
+        return self.work(f"@{unit.name}" if unit.kind in ("kernel", "einsum") else unit.name, unit.kind,
+                         unit.ops, trips, loops)
+
+    def whole_graph(self) -> Work:
+        w = Work("whole graph", "graph")
+        for u in self.units:
+            w.add(u)
+        inputs = self.func.args
+        for v in inputs:
+            readers = self.uses.of_value(v)
+            w.bytes += max((self._read_bytes(o, v, {}) for o in readers), default=0)
+        returned: dict[Value, None] = {}
+        for op in self.func.body:
+            if op.opname == "solar.return":
+                returned.update(dict.fromkeys(op.operands))
+        w.bytes += sum(_nbytes(v, self.values) for v in returned)
+        return w
+
+
+def _merged(works: list[Work]) -> Work:
+    total = Work("", "")
+    for w in works:
+        total.add(w)
+        total.bytes += w.total_bytes
+    return total
+
+
+def _dtypes(op: EinsumOp | KernelOp) -> tuple[DType, DType]:
+    """The precision of tensor-core work (the first operand's) and of vector work (the result's)."""
+    first_in = next((b.value.type.dtype for b in op.inputs if b.value.type is not None), op.outputs[0].type.dtype)
+    return first_in, op.outputs[0].type.dtype
+
+
+def _nbytes(v: Value, values: dict[str, int]) -> int:
+    assert v.type is not None
+    return v.type.nbytes(values)
+
+
+def _first(expr: Expr, values: dict[str, int]) -> int:
+    return evaluate_int(expr, values)
+
+
+def _eval(poly: isl.PwQPolynomial, values: dict[str, int]) -> int:
+    result = evaluate(poly, values)
+    return 0 if result is None else result
+
+
+# ---- modes and the inverse roofline -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    mode: str
+    seconds: float
+    tensor_s: float
+    vector_s: float
+    memory_s: float
+    flops: int
+    bytes: int
+
+    @property
+    def bound(self) -> str:
+        parts = {"tensor": self.tensor_s, "vector": self.vector_s, "memory": self.memory_s}
+        return max(parts, key=lambda k: parts[k]) if self.seconds > 0 else "none"
+
+
+def mode_result(mode: str, works: list[Work], peaks: Peaks) -> ModeResult:
+    timings = [peaks.time(w) for w in works]
+    return ModeResult(mode, sum(t.seconds for t in timings), sum(t.tensor_s for t in timings),
+                      sum(t.vector_s for t in timings), sum(t.memory_s for t in timings),
+                      sum(w.flops for w in works), sum(w.total_bytes for w in works))
+
+
+@dataclass(frozen=True)
+class Inverse:
+    """For a latency target: the least scaling of the target's peaks that meets it, per mode.
+
+    `compute_factor`: how much faster every compute peak must be if memory were infinitely fast;
+    `bandwidth_factor`: how much faster DRAM must be if compute were infinitely fast; `both_factor`: the
+    least common speed-up of compute and bandwidth together (each unit's roofline scales by it, so the
+    mode then meets the latency exactly). A factor ≤ 1 means the target already meets the latency.
+    """
+
+    mode: str
+    latency_s: float
+    compute_factor: float
+    bandwidth_factor: float
+    both_factor: float
+    least_bandwidth: float  # B/s with infinitely fast compute
+
+    def required(self, peak: float) -> float:
+        return peak * self.compute_factor
+
+
+def inverse_roofline(mode: str, works: list[Work], peaks: Peaks, latency_s: float) -> Inverse:
+    timings = [peaks.time(w) for w in works]
+    compute = sum(max(t.tensor_s, t.vector_s) for t in timings)
+    memory = sum(t.memory_s for t in timings)
+    total = sum(t.seconds for t in timings)
+    return Inverse(mode, latency_s, compute / latency_s, memory / latency_s, total / latency_s,
+                   peaks.bandwidth * memory / latency_s)

@@ -1,0 +1,243 @@
+"""SOL reports: the terminal tables (rich), the versioned JSON document and the roofline plot."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from io import StringIO
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+
+SCHEMA = "solar.sol-report"
+VERSION = 1
+MODES = ("unfused", "fused", "whole_graph")
+
+
+@dataclass
+class TargetReport:
+    """Everything the SOL backend computed for one target."""
+
+    peaks: Peaks
+    units: list[tuple[Work, Timing]]
+    groups: list[tuple[Work, Timing]]
+    modes: dict[str, ModeResult]
+    inverse: dict[str, Inverse] | None
+
+    @property
+    def name(self) -> str:
+        return self.peaks.target.name
+
+    @property
+    def fusion_gain(self) -> float:
+        fused = self.modes["fused"].seconds
+        return self.modes["unfused"].seconds / fused if fused > 0 else 1.0
+
+
+def analyse(model: CostModel, peaks: Peaks, latency_s: float | None) -> TargetReport:
+    whole = model.whole_graph()
+    modes = {
+        "unfused": mode_result("unfused", model.units, peaks),
+        "fused": mode_result("fused", model.groups, peaks),
+        "whole_graph": mode_result("whole_graph", [whole], peaks),
+    }
+    inverse = None
+    if latency_s is not None:
+        works = {"unfused": model.units, "fused": model.groups, "whole_graph": [whole]}
+        inverse = {m: inverse_roofline(m, works[m], peaks, latency_s) for m in MODES}
+    return TargetReport(peaks, [(w, peaks.time(w)) for w in model.units],
+                        [(w, peaks.time(w)) for w in model.groups if w.kind == "group"], modes, inverse)
+
+
+# ---- formatting -----------------------------------------------------------------------------------
+
+
+def seconds(t: float) -> str:
+    if t == 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-12:.3g} ps"
+
+
+def quantity(n: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return f"{n:.3g}" if isinstance(n, float) else str(n)
+
+
+def _intensity(w: Work) -> str:
+    ai = w.intensity
+    return "∞" if math.isinf(ai) else f"{ai:.3g}"
+
+
+def render(reports: list[TargetReport], module_name: str) -> str:
+    buf = StringIO()
+    console = Console(file=buf, width=150, color_system=None)
+    first = reports[0]
+    units = Table(title=f"Speed of light of @{module_name}: units of execution (unfused)", title_justify="left")
+    for col in ("unit", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
+        units.add_column(col, justify="left" if col in ("unit", "kind") else "right")
+    for r in reports:
+        units.add_column(f"{r.name} time", justify="right")
+        units.add_column("bound")
+    for k, (w, _) in enumerate(first.units):
+        row = [w.name + (f" ×{w.trips}" if w.trips > 1 else ""), w.kind,
+               quantity(sum(w.flops_tensor.values()) * w.trips), quantity(sum(w.flops_vector.values()) * w.trips),
+               quantity(w.total_bytes), _intensity(w)]
+        for r in reports:
+            t = r.units[k][1]
+            row += [seconds(t.seconds), t.bound]
+        units.add_row(*row)
+    console.print(units)
+    if first.groups:
+        groups = Table(title="Fusion groups", title_justify="left")
+        for col in ("group", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
+            groups.add_column(col, justify="left" if col == "group" else "right")
+        for r in reports:
+            groups.add_column(f"{r.name} time", justify="right")
+            groups.add_column("bound")
+        for k, (w, _) in enumerate(first.groups):
+            row = [w.name, quantity(sum(w.flops_tensor.values()) * w.trips),
+                   quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _intensity(w)]
+            for r in reports:
+                t = r.groups[k][1]
+                row += [seconds(t.seconds), t.bound]
+            groups.add_row(*row)
+        console.print(groups)
+    totals = Table(title="Totals", title_justify="left")
+    totals.add_column("mode")
+    totals.add_column("FLOPs", justify="right")
+    totals.add_column("bytes", justify="right")
+    for r in reports:
+        totals.add_column(f"{r.name} SOL", justify="right")
+        totals.add_column("bound")
+    labels = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph"}
+    for m in MODES:
+        res = first.modes[m]
+        row = [labels[m], quantity(res.flops), quantity(res.bytes)]
+        for r in reports:
+            row += [seconds(r.modes[m].seconds), r.modes[m].bound]
+        totals.add_row(*row)
+    gain = ["fusion gain (unfused ÷ fused)", "", ""]
+    for r in reports:
+        gain += [f"{r.fusion_gain:.2f}×", ""]
+    totals.add_row(*gain)
+    console.print(totals)
+    if first.inverse is not None:
+        inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
+                    title_justify="left")
+        inv.add_column("mode")
+        for r in reports:
+            inv.add_column(f"{r.name}: compute ×", justify="right")
+            inv.add_column("bandwidth ×", justify="right")
+            inv.add_column("both ×", justify="right")
+        for m in MODES:
+            row = [labels[m]]
+            for r in reports:
+                assert r.inverse is not None
+                i = r.inverse[m]
+                row += [f"{i.compute_factor:.3g}", f"{i.bandwidth_factor:.3g}", f"{i.both_factor:.3g}"]
+            inv.add_row(*row)
+        console.print(inv)
+        console.print("compute ×: the factor every compute peak needs with infinitely fast memory; bandwidth ×: "
+                      "the DRAM bandwidth factor with infinitely fast compute; both ×: the common factor on both "
+                      "(≤ 1: the target already meets the latency).")
+    return buf.getvalue()
+
+
+# ---- JSON -----------------------------------------------------------------------------------------
+
+
+def _work_json(w: Work, t: Timing) -> dict[str, Any]:
+    return {
+        "name": w.name,
+        "kind": w.kind,
+        "trips": w.trips,
+        "flops_tensor": {d.spelling: n * w.trips for d, n in w.flops_tensor.items()},
+        "flops_vector": {d.spelling: n * w.trips for d, n in w.flops_vector.items()},
+        "bytes": w.total_bytes,
+        "intensity": None if math.isinf(w.intensity) else w.intensity,
+        "time_s": t.seconds,
+        "tensor_s": t.tensor_s,
+        "vector_s": t.vector_s,
+        "memory_s": t.memory_s,
+        "bound": t.bound,
+    }
+
+
+def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int], allow_tf32: bool) -> dict[str, Any]:
+    doc: dict[str, Any] = {"schema": SCHEMA, "version": VERSION, "module": module_name, "params": params,
+                           "allow_tf32": allow_tf32, "targets": []}
+    for r in reports:
+        doc["targets"].append({
+            "name": r.name,
+            "full_name": r.peaks.target.full_name,
+            "dram_bandwidth": r.peaks.bandwidth,
+            "modes": {m: {"time_s": res.seconds, "bound": res.bound, "flops": res.flops, "bytes": res.bytes,
+                          "tensor_s": res.tensor_s, "vector_s": res.vector_s, "memory_s": res.memory_s}
+                      for m, res in r.modes.items()},
+            "fusion_gain": r.fusion_gain,
+            "units": [_work_json(w, t) for w, t in r.units],
+            "groups": [_work_json(w, t) for w, t in r.groups],
+            "inverse": None if r.inverse is None else {
+                m: {"latency_s": i.latency_s, "compute_factor": i.compute_factor,
+                    "bandwidth_factor": i.bandwidth_factor, "both_factor": i.both_factor,
+                    "least_bandwidth": i.least_bandwidth}
+                for m, i in r.inverse.items()},
+        })
+    return doc
+
+
+def write_json(doc: dict[str, Any], path: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2)
+        fh.write("\n")
+
+
+# ---- the roofline plot ----------------------------------------------------------------------------
+
+
+def plot(reports: list[TargetReport], path: str) -> None:
+    """One roofline panel per target, every unit (dots) and fusion group (squares) placed on it at its
+    arithmetic intensity and the FLOP rate its SOL time implies."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(reports), figsize=(6.5 * len(reports), 5), squeeze=False)
+    for ax, r in zip(axes[0], reports, strict=True):
+        beta = r.peaks.bandwidth
+        works = [w for w, _ in r.units] + [w for w, _ in r.groups]
+        finite = [w.intensity for w in works if w.total_bytes and not math.isinf(w.intensity) and w.intensity > 0]
+        lo = min([*finite, 0.1]) / 4
+        hi = max([*finite, 1000.0]) * 4
+        xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+        # One roof per peak the program uses (e.g. f32 contractions on FP32 vector units, bf16 on tensor cores).
+        roofs = {(c.precision, c.unit): c.flop_per_s for c in r.peaks.used()}
+        for (precision, unit), peak in sorted(roofs.items()):
+            ax.plot(xs, [min(peak, beta * x) for x in xs], label=f"{precision} {unit}: {quantity(peak)}FLOP/s")
+        for items, marker in ((r.units, "o"), (r.groups, "s")):
+            for w, t in items:
+                if not w.total_bytes or t.seconds == 0 or not w.flops:
+                    continue
+                ax.scatter([w.intensity], [w.flops / t.seconds], marker=marker, zorder=3)
+                ax.annotate(w.name, (w.intensity, w.flops / t.seconds), fontsize=7, xytext=(3, 3),
+                            textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("FLOP/s at the speed of light")
+        ax.set_title(f"{r.peaks.target.full_name}: β = {quantity(beta)}B/s")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

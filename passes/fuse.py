@@ -1,0 +1,268 @@
+"""--fuse: groups units of execution into `solar.group` fusion groups along producer→consumer edges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from solar.ir.ops import (
+    Assign,
+    EinsumOp,
+    ForOp,
+    FuncOp,
+    GroupOp,
+    IfOp,
+    KernelOp,
+    ModuleOp,
+    Op,
+    SymbolRef,
+    Value,
+    Word,
+    YieldOp,
+    walk_stmts,
+)
+from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.rewrite import replace_uses
+from solar.passes.analysis.units import VIEW_OPS, Unit, units_of
+
+MODES = ("greedy", "producer-consumer", "none")
+
+
+def is_map(unit: Unit) -> bool:
+    """A unit without any reduction: every output element depends on one iteration (an epilogue)."""
+    for op in unit.ops:
+        if isinstance(op, EinsumOp) and any(s.reduction is not None for s in op.body):
+            return False
+        if isinstance(op, KernelOp):
+            if any(isinstance(s, Assign) and s.reduction is not None for s in walk_stmts(op.body)):
+                return False
+    return unit.kind in ("einsum", "kernel")
+
+
+@dataclass(frozen=True)
+class Fuse(Pass):
+    """Forms fusion groups. The legality rules (docs/sol.md, "Fusion"):
+
+    1. Only units of execution (kernels, einsum chains of one kernel, concat/gather/scatter/insert) and the
+       free layout ops between them (reshape, permute, broadcast, slice, constant) join groups; solar.for,
+       solar.if and calls are group boundaries; groups do not nest.
+    2. A unit joins the group of one of its producers (the latest in program order that allows it).
+    3. Groups stay convex: no path leaves a group and comes back to it through an op outside it, so the
+       group can run as one step (a cycle through the rest of the graph would make that impossible).
+    4. mode=producer-consumer (what fused libraries do): the producer's results feed only this consumer,
+       and a group holds at most one unit with a reduction: only maps may follow a reduction (epilogues)
+       or precede it (prologues). mode=greedy: any producer→consumer edge, intermediates that are also
+       read outside the group are written out. mode=none: no groups.
+    5. A layout op joins the group that all of its readers belong to.
+
+    Before:
+        %h = solar.einsum @fc ... %a = solar.einsum @relu "ij->ij" (%h as H) ...
+    After:
+        %a = solar.group @group0 -> tensor<64x1024xf32> attributes {mode = greedy, units = [@fc, @relu]} {
+          %h = solar.einsum @fc ... %a_1 = solar.einsum @relu ... solar.yield %a_1 }
+    """
+
+    name = "fuse"
+    summary = "Group units of execution into fusion groups (mode=greedy|producer-consumer|none)"
+    primary_option = "mode"
+    mode: str = "greedy"
+
+    def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        if self.mode not in MODES:
+            ctx.diagnostics.error(f"fuse: mode must be one of {', '.join(MODES)}, not '{self.mode}'", module.loc)
+            return
+        if self.mode == "none":
+            return
+        for func in module.funcs:
+            counter = [0]
+            taken = {op.symbol for op in func.walk() if isinstance(op, KernelOp | EinsumOp | GroupOp)}
+            for block in _blocks(func):
+                _FuseBlock(block, self.mode, counter, taken).run()
+
+
+def _blocks(func: FuncOp) -> list[list[Op]]:
+    out: list[list[Op]] = []
+
+    def visit(ops: list[Op]) -> None:
+        out.append(ops)
+        for op in ops:
+            if isinstance(op, ForOp | IfOp):
+                for region in op.regions:
+                    visit(region)
+
+    visit(func.body)
+    return out
+
+
+class _FuseBlock:
+    def __init__(self, block: list[Op], mode: str, counter: list[int], taken: set[str]) -> None:
+        self.block = block
+        self.mode = mode
+        self.counter = counter
+        self.taken = taken
+        self.position = {op: i for i, op in enumerate(block)}
+        # The top-level op of this block that holds each (possibly nested) op.
+        self.top: dict[Op, Op] = {}
+        for op in block:
+            for inner in op.walk():
+                self.top[inner] = op
+        self.defined_by = {r: op for op in block for r in op.results}
+        self.succ: dict[Op, set[Op]] = {op: set() for op in block}
+        for op in block:
+            for inner in op.walk():
+                for v in inner.operands:
+                    producer = self.defined_by.get(v)
+                    if producer is not None and producer is not op:
+                        self.succ[producer].add(op)
+        self.reach = self._reachability()
+
+    def _reachability(self) -> dict[Op, int]:
+        """Bit sets of the ops reachable from each op (bit i = the op at position i)."""
+        reach: dict[Op, int] = {}
+        for op in reversed(self.block):
+            bits = 0
+            for s in self.succ[op]:
+                bits |= (1 << self.position[s]) | reach[s]
+            reach[op] = bits
+        return reach
+
+    def run(self) -> None:
+        units = [u for u in units_of([op for op in self.block if not isinstance(op, GroupOp)])
+                 if all(op in self.position for op in u.ops)]
+        group_of: dict[Unit, list[Unit]] = {u: [u] for u in units}
+        unit_of_op = {op: u for u in units for op in u.ops}
+        for u in units:
+            for p in self._producers(u, unit_of_op):
+                group = group_of[p]
+                if self._can_join(group, u, group_of, unit_of_op):
+                    old = group_of[u]
+                    group.extend(x for x in old if x not in group)
+                    for x in old:
+                        group_of[x] = group
+                    break
+        seen: list[list[Unit]] = []
+        for g in group_of.values():
+            if len(g) > 1 and not any(g is s for s in seen):
+                seen.append(g)
+        for g in seen:
+            self._materialize(g)
+
+    def _producers(self, u: Unit, unit_of_op: dict[Op, Unit]) -> list[Unit]:
+        """Units whose results `u` reads, directly or through layout ops; latest first."""
+        found: dict[Unit, None] = {}
+        stack = [v for op in u.ops for inner in op.walk() for v in inner.operands]
+        while stack:
+            v = stack.pop()
+            producer = self.defined_by.get(v)
+            if producer is None:
+                continue
+            if isinstance(producer, VIEW_OPS):
+                stack.extend(producer.operands)
+            elif producer in unit_of_op and unit_of_op[producer] is not u:
+                found.setdefault(unit_of_op[producer])
+        return sorted(found, key=lambda x: -self.position[x.ops[-1]])
+
+    def _can_join(self, group: list[Unit], u: Unit, group_of: dict[Unit, list[Unit]],
+                  unit_of_op: dict[Op, Unit]) -> bool:
+        if group is group_of[u]:
+            return False
+        members = {op for x in [*group, *group_of[u]] for op in x.ops}
+        mask = 0
+        for op in members:
+            mask |= 1 << self.position[op]
+        # Convexity: nothing outside the merged set both depends on it and feeds it (a layout op on such a
+        # path is fine: it joins the group).
+        for op in self.block:
+            bit = 1 << self.position[op]
+            if bit & mask or isinstance(op, VIEW_OPS):
+                continue
+            if self._between(op, members, mask):
+                return False
+        if self.mode == "producer-consumer":
+            for x in group:
+                for op in x.ops:
+                    for r in op.results:
+                        readers = self._readers(r, unit_of_op)
+                        if any(reader is not u and reader not in group for reader in readers):
+                            return False
+            cores = [x for x in [*group, *group_of[u]] if not is_map(x)]
+            if len(cores) > 1:
+                return False
+        return True
+
+    def _between(self, op: Op, members: set[Op], mask: int) -> bool:
+        """Whether `op` is reachable from a member and reaches a member."""
+        bit = 1 << self.position[op]
+        return bool(self.reach[op] & mask) and any(self.reach[m] & bit for m in members)
+
+    def _readers(self, v: Value, unit_of_op: dict[Op, Unit]) -> list[Unit | Op]:
+        """The units (or other ops) that read `v`, looking through layout ops."""
+        out: list[Unit | Op] = []
+        for op in self.block:
+            for inner in op.walk():
+                if v in inner.operands:
+                    if isinstance(inner, VIEW_OPS):
+                        out.extend(self._readers(inner.results[0], unit_of_op))
+                    else:
+                        out.append(unit_of_op.get(self.top[inner], self.top[inner]))
+        return out
+
+    def _materialize(self, group: list[Unit]) -> None:
+        members = {op for u in group for op in u.ops}
+        mask = 0
+        for op in members:
+            mask |= 1 << self.position[op]
+        # Layout ops on a path between members, or whose readers are all members, come along (free there).
+        path_views = {op for op in self.block if isinstance(op, VIEW_OPS) and self._between(op, members, mask)}
+        members |= path_views
+        changed = True
+        while changed:
+            changed = False
+            for op in self.block:
+                if op in members or not isinstance(op, VIEW_OPS):
+                    continue
+                readers = [self.top[inner] for x in self.block for inner in x.walk() if op.results[0] in inner.operands]
+                if readers and all(r in members for r in readers):
+                    members.add(op)
+                    changed = True
+        ordered = sorted(members, key=lambda o: self.position[o])
+        first, last = self.position[ordered[0]], self.position[ordered[-1]]
+        between = [op for op in self.block[first:last + 1] if op not in members]
+        before = [op for op in between if not any(self.reach[m] & (1 << self.position[op]) for m in ordered)]
+        after = [op for op in between if op not in before]
+        outputs: list[Value] = []
+        for op in ordered:
+            for r in op.results:
+                used_outside = any(r in inner.operands for x in self.block if x not in members for inner in x.walk())
+                if used_outside:
+                    outputs.append(r)
+        symbol = self._symbol()
+        group_op = GroupOp(symbol, [r.type for r in outputs if r.type is not None], [*ordered, YieldOp(list(outputs))],
+                           ordered[0].loc)
+        group_op.attrs["mode"] = Word(self.mode)
+        group_op.attrs["units"] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name for u in group]
+        group_op.results = [Value(r.name, r.type, group_op, r.loc) for r in outputs]
+        for r in outputs:
+            r.name = self._inner_name(r.name)
+        new_block = self.block[:first] + before + [group_op] + after + self.block[last + 1:]
+        self.block[:] = new_block
+        rest = self.block[self.block.index(group_op) + 1:]
+        for old, new in zip(outputs, group_op.results, strict=True):
+            replace_uses(rest, old, new)
+        # Positions changed: recompute the block's bookkeeping for the next group.
+        self.__init__(self.block, self.mode, self.counter, self.taken)  # type: ignore[misc]
+
+    def _symbol(self) -> str:
+        while f"group{self.counter[0]}" in self.taken:
+            self.counter[0] += 1
+        name = f"group{self.counter[0]}"
+        self.taken.add(name)
+        return name
+
+    def _inner_name(self, name: str) -> str:
+        names = {r.name for op in self.block for inner in op.walk() for r in inner.results}
+        candidate, n = f"{name}_0", 0
+        while candidate in names:
+            n += 1
+            candidate = f"{name}_{n}"
+        return candidate
+

@@ -1,0 +1,95 @@
+"""--sol=TARGET: the speed-of-light report (unfused, fused, whole graph), as a table, JSON, IR attributes
+and a roofline plot."""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
+from solar.backends.report import analyse, plot, render, to_json, write_json
+from solar.ir.ops import ModuleOp
+from solar.ir.pass_manager import Pass, PassContext
+from solar.passes.inline import Inline
+from solar.targets.loader import TargetError, load_target
+
+_LATENCY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*\Z")
+_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, None: 1.0}
+
+
+def parse_latency(text: str) -> float:
+    m = _LATENCY.match(text)
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f"bad latency '{text}': write a positive number with a unit, such as 2ms, 500us or 0.1s")
+    return float(m.group(1)) * _SCALE[m.group(2)]
+
+
+@dataclass(frozen=True)
+class SOL(Pass):
+    """Computes the speed of light of the entry function on one or more targets (`target=h100,b200`;
+    a name from --list-targets, `host`, or a path to a YAML file) and prints the report (docs/sol.md).
+    Annotates every unit's first op, every fusion group and the module with its times.
+
+    Before:  %y = solar.einsum @fc ... (no cost attributes)
+    After:   %y = solar.einsum @fc ... attributes {sol = [{target = "h100-sxm", time_s = 1.2e-06,
+             bound = memory, flops = ..., bytes = ...}]}
+    """
+
+    name = "sol"
+    summary = "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)"
+    primary_option = "target"
+    target: str = "h100"
+    allow_tf32: bool = False
+    report: str = ""  # a path for the JSON report
+    plot: str = ""  # a path for the roofline PNG
+    latency: str = ""  # a latency target for the inverse roofline, e.g. 2ms
+    annotate: bool = True
+
+    def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        try:
+            latency = parse_latency(self.latency) if self.latency else None
+            targets = [load_target(name.strip()) for name in self.target.split(",") if name.strip()]
+        except (ValueError, TargetError) as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
+        if not targets:
+            ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
+            return
+        # Costing works on the whole program: calls are inlined on a copy (the IR itself is unchanged).
+        has_calls = any(op.opname == "solar.call" for op in module.walk())
+        work = module
+        if has_calls:
+            work = copy.deepcopy(module)
+            Inline().apply(ctx, work)
+        try:
+            model = CostModel(work)
+            reports = [analyse(model, Peaks(t, self.allow_tf32), latency) for t in targets]
+        except CostError as err:
+            loc = err.op.loc if err.op is not None else module.loc
+            ctx.diagnostics.error(f"sol: {err}", loc)
+            return
+        name = module.name or model.func.name
+        ctx.report(render(reports, name))
+        ctx.results[self.name] = reports
+        if self.report:
+            write_json(to_json(reports, name, model.values, self.allow_tf32), self.report)
+        if self.plot:
+            plot(reports, self.plot)
+        if self.annotate:
+            # Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only
+            # the module gets its totals.
+            if not has_calls:
+                for k, (w, _) in enumerate(reports[0].units):
+                    if w.ops:
+                        w.ops[0].attrs["sol"] = [_times(r.name, *r.units[k]) for r in reports]
+                for k, (w, _) in enumerate(reports[0].groups):
+                    w.ops[0].attrs["sol"] = [_times(r.name, *r.groups[k]) for r in reports]
+            module.attrs["sol"] = [
+                {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()},
+                 "fusion_gain": r.fusion_gain} for r in reports]
+
+def _times(target: str, work: Work, timing: Timing) -> dict[str, Any]:
+    return {"target": target, "time_s": timing.seconds, "bound": timing.bound, "flops": work.flops,
+            "bytes": work.total_bytes}
