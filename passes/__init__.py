@@ -13,6 +13,7 @@ PASSES: dict[str, str] = {
     "sol": "solar.passes.sol:SOL",
     "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",
     "symbol-dce": "solar.passes.symbol_dce:SymbolDCE",
+    "tile-search": "solar.passes.tile_search:TileSearch",
 }
 
 registry = PassRegistry(PASSES)

@@ -47,7 +47,8 @@ class BindParams(Pass):
         if not self.options:
             missing = [p.name for p in module.params if p.default is None]
             if missing:
-                ctx.diagnostics.error(f"bind-params: {', '.join(missing)} have no default; give values "
+                ctx.diagnostics.error(f"bind-params: {', '.join(missing)} {'has' if len(missing) == 1 else 'have'} "
+                                      "no default; give values "
                                       f"such as bind-params{{{missing[0]}=64}}", module.loc)
                 return
             values = {p.name: p.default for p in module.params if p.default is not None}

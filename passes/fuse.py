@@ -16,7 +16,6 @@ from solar.ir.ops import (
     Op,
     SymbolRef,
     Value,
-    Word,
     YieldOp,
     walk_stmts,
 )
@@ -32,9 +31,9 @@ def is_map(unit: Unit) -> bool:
     for op in unit.ops:
         if isinstance(op, EinsumOp) and any(s.reduction is not None for s in op.body):
             return False
-        if isinstance(op, KernelOp):
-            if any(isinstance(s, Assign) and s.reduction is not None for s in walk_stmts(op.body)):
-                return False
+        if isinstance(op, KernelOp) and any(isinstance(s, Assign) and s.reduction is not None
+                                            for s in walk_stmts(op.body)):
+            return False
     return unit.kind in ("einsum", "kernel")
 
 
@@ -45,7 +44,8 @@ class Fuse(Pass):
     1. Only units of execution (kernels, einsum chains of one kernel, concat/gather/scatter/insert) and the
        free layout ops between them (reshape, permute, broadcast, slice, constant) join groups; solar.for,
        solar.if and calls are group boundaries; groups do not nest.
-    2. A unit joins the group of one of its producers (the latest in program order that allows it).
+    2. A unit joins the groups of its producers (the latest in program order first) as far as the rules
+       allow.
     3. Groups stay convex: no path leaves a group and comes back to it through an op outside it, so the
        group can run as one step (a cycle through the rest of the graph would make that impossible).
     4. mode=producer-consumer (what fused libraries do): the producer's results feed only this consumer,
@@ -57,7 +57,7 @@ class Fuse(Pass):
     Before:
         %h = solar.einsum @fc ... %a = solar.einsum @relu "ij->ij" (%h as H) ...
     After:
-        %a = solar.group @group0 -> tensor<64x1024xf32> attributes {mode = greedy, units = [@fc, @relu]} {
+        %a = solar.group @group0 -> tensor<64x1024xf32> attributes {mode = "greedy", units = [@fc, @relu]} {
           %h = solar.einsum @fc ... %a_1 = solar.einsum @relu ... solar.yield %a_1 }
     """
 
@@ -131,6 +131,8 @@ class _FuseBlock:
         group_of: dict[Unit, list[Unit]] = {u: [u] for u in units}
         unit_of_op = {op: u for u in units for op in u.ops}
         for u in units:
+            # Latest producer first; once joined, the group takes the other producers' groups too where the
+            # rules allow (stopping at the first join would leave cheaper fusions undone).
             for p in self._producers(u, unit_of_op):
                 group = group_of[p]
                 if self._can_join(group, u, group_of, unit_of_op):
@@ -138,7 +140,6 @@ class _FuseBlock:
                     group.extend(x for x in old if x not in group)
                     for x in old:
                         group_of[x] = group
-                    break
         seen: list[list[Unit]] = []
         for g in group_of.values():
             if len(g) > 1 and not any(g is s for s in seen):
@@ -182,7 +183,7 @@ class _FuseBlock:
                 for op in x.ops:
                     for r in op.results:
                         readers = self._readers(r, unit_of_op)
-                        if any(reader is not u and reader not in group for reader in readers):
+                        if any(reader not in group and reader not in group_of[u] for reader in readers):
                             return False
             cores = [x for x in [*group, *group_of[u]] if not is_map(x)]
             if len(cores) > 1:
@@ -221,7 +222,10 @@ class _FuseBlock:
                 if op in members or not isinstance(op, VIEW_OPS):
                     continue
                 readers = [self.top[inner] for x in self.block for inner in x.walk() if op.results[0] in inner.operands]
-                if readers and all(r in members for r in readers):
+                # A view nobody reads (a dead one) joins the group that makes its operand (else that value
+                # would be written out of the group for nothing).
+                dead_view_of_member = self._dead(op) and any(self.defined_by.get(v) in members for v in op.operands)
+                if (readers and all(r in members for r in readers)) or dead_view_of_member:
                     members.add(op)
                     changed = True
         ordered = sorted(members, key=lambda o: self.position[o])
@@ -238,8 +242,10 @@ class _FuseBlock:
         symbol = self._symbol()
         group_op = GroupOp(symbol, [r.type for r in outputs if r.type is not None], [*ordered, YieldOp(list(outputs))],
                            ordered[0].loc)
-        group_op.attrs["mode"] = Word(self.mode)
-        group_op.attrs["units"] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name for u in group]
+        # A string: a bare word cannot hold the hyphen of producer-consumer (it would not parse back).
+        group_op.attrs["mode"] = self.mode
+        in_order = sorted(group, key=lambda u: self.position[u.ops[0]])
+        group_op.attrs["units"] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name for u in in_order]
         group_op.results = [Value(r.name, r.type, group_op, r.loc) for r in outputs]
         for r in outputs:
             r.name = self._inner_name(r.name)
@@ -250,6 +256,11 @@ class _FuseBlock:
             replace_uses(rest, old, new)
         # Positions changed: recompute the block's bookkeeping for the next group.
         self.__init__(self.block, self.mode, self.counter, self.taken)  # type: ignore[misc]
+
+    def _dead(self, view: Op) -> bool:
+        """Whether nothing reads the view's result but other dead views."""
+        readers = [self.top[inner] for x in self.block for inner in x.walk() if view.results[0] in inner.operands]
+        return all(isinstance(r, VIEW_OPS) and self._dead(r) for r in readers)
 
     def _symbol(self) -> str:
         while f"group{self.counter[0]}" in self.taken:

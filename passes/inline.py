@@ -25,8 +25,11 @@ class Inline(Pass):
     summary = "Inline every solar.call"
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
-        for func in module.funcs:
-            self._inline_func(ctx, module, func, [func.name])
+        try:
+            for func in module.funcs:
+                self._inline_func(ctx, module, func, [func.name])
+        except _Recursion:
+            return  # reported once, at the call that closes the cycle
 
     def _inline_func(self, ctx: PassContext, module: ModuleOp, func: FuncOp, stack: list[str]) -> None:
         for block in _blocks(func):
@@ -43,7 +46,7 @@ class Inline(Pass):
                 if callee.name in stack:
                     ctx.diagnostics.error(f"inline: recursive call to @{callee.name} "
                                           f"({' -> '.join('@' + s for s in [*stack, callee.name])})", op.loc)
-                    return
+                    raise _Recursion
                 self._inline_func(ctx, module, callee, [*stack, callee.name])
                 body = _clone_body(callee, op, func)
                 ret = body.pop()
@@ -53,6 +56,10 @@ class Inline(Pass):
                 for old, new in zip(op.results, ret.values, strict=False):
                     replace_uses(rest, old, new)
                 i += len(body)
+
+
+class _Recursion(Exception):
+    pass
 
 
 def _blocks(func: FuncOp) -> list[list[Op]]:

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import islpy as isl
-
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.expr import Expr, format_expr
-from solar.ir.types import format_dim
 from solar.ir.ops import ForOp, FuncOp, KernelOp, ModuleOp, Op
 from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.types import format_dim
 from solar.passes.analysis.isl_model import (
     KernelModel,
     UnsupportedForISL,
@@ -23,13 +22,13 @@ from solar.passes.analysis.isl_model import (
 )
 
 
-def kernels_with_loops(func: FuncOp) -> Iterator[tuple[KernelOp, dict[str, tuple[Expr, Expr]]]]:
-    """Every kernel of `func`, with the bounds of the solar.for loops around it."""
+def ops_with_loops(func: FuncOp) -> Iterator[tuple[Op, dict[str, tuple[Expr, Expr]]]]:
+    """Every op of `func`, nested ones included, with the bounds of the solar.for loops around it (outermost
+    first)."""
 
-    def visit(ops: list[Op], loops: dict[str, tuple[Expr, Expr]]) -> Iterator[tuple[KernelOp, dict]]:
+    def visit(ops: list[Op], loops: dict[str, tuple[Expr, Expr]]) -> Iterator[tuple[Op, dict]]:
         for op in ops:
-            if isinstance(op, KernelOp):
-                yield op, loops
+            yield op, loops
             inner = {**loops, op.var: (op.lower, op.upper)} if isinstance(op, ForOp) else loops
             for region in op.regions:
                 yield from visit(region, inner)
@@ -37,12 +36,19 @@ def kernels_with_loops(func: FuncOp) -> Iterator[tuple[KernelOp, dict[str, tuple
     yield from visit(func.body, {})
 
 
-def model_kernels(module: ModuleOp) -> Iterator[tuple[KernelOp, KernelModel | UnsupportedForISL]]:
+def kernels_with_loops(func: FuncOp) -> Iterator[tuple[KernelOp, dict[str, tuple[Expr, Expr]]]]:
+    """Every kernel of `func`, with the bounds of the solar.for loops around it."""
+    return ((op, loops) for op, loops in ops_with_loops(func) if isinstance(op, KernelOp))
+
+
+def model_kernels(module: ModuleOp, all_loops: bool = False
+                  ) -> Iterator[tuple[KernelOp, KernelModel | UnsupportedForISL]]:
+    """Every kernel with its ISL model (see `build_model` for `all_loops`), or why it has none."""
     params = [p.name for p in module.params]
     for func in module.funcs:
         for kernel, loops in kernels_with_loops(func):
             try:
-                yield kernel, build_model(kernel, params, loops)
+                yield kernel, build_model(kernel, params, loops, all_loops)
             except UnsupportedForISL as err:
                 yield kernel, err
 
@@ -102,17 +108,16 @@ def annotations(model: KernelModel, values: dict[str, int]) -> dict[str, Any]:
 def check_bounds(model: KernelModel, diagnostics: DiagnosticEngine) -> None:
     for s in model.statements:
         for access, rel in [(s.stmt.target, s.write), *s.reads]:
-            box = model.boxes[access.tensor]
-            outside = rel.intersect_range(box.complement())
+            outside = model.out_of_bounds(rel, access.tensor)
             if outside.is_empty():
                 continue
-            point = outside.domain().sample_point()
+            point = outside.domain().lexmin().sample_point()  # the first offending iteration
             where = point_text(point, s.indices, len(s.indices))
-            element = outside.intersect_domain(isl.Set.from_point(point)).range().sample_point()
+            element = outside.intersect_domain(isl.Set.from_point(point)).range().lexmin().sample_point()
             coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python())
                                for k in range(len(access.indices)))
             shape = "x".join(format_dim(d) for d in model.tensors[access.tensor].shape) or "scalar"
-            params = param_text(point)
+            params = param_text(point, model.names)
             at = f"at {where}" + (f" (with {params})" if params else "") if where or params else "always"
             diagnostics.error(f"access `{format_expr(access)}` is out of bounds: {at} it touches "
                               f"{access.tensor}[{coords}] but {access.tensor} has shape {shape}", access.loc)
@@ -128,9 +133,9 @@ def check_full_writes(model: KernelModel, diagnostics: DiagnosticEngine) -> None
         holes = box if written is None else box.subtract(written)
         if holes.is_empty():
             continue
-        point = holes.sample_point()
+        point = holes.lexmin().sample_point()  # the first hole, in row-major order
         coords = ", ".join(str(point.get_coordinate_val(isl.dim_type.set, k).to_python())
                            for k in range(out.type.rank))
-        params = param_text(point)
+        params = param_text(point, model.names)
         diagnostics.error(f"output {out.name} is not fully written: {out.name}[{coords}] is never assigned"
                           + (f" (with {params})" if params else ""), out.loc)

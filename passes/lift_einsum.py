@@ -13,6 +13,7 @@ from solar.ir.expr import (
     IndexRef,
     IntLit,
     NameRef,
+    Unary,
     format_expr,
     linear_form,
     rewrite,
@@ -39,7 +40,7 @@ from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import defined_values, replace_uses
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 from solar.passes.analysis.counts import einsum_counts
-from solar.passes.analysis.dependences import always_before, touching
+from solar.passes.analysis.dependences import always_before, ever_before, touching
 from solar.passes.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 
 _LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
@@ -156,6 +157,10 @@ class _Lifter:
             if any(lp.step != 1 for lp in ctx.loops):
                 raise Unliftable("a loop has a step other than 1")
             self._statement(assign, ctx, sm)
+        for e in self.einsums:
+            if not e.inputs:  # subscripts cannot say "no operand": `->ij` is one rank-0 operand
+                raise Unliftable(f"`{format_expr(e.body[0].value)}` fills {e.outputs[0].name} with no operand "
+                                 "to read (an einsum needs one)")
         finals = []
         for out in self.kernel.outputs:
             if out.name not in self.versions:
@@ -191,8 +196,11 @@ class _Lifter:
     # ---- one statement ---------------------------------------------------------------------------
     def _statement(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:
         target = assign.target.tensor
+        self._check_domain(assign, ctx, sm)
         self._check_reads(sm)
         prior = self.versions.get(target)
+        if prior is None and assign.reduction is None and _is_identity(assign.value, self._reduction_of(target)):
+            return  # `C = 0` before `C += ...`: the buffer starts at the reduction's identity anyway
         for w in self.writers.get(target, []):
             if not always_before(touching(w.write, sm.write), w, sm):
                 raise Unliftable(f"the writes to {target} at line {assign.loc.line} interleave with earlier ones")
@@ -208,6 +216,28 @@ class _Lifter:
             result = self._combine(target, prior, result, assign.reduction)
         self.versions[target] = result
         self.writers.setdefault(target, []).append(sm)
+
+    def _reduction_of(self, tensor: str) -> str | None:
+        return next((s.stmt.reduction for s in self.model.statements
+                     if s.stmt.target.tensor == tensor and s.stmt.reduction is not None), None)
+
+    def _check_domain(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:
+        """What the einsum form assumes of a statement: accesses in bounds (an einsum reads 0 outside an
+        operand), indices from 0 up, every loop index in some subscript (else its repetitions are lost)."""
+        for access, rel in [(assign.target, sm.write), *sm.reads]:
+            if not self.model.out_of_bounds(rel, access.tensor).is_empty():
+                raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} is out of bounds "
+                                 "(--lift-affine reports where)")
+        if sm.domain.is_empty():
+            return
+        subscripted = {i.name for a, _ in [(assign.target, None), *sm.reads] for e in a.indices
+                       for i in walk(e) if isinstance(i, IndexRef)}
+        for k, loop in enumerate(ctx.loops):
+            if loop.var not in subscripted:
+                raise Unliftable(f"loop index %{loop.var} appears in no subscript (an einsum would lose its "
+                                 "repetitions)")
+            if sm.domain.dim_min_val(k).is_neg():
+                raise Unliftable(f"loop index %{loop.var} takes negative values (einsum indices start at 0)")
 
     def _drop_zero_fill(self, prior: Value) -> bool:
         """A buffer zero-filled and then partly overwritten (a causal mask) is the overwrite alone: result
@@ -241,8 +271,7 @@ class _Lifter:
                 if earlier and not always_before(pairs, w, sm):
                     raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} reads {name} before "
                                      "all of its writes are done")
-                if not earlier and w is not sm and not pairs.intersect(
-                        w.schedule.lex_lt_map(sm.schedule)).is_empty():
+                if not earlier and w is not sm and ever_before(pairs, w, sm):
                     raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} reads {name} after a "
                                      "later statement overwrote it")
 
@@ -270,18 +299,20 @@ class _Lifter:
         spec = ",".join(terms) + "->" + out_term
         shapes: list[tuple[Dim, ...]] = [self._type_of(src).shape for _, _, src in operands]
         shapes.append(self.tensors[assign.target.tensor].shape)
-        where = self._where(ctx, letters, [*[a.indices for a, _, _ in operands], assign.target.indices], shapes)
+        where = self._where(ctx, sm, letters, [*[a.indices for a, _, _ in operands], assign.target.indices], shapes)
 
-        def body(e: Expr) -> Expr | None:
-            if isinstance(e, Access):
-                return NameRef(names[(e.tensor, e.indices)], e.loc)
+        def reads(e: Expr) -> Expr | None:
+            return NameRef(names[(e.tensor, e.indices)], e.loc) if isinstance(e, Access) else None
+
+        def index_values(e: Expr) -> Expr | None:
             if isinstance(e, IndexRef):
                 if e.name not in letters:
                     raise Unliftable(f"`%{e.name}` is not a loop index of this statement")
                 return IndexRef(letters[e.name], e.loc)
             return None
 
-        value = rewrite(assign.value, body)
+        # Reads first: `rewrite` works bottom-up, so renaming indices first would change the reads' keys.
+        value = rewrite(rewrite(assign.value, reads), index_values)
         target = assign.target.tensor
         decl = TensorDecl(target, self.tensors[target], assign.loc)
         op = EinsumOp(self.kernel.symbol, spec, [Binding(src, bind) for _, bind, src in operands], [decl],
@@ -294,12 +325,13 @@ class _Lifter:
         t = self.tensors[target]
         letters = _LETTERS[:t.rank]
         spec = f"{letters},{letters}->{letters}"
-        lhs, rhs = NameRef("P"), NameRef("R")
-        value = _combine_expr(reduction, lhs, rhs)
-        decl = TensorDecl(target, t)
-        op = EinsumOp(self.kernel.symbol, spec, [Binding(prior, "P"), Binding(partial, "R")], [decl],
-                      [EinsumStmt(target, "=", value)])
-        op.results = [Value(self._fresh(target), t, op)]
+        p, r = ("P", "R") if target not in ("P", "R") else ("P_0", "R_0")  # never the result's name
+        value = _combine_expr(reduction, NameRef(p), NameRef(r))
+        loc = self.kernel.loc  # the combine has no statement of its own: diagnostics point at the kernel
+        decl = TensorDecl(target, t, loc)
+        op = EinsumOp(self.kernel.symbol, spec, [Binding(prior, p, loc), Binding(partial, r, loc)], [decl],
+                      [EinsumStmt(target, "=", value, loc)], None, loc)
+        op.results = [Value(self._fresh(target), t, op, loc)]
         self.einsums.append(op)
         return op.results[0]
 
@@ -307,7 +339,7 @@ class _Lifter:
         assert value.type is not None
         return value.type
 
-    def _where(self, ctx: _Context, letters: dict[str, str], terms: list[tuple[Expr, ...]],
+    def _where(self, ctx: _Context, sm: StatementModel, letters: dict[str, str], terms: list[tuple[Expr, ...]],
                shapes: list[tuple[Dim, ...]]) -> str | None:
         # What a dimension gives each index that stands alone in it; bounds that differ become constraints.
         extent: dict[str, Dim] = {}
@@ -316,21 +348,44 @@ class _Lifter:
                 if isinstance(entry, IndexRef) and entry.name not in extent:
                     extent[entry.name] = dim
         constraints: list[str] = []
-        for loop in ctx.loops:
+        for k, loop in enumerate(ctx.loops):
             v = letters[loop.var]
             lows = _parts(loop.lower, "max")
             highs = _parts(loop.upper, "min")
             for lo in lows:
-                if not (linear_form(lo) == ((), 0)):
+                if linear_form(lo) != ((), 0):
                     constraints.append(f"{v}>={_affine_text(lo, letters)}")
+            known = extent.get(loop.var)
             for hi in highs:
-                known = extent.get(loop.var)
                 if known is not None and dims_equal(known, _dim_of(hi)):
                     continue
                 constraints.append(f"{v}<{_affine_text(hi, letters)}")
+            if known is None and not any(isinstance(hi, IntLit) for hi in highs):
+                # No dimension and no constant bound gives the index a range (`j < i + 1` with `X[i - j]`):
+                # state its largest value over the statement's domain.
+                top = sm.domain.dim_max_val(k)
+                if not top.is_int():
+                    raise Unliftable(f"the range of loop index %{loop.var} is not a constant")
+                constraints.append(f"{v}<{top.to_python() + 1}")
         for guard in ctx.guards:
             constraints += _guard_texts(guard, letters)
         return ",".join(constraints) if constraints else None
+
+
+_IDENTITY = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}
+
+
+def _is_identity(value: Expr, reduction: str | None) -> bool:
+    """Whether `value` is a literal equal to the identity of `reduction` (0 for add, -inf for max, ...)."""
+    if reduction is None:
+        return False
+    if isinstance(value, Unary) and value.op == "-" and isinstance(value.operand, IntLit | FloatLit):
+        literal = -value.operand.value
+    elif isinstance(value, IntLit | FloatLit):
+        literal = value.value
+    else:
+        return False
+    return literal == _IDENTITY[reduction]
 
 
 def _combine_expr(reduction: str, a: Expr, b: Expr) -> Expr:
@@ -382,7 +437,7 @@ def _affine_text(expr: Expr, letters: dict[str, str]) -> str:
         raise Unliftable(f"index `{format_expr(expr)}` is not a linear combination of loop indices")
     coeffs, const = form
     text = ""
-    for name, c in coeffs:
+    for name, c in sorted(coeffs, key=lambda nc: nc[1] < 0):  # `k-j`, not `-j+k`
         if not name.startswith("%") or name[1:] not in letters:
             raise Unliftable(f"index `{format_expr(expr)}` depends on `{name}`, which subscripts cannot name")
         letter = letters[name[1:]]

@@ -7,13 +7,11 @@ from io import StringIO
 
 from rich.console import Console
 from rich.table import Table
-
-from solar.ir.expr import evaluate_int
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts
-from solar.passes.analysis.isl_model import UnsupportedForISL
-from solar.passes.lift_affine import kernels_with_loops, model_kernels
+from solar.passes.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
+from solar.passes.lift_affine import model_kernels, ops_with_loops
 
 
 @dataclass(frozen=True)
@@ -34,31 +32,28 @@ class PrintCounts(Pass):
             return
         rows: list[tuple[str, str, Counts]] = []
         params = [p.name for p in module.params]
-        models = dict(model_kernels(module))
+        # Kernels are modelled with every enclosing solar.for index as a parameter and counted summed over
+        # all iterations (a kernel may depend on %t); einsums cannot, so theirs are multiplied.
+        models = dict(model_kernels(module, all_loops=True))
         for func in module.funcs:
-            trips = {k.symbol: _trips(loops, values) for k, loops in kernels_with_loops(func)}
-            for op in func.walk():
+            for op, loops in ops_with_loops(func):
+                if not isinstance(op, EinsumOp | KernelOp):
+                    continue
+                n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
+                assert n is not None
+                suffix = "" if not loops else f" ×{n}"
                 if isinstance(op, EinsumOp):
                     origin = op.attrs.get("kernel")
                     kind = f"einsum ({origin.name})" if isinstance(origin, SymbolRef) else "einsum"
-                    rows.append((f"@{func.name}/@{op.symbol}", kind, einsum_counts(op, params, values)))
-                elif isinstance(op, KernelOp):
-                    model = models[op]
-                    if isinstance(model, UnsupportedForISL):
-                        ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
-                        continue
-                    c = kernel_counts(model, values)
-                    n = trips.get(op.symbol, 1)
-                    kind = "kernel" if n == 1 else f"kernel ×{n}"
-                    rows.append((f"@{func.name}/@{op.symbol}", kind, _scaled(c, n)))
+                    rows.append((f"@{func.name}/@{op.symbol}", kind + suffix,
+                                 _scaled(einsum_counts(op, params, values), n)))
+                    continue
+                model = models[op]
+                if isinstance(model, UnsupportedForISL):
+                    ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
+                    continue
+                rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
         ctx.report(render(rows))
-
-
-def _trips(loops: dict, values: dict[str, int]) -> int:
-    n = 1
-    for lo, hi in loops.values():
-        n *= max(0, evaluate_int(hi, values) - evaluate_int(lo, values))
-    return n
 
 
 def _scaled(c: Counts, n: int) -> Counts:

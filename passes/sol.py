@@ -10,7 +10,7 @@ from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import analyse, plot, render, to_json, write_json
-from solar.ir.ops import ModuleOp
+from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
 from solar.targets.loader import TargetError, load_target
@@ -80,9 +80,11 @@ class SOL(Pass):
         if self.annotate:
             # Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only
             # the module gets its totals.
+            # Data-moving ops (concat, gather, scatter, insert) have a fixed attribute set, so only kernels and
+            # einsums carry their unit's numbers (all units are in the report and the JSON).
             if not has_calls:
                 for k, (w, _) in enumerate(reports[0].units):
-                    if w.ops:
+                    if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
                         w.ops[0].attrs["sol"] = [_times(r.name, *r.units[k]) for r in reports]
                 for k, (w, _) in enumerate(reports[0].groups):
                     w.ops[0].attrs["sol"] = [_times(r.name, *r.groups[k]) for r in reports]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from solar.ir.ops import CallOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.verifier import suggest
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ class SymbolDCE(Pass):
         root = module.lookup(self.entry) if self.entry else module.entry
         if root is None:
             if self.entry:
-                ctx.diagnostics.error(f"symbol-dce: no function @{self.entry}", module.loc)
+                hint = suggest(self.entry, [f.name for f in module.funcs])
+                ctx.diagnostics.error(f"symbol-dce: no function @{self.entry}{hint}", module.loc)
             return
         live: set[str] = set()
         work = [root.name]

@@ -69,7 +69,8 @@ class DiagnosticEngine:
         self.sources = sources or SourceManager()
         self.diagnostics: list[Diagnostic] = []
 
-    def emit(self, severity: Severity, message: str, loc: Location, notes: list[Diagnostic] | None = None) -> Diagnostic:
+    def emit(self, severity: Severity, message: str, loc: Location,
+             notes: list[Diagnostic] | None = None) -> Diagnostic:
         diag = Diagnostic(severity, message, loc, notes or [])
         self.diagnostics.append(diag)
         return diag

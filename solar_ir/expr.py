@@ -126,7 +126,7 @@ class NameRef(Expr):
 class Access(Expr):
     """An element of a tensor bound in a kernel: `X[%i, %k + 1]`."""
 
-    __slots__ = ("tensor", "indices")
+    __slots__ = ("indices", "tensor")
 
     def __init__(self, tensor: str, indices: tuple[Expr, ...], loc: Location = UNKNOWN) -> None:
         self.tensor = tensor
@@ -170,7 +170,7 @@ LOGICAL = frozenset({"and", "or"})
 
 
 class Binary(Expr):
-    __slots__ = ("op", "lhs", "rhs")
+    __slots__ = ("lhs", "op", "rhs")
 
     def __init__(self, op: str, lhs: Expr, rhs: Expr, loc: Location | None = None) -> None:
         self.op = op
@@ -192,7 +192,7 @@ class Binary(Expr):
 class Call(Expr):
     """A scalar function (see `scalar_funcs.FUNCTIONS`), or `max`/`min` bounds of an affine loop."""
 
-    __slots__ = ("func", "args")
+    __slots__ = ("args", "func")
 
     def __init__(self, func: str, args: tuple[Expr, ...], loc: Location = UNKNOWN) -> None:
         self.func = func

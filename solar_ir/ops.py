@@ -47,7 +47,7 @@ class Value:
 
 class Op:
     opname: ClassVar[str] = ""
-    __slots__ = ("attrs", "loc", "results", "src_loc")
+    __slots__ = ("attrs", "loc", "results", "src_loc", "use_locs")
 
     def __init__(self, loc: Location = UNKNOWN) -> None:
         self.loc = loc
@@ -55,6 +55,11 @@ class Op:
         self.results: list[Value] = []
         # An explicit `loc("file":line:col)` naming the source this op was translated from.
         self.src_loc: Location | None = None
+        # Where each operand was written (by the operand's id), so errors point at the use, not the definition.
+        self.use_locs: dict[int, Location] = {}
+
+    def use_loc(self, value: Value) -> Location:
+        return self.use_locs.get(id(value), self.loc)
 
     @property
     def operands(self) -> list[Value]:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import lark
 from lark import Token
+from lark.parse_tree_builder import ExpandSingleChild
+from lark.parsers.lalr_analysis import Shift
 
 from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, note
 from .dtypes import dtype_from_name
@@ -468,6 +472,144 @@ def _grammar_text() -> str:
     return resources.files("solar.grammar").joinpath("sir.lark").read_text()
 
 
+class _Fallback(Exception):
+    """The fast path met input that does not lex or parse: rerun Lark for the exact error."""
+
+
+_Callback = Callable[[list[Any]], Any]
+# A reduction: how many values it takes off the stack, the rule's callback (None for a unit rule that passes its
+# only child through) and the nonterminal it produces. An action is (next state, None) for a shift and
+# (None, reduction) for a reduction.
+_Reduction = tuple[int, _Callback | None, str]
+_Action = tuple[int | None, _Reduction | None]
+_NO_ACTION: _Action = (None, None)
+
+
+def _reduction(rule: Any, callback: _Callback) -> _Reduction:
+    count = len(rule.expansion)
+    if count == 1 and type(callback) is ExpandSingleChild:
+        # Lark's `ExpandSingleChild` returns a single child as it is (`?expr: or_expr`): skip the call.
+        return count, None, rule.origin.name
+    return count, callback, rule.origin.name
+
+
+class _StateLexer:
+    """What Lark's contextual lexer uses in one parser state: its scanner's regexes (tried in order, the first
+    match wins), the ignored terminals, those that may hold newlines, and the token callbacks (a keyword
+    matched by NAME gets its own type)."""
+
+    __slots__ = ("callbacks", "ignore", "newlines", "regexes")
+
+    def __init__(self, basic_lexer: Any) -> None:
+        scanner = basic_lexer.scanner  # built on first use; this also fills in `basic_lexer.callback`
+        self.regexes: list[re.Pattern[str]] = list(scanner._mres)
+        self.ignore: frozenset[str] = basic_lexer.ignore_types
+        self.newlines: frozenset[str] = basic_lexer.newline_types
+        self.callbacks: dict[str, Callable[[Token], Token]] = basic_lexer.callback
+
+
+class _FastLALR:
+    """Lark's LALR parser and contextual lexer, run from Lark's own tables, scanners and rule callbacks in one
+    loop.
+
+    `lark.Lark.parse` spends most of its time between the steps: a generator and four calls per token, a
+    line counter object, `Rule` objects hashed in Python at every reduction. This loop takes the same steps
+    in the same order, so it builds the same IR. It reports no errors itself: on input that it cannot lex or
+    parse it raises `_Fallback`, and the caller reruns `lark.Lark.parse`, whose exception is the one reported.
+    """
+
+    def __init__(self, frontend: Any, start: str) -> None:
+        parser = frontend.parser.parser
+        table, callbacks = parser.parse_table, parser.callbacks
+        self.start_state: int = table.start_states[start]
+        self.end_state: int = table.end_states[start]
+        self.actions: dict[int, dict[str, _Action]] = {
+            state: {
+                term: (arg, None) if action is Shift else (None, _reduction(arg, callbacks[arg]))
+                for term, (action, arg) in actions.items()
+            }
+            for state, actions in table.states.items()
+        }
+        # Transformer methods named after a terminal run when a token of it is shifted.
+        self.shift_callbacks: dict[str, Callable[[Token], Any]] = {
+            k: v for k, v in callbacks.items() if isinstance(k, str)}
+        self.basic_lexers: dict[int, Any] = frontend.lexer.lexers
+        self.lexers: dict[int, _StateLexer] = {}  # filled on first use, as Lark builds its scanners
+
+    @classmethod
+    def create(cls, parser: lark.Lark, start: str) -> _FastLALR | None:
+        """The fast path, or None where this Lark's internals differ from those it was written against."""
+        try:
+            fast = cls(parser.parser, start)
+            fast._lexer(fast.start_state)
+        except (AttributeError, KeyError, TypeError):
+            return None
+        return fast
+
+    def _lexer(self, state: int) -> _StateLexer:
+        lexer = self.lexers[state] = _StateLexer(self.basic_lexers[state])
+        return lexer
+
+    def parse(self, text: str) -> Any:
+        actions, lexers, shift_callbacks, end_state = self.actions, self.lexers, self.shift_callbacks, self.end_state
+        states: list[int] = [self.start_state]
+        values: list[Any] = []
+        pos, line, line_start, size = 0, 1, 0, len(text)
+        token: Token | None = None
+        while True:
+            # ---- the next token, lexed with the terminals that the current parser state accepts
+            if pos < size:
+                lexer = lexers.get(states[-1]) or self._lexer(states[-1])
+                for regex in lexer.regexes:
+                    match = regex.match(text, pos)
+                    if match is not None:
+                        break
+                else:
+                    raise _Fallback
+                value, kind = match.group(), match.lastgroup
+                start, start_line, start_col = pos, line, pos - line_start + 1
+                pos += len(value)
+                if kind in lexer.newlines:
+                    newlines = value.count("\n")
+                    if newlines:
+                        line += newlines
+                        line_start = start + value.rindex("\n") + 1
+                if kind in lexer.ignore:
+                    continue
+                token = Token(kind, value, start, start_line, start_col, line, pos - line_start + 1, pos)
+                if kind in lexer.callbacks:
+                    token = lexer.callbacks[kind](token)
+                    kind = token.type
+                at_end = False
+            else:
+                kind, at_end = "$END", True
+            # ---- reduce while the table says so, then shift the token (at the end: until the start rule)
+            while True:
+                target, reduction = actions[states[-1]].get(kind, _NO_ACTION)
+                if target is not None and not at_end:
+                    states.append(target)
+                    values.append(shift_callbacks[kind](token) if kind in shift_callbacks else token)
+                    break
+                if reduction is None:
+                    raise _Fallback
+                count, callback, origin = reduction
+                if callback is None:  # a unit rule: its only child stays on the value stack
+                    del states[-1]
+                else:
+                    if count:
+                        children = values[-count:]
+                        del states[-count:]
+                        del values[-count:]
+                    else:
+                        children = []
+                    values.append(callback(children))
+                goto = actions[states[-1]][origin][0]
+                assert goto is not None
+                states.append(goto)
+                if at_end and goto == end_state:
+                    return values[-1]
+
+
 class _Parser:
     def __init__(self) -> None:
         self.builder = _Builder()
@@ -476,13 +618,15 @@ class _Parser:
             parser="lalr",
             lexer="contextual",
             strict=True,
-            propagate_positions=True,
+            # Every IR object takes its position from a token; no rule needs Lark's `meta`.
+            propagate_positions=False,
             maybe_placeholders=True,
             transformer=self.builder,
             start="file",
             cache=_cache_path(),
         )
         self.display = {t.name: self._display(t) for t in self.lark.terminals}
+        self.fast = _FastLALR.create(self.lark, "file")
 
     @staticmethod
     def _display(term: Any) -> str:
@@ -495,6 +639,11 @@ class _Parser:
     def parse(self, text: str, file: str) -> ModuleOp:
         self.builder.filename = file
         try:
+            if self.fast is not None:
+                try:
+                    return self.fast.parse(text)
+                except _Fallback:
+                    pass  # Lark's own parser below raises the exact error to report
             return self.lark.parse(text)
         except _SyntaxIssue as issue:
             raise DiagnosticError([Diagnostic("error", str(issue), issue.loc)]) from None
@@ -514,7 +663,7 @@ class _Parser:
         else:
             found = f"'{token}'"
         if len(expected) > 8:
-            expected = expected[:8] + ["..."]
+            expected = [*expected[:8], "..."]
         message = f"expected {_or_list(expected)}, found {found}" if expected else f"unexpected {found}"
         hint = _hint(token, expected)
         return Diagnostic("error", message + hint, loc)
@@ -529,7 +678,8 @@ def _or_list(items: list[str]) -> str:
 def _hint(token: Any, expected: list[str]) -> str:
     if token is not None and token.type == "NAME" and str(token) in {"solar", "affine"}:
         return f" (unknown operation starting with '{token}')"
-    if token is not None and token.type == "RBRACE" and any("solar.return" in e or "solar.yield" in e for e in expected):
+    ends_region = any("solar.return" in e or "solar.yield" in e for e in expected)
+    if token is not None and token.type == "RBRACE" and ends_region:
         return " (a region must end with solar.return or solar.yield)"
     return ""
 
@@ -550,10 +700,11 @@ def parse_module(text: str, file: str = "<stdin>", diagnostics: DiagnosticEngine
         module = _parser().parse(padded, file)
     except DiagnosticError as err:
         engine.diagnostics.extend(err.diagnostics)
+        err.sources = engine.sources
         raise
     _Resolver(engine).resolve_module(module)
     if diagnostics is None and engine.has_errors:
-        raise DiagnosticError(engine.diagnostics)
+        raise DiagnosticError(engine.diagnostics, engine.sources)
     return module
 
 
@@ -627,13 +778,15 @@ class _Resolver:
                 self._define(r, scope)
 
     def _resolve_op(self, op: Op, scope: dict[str, Value]) -> None:
-        u = self._use
+        def u(use: Value, scope: dict[str, Value]) -> Value:
+            value = self._use(use, scope)
+            op.use_locs.setdefault(id(value), use.loc)
+            return value
+
         if isinstance(op, KernelOp | EinsumOp):
             for b in op.inputs:
                 b.value = u(b.value, scope)
-        elif isinstance(op, GenericOp):
-            op.args = [u(a, scope) for a in op.args]
-        elif isinstance(op, CallOp):
+        elif isinstance(op, GenericOp | CallOp):
             op.args = [u(a, scope) for a in op.args]
         elif isinstance(op, ReturnOp | YieldOp):
             op.values = [u(a, scope) for a in op.values]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
+from itertools import pairwise
+from typing import Any, ClassVar
 
 from .diagnostics import DiagnosticEngine, Location, note
 from .dtypes import INDEX, DType
@@ -25,6 +26,7 @@ from .expr import (
     Unary,
     affine_violation,
     constant_value,
+    evaluate_int,
     format_expr,
     free_indices,
     free_names,
@@ -64,6 +66,7 @@ from .ops import (
     YieldOp,
     result_types_of,
 )
+from .printer import format_attr_value
 from .scalar_funcs import ALL_FUNCTION_NAMES, FUNCTIONS
 from .types import PARAM_NAME, Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 
@@ -99,8 +102,14 @@ class Verifier:
         self.diag = diagnostics
         self.params: set[str] = set()
         self.module_op: ModuleOp | None = None
+        self.current_op: Op | None = None
+        self.defaults: dict[str, int] = {}
 
     def error(self, message: str, loc: Location, notes: list[Any] | None = None) -> None:
+        # An op translated from other source says where it came from.
+        src = self.current_op.src_loc if self.current_op is not None else None
+        if src is not None:
+            notes = [*(notes or []), note("translated from here", src)]
         self.diag.error(message, loc, notes)
 
     # ---- module, functions, blocks ---------------------------------------------------------------
@@ -112,11 +121,13 @@ class Verifier:
                 self.error(f"size parameter '{p.name}' must be spelled in capitals, digits and '_', starting "
                            "with a capital (it appears in tensor types)", p.loc)
             if p.name in seen_params:
-                self.error(f"size parameter {p.name} is declared twice", p.loc, [note("first here", seen_params[p.name])])
+                self.error(f"size parameter {p.name} is declared twice", p.loc,
+                           [note("first here", seen_params[p.name])])
             seen_params[p.name] = p.loc
             if p.default is not None and p.default <= 0:
                 self.error(f"size parameter {p.name} must be positive, not {p.default}", p.loc)
         self.params = set(seen_params)
+        self.defaults = module.param_values()
         seen_funcs: dict[str, FuncOp] = {}
         for func in module.funcs:
             if func.name in seen_funcs:
@@ -145,22 +156,26 @@ class Verifier:
                 elif i != len(ops) - 1:
                     self.error(f"{op.opname} must be the last operation of {owner}", op.loc)
                 else:
-                    self.check_values_match(op.values, expected, op.loc, f"{op.opname} of {owner}")
+                    self.check_values_match(op.values, expected, op, f"{op.opname} of {owner}")
                 continue
             self.op(op, for_vars)
 
-    def check_values_match(self, values: list[Value], types: list[TensorType], loc: Location, what: str) -> None:
+    def check_values_match(self, values: list[Value], types: list[TensorType], op: Op, what: str) -> None:
         if len(values) != len(types):
-            self.error(f"{what} gives {len(values)} value(s) but {len(types)} are expected", loc)
+            self.error(f"{what} gives {len(values)} value(s) but {len(types)} are expected", op.loc)
             return
         for v, t in zip(values, types, strict=True):
             if v.type is not None and not types_equal(v.type, t):
-                self.error(f"%{v.name} has type {v.type} but {what} expects {t}", loc)
+                self.error(f"%{v.name} has type {v.type} but {what} expects {t}", op.use_loc(v))
 
     def check_type(self, t: TensorType | None, loc: Location) -> None:
         if t is None:
             return
         for d in t.shape:
+            size = _dim_value(d, self.defaults)
+            if size is not None and size <= 0:
+                self.error(f"dimension {format_dim(d)} of {t} is {size}: sizes must be positive"
+                           + (" (with the size parameters' values)" if isinstance(d, Expr) else ""), loc)
             if isinstance(d, Expr):
                 for ref in free_names(d):
                     if ref.name not in self.params:
@@ -170,12 +185,20 @@ class Verifier:
     def declare_symbol(self, symbol: str, loc: Location, kind: str) -> None:
         prior = self.symbols.get(symbol)
         if prior is not None:
-            self.error(f"{kind} @{symbol} is defined twice in this function", loc, [note("first definition here", prior)])
+            self.error(f"{kind} @{symbol} is defined twice in this function", loc,
+                       [note("first definition here", prior)])
         else:
             self.symbols[symbol] = loc
 
     # ---- composition ops -------------------------------------------------------------------------
     def op(self, op: Op, for_vars: set[str]) -> None:
+        outer, self.current_op = self.current_op, op
+        try:
+            self._op(op, for_vars)
+        finally:
+            self.current_op = outer
+
+    def _op(self, op: Op, for_vars: set[str]) -> None:
         types = result_types_of(op)
         for t in types:
             self.check_type(t, op.loc)
@@ -211,10 +234,11 @@ class Verifier:
 
     def for_op(self, op: ForOp, for_vars: set[str]) -> None:
         for bound in (op.lower, op.upper):
-            self.check_affine(bound, set(), bound.loc, "a solar.for bound")
             if any(True for _ in free_indices(bound)):
                 self.error(f"solar.for bound `{format_expr(bound)}` must not depend on a loop index "
                            "(the trip count is static)", bound.loc)
+            else:
+                self.check_affine(bound, set(), bound.loc, "a solar.for bound")
         if op.var in for_vars:
             self.error(f"loop index %{op.var} shadows an enclosing solar.for index", op.loc)
         if len(op.iter_args) != len(op.result_types):
@@ -223,13 +247,13 @@ class Verifier:
         for arg, init, t in zip(op.iter_args, op.inits, op.result_types, strict=False):
             if init.type is not None and not types_equal(init.type, t):
                 self.error(f"iter_arg %{arg.name} starts from %{init.name} of type {init.type} but the loop "
-                           f"carries {t}", init.loc)
+                           f"carries {t}", op.use_loc(init))
         self.block(op.body, YieldOp, op.result_types, for_vars | {op.var}, op.loc, "solar.for")
 
     def if_op(self, op: IfOp, for_vars: set[str]) -> None:
         t = op.cond.type
         if t is not None and (t.rank != 0 or t.dtype != DType.I1):
-            self.error(f"solar.if condition %{op.cond.name} must be tensor<i1>, not {t}", op.cond.loc)
+            self.error(f"solar.if condition %{op.cond.name} must be tensor<i1>, not {t}", op.use_loc(op.cond))
         self.block(op.then_body, YieldOp, op.result_types, for_vars, op.loc, "solar.if")
         if op.else_body or op.result_types:
             self.block(op.else_body, YieldOp, op.result_types, for_vars, op.loc, "the else region of solar.if")
@@ -241,7 +265,7 @@ class Verifier:
             names = [f.name for f in self.module_op.funcs]
             self.error(f"call to undefined function @{op.callee}{suggest(op.callee, names)}", op.loc)
             return
-        self.check_values_match(op.args, [a.type for a in callee.args if a.type is not None], op.loc,
+        self.check_values_match(op.args, [a.type for a in callee.args if a.type is not None], op,
                                 f"the call to @{op.callee}")
         if len(op.result_types) != len(callee.result_types) or not all(
                 types_equal(a, b) for a, b in zip(op.result_types, callee.result_types, strict=False)):
@@ -291,11 +315,34 @@ class Verifier:
                 step = value
             start = entry.start if entry.start is not None else IntLit(0)
             stop = entry.stop if entry.stop is not None else (IntLit(dim) if isinstance(dim, int) else dim)
+            if not self.slice_in_bounds(start, stop, dim, entry, what):
+                ok = False
+                continue
             extent: Expr = Binary("-", stop, start)
             if step != 1:
                 extent = Binary("ceildiv", extent, IntLit(step))
             shape.append(canonical_dim(extent))
         return shape if ok else None
+
+    def slice_in_bounds(self, start: Expr, stop: Expr, dim: Dim, entry: SliceEntry, what: str) -> bool:
+        """Checks `start:stop` (or a single index) against the dimension where the values are known (constants,
+        or size parameters with defaults); loop-dependent entries are checked when the program runs."""
+        size = _dim_value(dim, self.defaults)
+        if size is None:
+            return True
+        if entry.index is not None:
+            index = _expr_value(entry.index, self.defaults)
+            if index is not None and not 0 <= index < size:
+                self.error(f"{what} index {format_expr(entry.index)} is outside a dimension of size {size}",
+                           entry.loc)
+                return False
+            return True
+        lo, hi = _expr_value(start, self.defaults), _expr_value(stop, self.defaults)
+        if lo is not None and hi is not None and not 0 <= lo < hi <= size:
+            self.error(f"{what} range {format_expr(start)}:{format_expr(stop)} is not a non-empty range within a "
+                       f"dimension of size {size}", entry.loc)
+            return False
+        return True
 
     def slice(self, op: SliceOp, for_vars: set[str]) -> None:
         src = op.source.type
@@ -315,7 +362,7 @@ class Verifier:
             expected = TensorType(tuple(shape), dest.dtype)
             if not types_equal(expected, value):
                 self.error(f"inserted value %{op.value.name} has type {value} but the slice is {expected}",
-                           op.value.loc)
+                           op.use_loc(op.value))
 
     def expect_type(self, op: Op, expected: TensorType, declared: TensorType) -> None:
         if not types_equal(expected, declared):
@@ -323,7 +370,7 @@ class Verifier:
                        op.loc)
 
     # ---- shape ops -------------------------------------------------------------------------------
-    _ATTRS: dict[type, tuple[int, tuple[str, ...], tuple[str, ...]]] = {
+    _ATTRS: ClassVar[dict[type, tuple[int, tuple[str, ...], tuple[str, ...]]]] = {
         # class: (operand count, required attributes, optional attributes)
         ReshapeOp: (1, (), ()),
         PermuteOp: (1, ("perm",), ()),
@@ -364,7 +411,7 @@ class Verifier:
     def _axis(self, op: GenericOp, rank: int) -> int | None:
         axis = op.attrs.get("axis")
         if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < rank:
-            self.error(f"{op.opname} axis must be an integer in [0, {rank}), not {axis!r}", op.loc)
+            self.error(f"{op.opname} axis must be an integer in [0, {rank}), not {format_attr_value(axis)}", op.loc)
             return None
         return axis
 
@@ -385,9 +432,10 @@ class Verifier:
     def _infer_permute(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
         perm = op.attrs["perm"]
         src = args[0]
-        if not (isinstance(perm, list) and sorted(perm) == list(range(src.rank))
-                and all(isinstance(p, int) and not isinstance(p, bool) for p in perm)):
-            self.error(f"solar.permute perm {perm!r} is not a permutation of 0..{src.rank - 1}", op.loc)
+        if not (isinstance(perm, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in perm)
+                and sorted(perm) == list(range(src.rank))):
+            self.error(f"solar.permute perm {format_attr_value(perm)} is not a permutation of 0..{src.rank - 1}",
+                       op.loc)
             return None
         return TensorType(tuple(src.shape[p] for p in perm), src.dtype)
 
@@ -401,7 +449,7 @@ class Verifier:
             if a.rank != first.rank or a.dtype != first.dtype or not all(
                     dims_equal(x, y) for d, (x, y) in enumerate(zip(a.shape, first.shape, strict=True)) if d != axis):
                 self.error(f"solar.concat operand %{v.name} of type {a} does not match {first} outside axis {axis}",
-                           v.loc)
+                           op.use_loc(v))
                 return None
             dim = a.shape[axis]
             total = Binary("+", _as_expr(total), _as_expr(dim))
@@ -413,8 +461,9 @@ class Verifier:
         dims = op.attrs["dims"]
         src = args[0]
         if not (isinstance(dims, list) and len(dims) == src.rank and all(isinstance(d, int) for d in dims)
-                and all(0 <= d < declared.rank for d in dims) and all(a < b for a, b in zip(dims, dims[1:], strict=False))):
-            self.error(f"solar.broadcast dims {dims!r} must be {src.rank} increasing result dimensions "
+                and all(0 <= d < declared.rank for d in dims) and all(a < b for a, b in pairwise(dims))):
+            self.error(f"solar.broadcast dims {format_attr_value(dims)} must be {src.rank} increasing result "
+                       "dimensions "
                        f"below {declared.rank}", op.loc)
             return None
         if src.dtype != declared.dtype:
@@ -428,7 +477,7 @@ class Verifier:
     def _infer_gather(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
         src, idx = args
         if not idx.dtype.is_int:
-            self.error(f"solar.gather indices must be integers, not {idx.dtype}", op.args[1].loc)
+            self.error(f"solar.gather indices must be integers, not {idx.dtype}", op.use_loc(op.args[1]))
             return None
         axis = self._axis(op, src.rank)
         if axis is None:
@@ -440,9 +489,10 @@ class Verifier:
         reduce = op.attrs.get("reduce", Word("none"))
         name = reduce.name if isinstance(reduce, Word) else reduce
         if name not in SCATTER_REDUCTIONS:
-            self.error(f"solar.scatter reduce must be one of {', '.join(SCATTER_REDUCTIONS)}, not {name!r}", op.loc)
+            self.error(f"solar.scatter reduce must be one of {', '.join(SCATTER_REDUCTIONS)}, not "
+                       f"{format_attr_value(reduce)}", op.loc)
         if not idx.dtype.is_int:
-            self.error(f"solar.scatter indices must be integers, not {idx.dtype}", op.args[1].loc)
+            self.error(f"solar.scatter indices must be integers, not {idx.dtype}", op.use_loc(op.args[1]))
             return None
         axis = self._axis(op, dest.rank)
         if axis is None:
@@ -450,7 +500,7 @@ class Verifier:
         expected_src = TensorType(dest.shape[:axis] + idx.shape + dest.shape[axis + 1:], dest.dtype)
         if not types_equal(expected_src, src):
             self.error(f"solar.scatter source %{op.args[2].name} has type {src} but must be {expected_src}",
-                       op.args[2].loc)
+                       op.use_loc(op.args[2]))
         return dest
 
     # ---- kernels ---------------------------------------------------------------------------------
@@ -467,6 +517,8 @@ class Verifier:
                 return
             if name in self.params:
                 self.error(f"tensor name {name} is also a size parameter", loc)
+            if name in RESERVED_WORDS:
+                self.error(f"'{name}' is a keyword of SIR and cannot name a tensor", loc)
             where[name] = loc
             roles[name] = role
             if t is not None:
@@ -511,7 +563,8 @@ class Verifier:
     def bound(self, expr: Expr, combiner: str, indices: set[str], which: str) -> None:
         parts = expr.args if isinstance(expr, Call) and expr.func == combiner else (expr,)
         if isinstance(expr, Call) and expr.func in ("max", "min") and expr.func != combiner:
-            self.error(f"a {which} loop bound may use {combiner}(...), not {expr.func}(...)", expr.loc)
+            self.error(f"{'an' if which == 'upper' else 'a'} {which} loop bound may use {combiner}(...), "
+                       f"not {expr.func}(...)", expr.loc)
             return
         for part in parts:
             self.check_affine(part, indices, part.loc, f"the {which} loop bound")
@@ -528,6 +581,8 @@ class Verifier:
                        f"`{format_expr(cond)}`", cond.loc)
 
     def check_affine(self, expr: Expr, indices: set[str], loc: Location, what: str) -> bool:
+        if isinstance(expr, IntLit) or (isinstance(expr, IndexRef) and expr.name in indices):
+            return True  # most indices and bounds: decided without walking the expression
         bad = affine_violation(expr)
         if bad is not None:
             node, why = bad
@@ -614,6 +669,10 @@ class Verifier:
                        e.loc)
             return None
         if isinstance(e, Access):
+            if e.tensor in scope.elements:
+                self.error(f"einsum operands are read by name alone (`{e.tensor}`); the subscripts give the indices",
+                           e.loc)
+                return None
             return self.access(e, scope)
         if isinstance(e, Cast):
             self.etype(e.operand, scope)
@@ -731,7 +790,9 @@ class Verifier:
             self.error("an einsum body is one statement, optionally followed by an epilogue", op.loc)
             return
         first = op.body[0]
-        scope = _KernelScope({}, set(), elements)
+        # The body may read the iteration indices as values: `select(%j <= %i, S, -inf)`.
+        letters = set(spec.indices) if spec is not None else set()
+        scope = _KernelScope({}, letters, elements)
         for i, s in enumerate(op.body):
             if s.target != out.name:
                 self.error(f"einsum statement must assign the result {out.name}, not {s.target}", s.loc)
@@ -783,7 +844,7 @@ class Verifier:
         if not ok:
             return
         try:
-            ranges = index_ranges(spec, shapes)
+            ranges = index_ranges(spec, shapes, parse_where(op.where) if op.where is not None else [])
         except SpecError as err:
             self.error(str(err), op.spec_loc)
             return
@@ -792,6 +853,23 @@ class Verifier:
                 if isinstance(entry, IndexRef) and not dims_equal(ranges[entry.name], dim):
                     self.error(f"index '{entry.name}' has extent {format_dim(ranges[entry.name])} elsewhere but "
                                f"dimension {format_dim(dim)} in {name}", op.spec_loc)
+
+
+RESERVED_WORDS = frozenset({"as", "to", "step", "local", "where", "into", "and", "or", "not", "floordiv", "ceildiv",
+                            "mod", "true", "false", "inf", "nan", "iter_args", "else", "attributes", "loc"})
+
+
+def _dim_value(d: Dim, values: dict[str, int]) -> int | None:
+    if isinstance(d, int):
+        return d
+    return _expr_value(d, values)
+
+
+def _expr_value(e: Expr, values: dict[str, int]) -> int | None:
+    try:
+        return evaluate_int(e, values)
+    except (KeyError, ValueError):
+        return None
 
 
 def _string_offset(loc: Location, offset: int) -> Location:

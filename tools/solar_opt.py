@@ -203,7 +203,11 @@ def run(argv: Sequence[str]) -> int:
 
     file = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+        if args.input == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.input, encoding="utf-8") as fh:
+                text = fh.read()
     except OSError as err:
         sys.stderr.write(f"{PROG}: error: cannot read '{args.input}': {err.strerror}\n")
         return 1

@@ -3,12 +3,17 @@ and by operation kind, bytes read per operand and written.
 
 Conventions (docs/counts.md):
 - every arithmetic operator, comparison and scalar function in a body counts one operation of its kind
-  (see `solar.ir.scalar_funcs`) per iteration point; casts are counted apart and are not FLOPs;
-- a reduction costs one operation of its kind per iteration point;
-- an einsum whose body is `Out += A * B` (casts allowed) with at least one reduced index is a contraction:
-  MACs = points and its 2·MACs FLOPs are tensor-core eligible; all other work is vector work;
-- bytes: each operand's footprint (distinct elements read, padding halos excluded) times its element
-  size; the result's footprint times its element size.
+  (see `solar.ir.scalar_funcs`) per iteration point; subscripts are address arithmetic and count nothing;
+  casts (`cast`) and `and`/`or`/`not` (`logic`) are counted apart and are not FLOPs;
+- a reduction costs one operation of its kind per iteration point; an einsum's epilogue one evaluation per
+  result element reached;
+- a body `Out += A * B` (two tensor reads, casts allowed) that reduces (an index absent from the result, or
+  several points reaching one result element) is a contraction: MACs = points and its 2·MACs FLOPs are
+  tensor-core eligible; all other work is vector work;
+- bytes: each tensor's footprint (distinct elements read, the union over its accesses, padding halos
+  excluded) times its element size; the result's elements written times its element size; a kernel's locals
+  move no bytes;
+- a kernel inside solar.for loops whose indices it uses is counted summed over their iterations.
 """
 
 from __future__ import annotations
@@ -18,12 +23,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
-
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
-from solar.ir.ops import EinsumOp
+from solar.ir.ops import EinsumOp, Value
 from solar.ir.scalar_funcs import BINARY_FLOP_KIND, FUNCTIONS
-from solar.passes.analysis.isl_model import KernelModel, dim_text, evaluate, isl_expr, isl_name
+from solar.ir.types import TensorType
+from solar.passes.analysis.isl_model import (
+    KernelModel,
+    cached_map,
+    cached_set,
+    dim_text,
+    evaluate,
+    isl_expr,
+    isl_name,
+)
 
 NOT_FLOPS = frozenset({"cast", "logic"})
 
@@ -64,9 +77,14 @@ class Counts:
 
 
 def expression_ops(expr: Expr) -> Counter[str]:
-    """Operations one evaluation of `expr` performs, by kind."""
+    """Operations one evaluation of `expr` performs, by kind. The subscripts of tensor reads are address
+    arithmetic, not operations: `X[2 * %p + %r]` costs nothing beyond the read."""
     ops: Counter[str] = Counter()
-    for node in walk(expr):
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Access):
+            stack.extend(node.children())
         if isinstance(node, Binary):
             ops[BINARY_FLOP_KIND[node.op]] += 1
         elif isinstance(node, Unary):
@@ -101,14 +119,14 @@ def is_contraction(value: Expr, reduction: str | None, reduced: bool) -> bool:
 @dataclass
 class EinsumModel:
     domain: isl.Set
-    reads: list[isl.Map]  # per operand, image clipped to the operand's box
-    write: isl.Map
+    reads: list[isl.Map]  # per operand, image clipped to the operand's box; operands bound to one value
+    write: isl.Map  # share a range space (T<k> of the first), so that their footprints can be united
 
 
 def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
     spec = parse_spec(op.spec)
     where = parse_where(op.where) if op.where is not None else []
-    shapes = [b.value.type.shape for b in op.inputs if b.value.type is not None] + [op.outputs[0].type.shape]
+    shapes = [_type(b.value).shape for b in op.inputs] + [op.outputs[0].type.shape]
     ranges = index_ranges(spec, shapes, where)
     names = {p: isl_name(p) for p in size_params}
     names.update({"%" + i: "i_" + i for i in spec.indices})
@@ -117,23 +135,43 @@ def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
     cons = [f"0 <= {names['%' + i]} < {dim_text(ranges[i], names)}" for i in spec.indices]
     cons += [isl_expr(c, names) for c in where]
     cons += [f"{names[p]} >= 1" for p in size_params]
-    domain = isl.Set(f"{prefix}{{ E[{dims}] : {' and '.join(cons)} }}")
+    domain = cached_set(f"{prefix}{{ E[{dims}] : {' and '.join(cons)} }}")
 
     def rel(term: tuple[Expr, ...], shape: tuple, tensor: str) -> isl.Map:
         entries = ", ".join(isl_expr(e, names) for e in term)
         box = " and ".join(f"0 <= d{k} < {dim_text(d, names)}" for k, d in enumerate(shape)) or "true"
-        target = isl.Set(f"{prefix}{{ {tensor}[{', '.join(f'd{k}' for k in range(len(shape)))}] : {box} }}")
-        return isl.Map(f"{prefix}{{ E[{dims}] -> {tensor}[{entries}] }}").intersect_domain(domain).intersect_range(
-            target)
+        target = cached_set(f"{prefix}{{ {tensor}[{', '.join(f'd{k}' for k in range(len(shape)))}] : {box} }}")
+        return cached_map(f"{prefix}{{ E[{dims}] -> {tensor}[{entries}] }}").intersect_domain(
+            domain).intersect_range(target)
 
-    reads = [rel(term, shape, f"T{k}") for k, (term, shape) in enumerate(zip(spec.inputs, shapes, strict=False))]
+    first: dict[int, int] = {}  # id of a value -> the first operand bound to it
+    tuples = [f"T{first.setdefault(id(b.value), k)}" for k, b in enumerate(op.inputs)]
+    reads = [rel(term, shape, t) for term, shape, t in zip(spec.inputs, shapes[:-1], tuples, strict=True)]
     return EinsumModel(domain, reads, rel(spec.output, shapes[-1], "O"))
 
 
 def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) -> Counts:
-    """Counts of one einsum at the given parameter values (size parameters it does not use may be absent)."""
-    used = [p for p in size_params if p in _mentioned(op)]
-    model = einsum_model(op, used)
+    """Counts of one einsum at the given parameter values (size parameters it does not use may be absent).
+    Einsums equal in everything that counts (subscripts, where-clause, body, operand types and which
+    operands share a value) share one computation."""
+    used = tuple(p for p in size_params if p in _mentioned(op))
+    sharing = tuple(next(k for k, c in enumerate(op.inputs) if c.value is b.value) for b in op.inputs)
+    key = (op.spec, op.where, tuple((s.target, s.op, s.value) for s in op.body),
+           tuple(_type(b.value) for b in op.inputs), op.outputs[0].type, sharing,
+           used, tuple(values.get(p) for p in used))
+    counts = _einsum_counts(key, op, used, values)
+    return Counts(counts.points, counts.macs, counts.flops_tensor, counts.flops_vector, Counter(counts.ops),
+                  {op.inputs[int(k)].name: v for k, v in counts.bytes_read.items()}, counts.bytes_written)
+
+
+_CACHE: dict[tuple[Any, ...], Counts] = {}  # see einsum_counts; never mutated once stored
+
+
+def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], values: dict[str, int]) -> Counts:
+    """Counts with `bytes_read` keyed by the position of the first operand bound to each value."""
+    if key in _CACHE:
+        return _CACHE[key]
+    model = einsum_model(op, list(used))
     points = _value(model.domain.card(), values)
     spec = parse_spec(op.spec)
     first = op.body[0]
@@ -142,33 +180,55 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
     body_ops = expression_ops(first.value)
     if first.reduction is not None:
         body_ops[first.reduction] += 1
-    if is_contraction(first.value, first.reduction, bool(spec.reduced)):
+    # A reduction: some index is absent from the result, or several points reach one result element
+    # (a transposed convolution's output window).
+    reduced = bool(spec.reduced) or (first.reduction is not None and not model.write.is_injective())
+    if is_contraction(first.value, first.reduction, reduced):
         counts.macs = points
         counts.flops_tensor = 2 * points
-        counts.ops.update({"mul": points, "add": points})
     else:
         counts.flops_vector = flops_of(body_ops) * points
-        counts.ops.update({k: v * points for k, v in body_ops.items()})
+    counts.ops.update({k: v * points for k, v in body_ops.items()})
     if len(op.body) > 1:
         epi = expression_ops(op.body[1].value)
         counts.flops_vector += flops_of(epi) * out_elems
         counts.ops.update({k: v * out_elems for k, v in epi.items()})
-    for binding, read in zip(op.inputs, model.reads, strict=True):
-        assert binding.value.type is not None
-        n = _value(read.range().card(), values) * binding.value.type.dtype.itemsize
-        counts.bytes_read[binding.name] = counts.bytes_read.get(binding.name, 0) + n
+    # Bytes read: per distinct value, the elements all its operands touch (their union), by element size.
+    footprints: dict[str, isl.Set] = {}
+    for read in model.reads:
+        rng = read.range()
+        name = rng.get_tuple_name()
+        footprints[name] = footprints[name].union(rng) if name in footprints else rng
+    for name, fp in footprints.items():
+        k = int(name[1:])
+        counts.bytes_read[str(k)] = _value(fp.card(), values) * _type(op.inputs[k].value).dtype.itemsize
     counts.bytes_written = out_elems * op.outputs[0].type.dtype.itemsize
+    if len(_CACHE) < 65536:
+        _CACHE[key] = counts
     return counts
 
 
+def _type(value: Value) -> TensorType:
+    assert value.type is not None, f"value %{value.name} has no type"
+    return value.type
+
+
 def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
-    """Counts of a kernel that stays a loop nest, statement by statement; locals are on chip (no bytes)."""
+    """Counts of a kernel that stays a loop nest, statement by statement; locals are on chip (no bytes).
+    A kernel inside solar.for loops whose indices it uses is counted over all their iterations (one run
+    of the kernel per iteration: points, FLOPs and per-run footprints summed)."""
+
+    def total(poly: isl.PwQPolynomial) -> int:
+        return _value(sum_over(poly, model.loop_params, model.context), values)
+
     counts = Counts()
     for s in model.statements:
-        points = _value(s.domain.card(), values)
+        points = total(s.domain.card())
         counts.points += points
         target = s.stmt.target
-        reduced = len(s.indices) > len({i.name for e in target.indices for i in walk(e) if isinstance(i, IndexRef)})
+        reduced = s.stmt.reduction is not None and (
+            len(s.indices) > len({i.name for e in target.indices for i in walk(e) if isinstance(i, IndexRef)})
+            or not s.write.is_injective())
         ops = expression_ops(s.stmt.value)
         if s.stmt.reduction is not None:
             ops[s.stmt.reduction] += 1
@@ -182,12 +242,24 @@ def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
     for b in model.kernel.inputs:
         fp = model.footprint(b.name)
         if fp is not None and b.value.type is not None:
-            counts.bytes_read[b.name] = _value(fp.card(), values) * b.value.type.dtype.itemsize
+            counts.bytes_read[b.name] = total(fp.card()) * b.value.type.dtype.itemsize
     for name in outputs:
         fp = model.footprint(name, written=True)
         if fp is not None:
-            counts.bytes_written += _value(fp.card(), values) * model.tensors[name].dtype.itemsize
+            counts.bytes_written += total(fp.card()) * model.tensors[name].dtype.itemsize
     return counts
+
+
+def sum_over(poly: isl.PwQPolynomial, params: list[str], context: isl.Set) -> isl.PwQPolynomial:
+    """`poly` summed over every value the named parameters take in `context` (solar.for indices)."""
+    if not params:
+        return poly
+    poly = poly.intersect_params(context)
+    for name in params:
+        k = poly.get_domain_space().find_dim_by_name(isl.dim_type.param, name)
+        if k >= 0:
+            poly = poly.move_dims(isl.dim_type.in_, 0, isl.dim_type.param, k, 1).sum()
+    return poly
 
 
 def _mentioned(op: EinsumOp) -> set[str]:

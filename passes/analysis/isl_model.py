@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import islpy as isl
-
 from solar.ir.expr import (
     Access,
     Binary,
@@ -104,6 +103,11 @@ class KernelModel:
     boxes: dict[str, isl.Set]  # every element of each tensor
     statements: list[StatementModel] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
+    loop_params: list[str] = field(default_factory=list)  # ISL names of the solar.for indices modelled
+
+    def out_of_bounds(self, rel: isl.Map, tensor: str) -> isl.Map:
+        """The part of an access relation that touches elements outside `tensor`'s shape."""
+        return rel.intersect_range(self.boxes[tensor].complement())
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
         maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]
@@ -136,10 +140,21 @@ def _params_prefix(params: Iterable[str]) -> str:
     return f"[{', '.join(params)}] -> " if params else ""
 
 
-def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, tuple[Expr, Expr]]) -> KernelModel:
-    """The ISL model of `kernel`. `for_bounds` gives each enclosing solar.for index its [lower, upper).
-    ISL objects are parsed from text through caches, so structurally identical kernels share them."""
-    used = _used_params(kernel)
+def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, tuple[Expr, Expr]],
+                all_loops: bool = False) -> KernelModel:
+    """The ISL model of `kernel`. `for_bounds` gives each enclosing solar.for index its [lower, upper),
+    outermost first. Only the indices the kernel mentions (and those their bounds need) become parameters,
+    unless `all_loops` (to count a kernel over every iteration of its loops): a kernel that does not use
+    %t has the same model at every iteration. ISL objects are parsed from text through caches, so
+    structurally identical kernels share them."""
+    used, used_indices = _used_params(kernel)
+    loops = {v for v in for_bounds if all_loops or v in used_indices}
+    for var in reversed(list(for_bounds)):
+        if var in loops:
+            lo, hi = for_bounds[var]
+            loops |= {i.name for e in (lo, hi) for i in walk(e) if isinstance(i, IndexRef)} & set(for_bounds)
+            used |= {n.name for e in (lo, hi) for n in walk(e) if isinstance(n, NameRef)}
+    for_bounds = {v: b for v, b in for_bounds.items() if v in loops}
     size_params = [p for p in size_params if p in used]
     names: dict[str, str] = {p: isl_name(p) for p in size_params}
     for var in for_bounds:
@@ -153,22 +168,33 @@ def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, 
         constraints += [f"{dim_text(d, names)} >= 1" for d in t.shape if not isinstance(d, int)]
     for var, (lo, hi) in for_bounds.items():
         constraints.append(f"{isl_expr(lo, names)} <= {names['%' + var]} < {isl_expr(hi, names)}")
-    context = _cached_set(prefix + "{ : " + (" and ".join(constraints) or "true") + " }")
+    context = cached_set(prefix + "{ : " + (" and ".join(constraints) or "true") + " }")
     boxes = {}
     for tname, t in tensors.items():
         idx = [f"d{k}" for k in range(t.rank)]
         cons = " and ".join(f"0 <= d{k} < {dim_text(d, names)}" for k, d in enumerate(t.shape)) or "true"
-        boxes[tname] = _cached_set(f"{prefix}{{ {isl_name(tname)}[{', '.join(idx)}] : {cons} }}").intersect_params(
+        boxes[tname] = cached_set(f"{prefix}{{ {isl_name(tname)}[{', '.join(idx)}] : {cons} }}").intersect_params(
             context)
-    model = KernelModel(kernel, params, context, tensors, boxes, names=names)
+    model = KernelModel(kernel, params, context, tensors, boxes, names=names,
+                        loop_params=[names["%" + v] for v in for_bounds])
     depth = _max_depth(kernel.body)
     _Walker(model, prefix, depth).walk(kernel.body, [], [], [])
     return model
 
 
-def _used_params(kernel: KernelOp) -> set[str]:
-    """Size parameters that a kernel mentions (in its types, bounds, guards and indices)."""
+def loop_iterations(for_bounds: dict[str, tuple[Expr, Expr]], size_params: list[str]) -> isl.Set:
+    """The iterations of nested solar.for loops (outermost first): `[sizes] -> { [t, u] : lo <= t < hi ... }`."""
+    names = {p: isl_name(p) for p in size_params}
+    names.update({"%" + v: isl_name("t_" + v) for v in for_bounds})
+    cons = [f"{isl_expr(lo, names)} <= {names['%' + v]} < {isl_expr(hi, names)}" for v, (lo, hi) in for_bounds.items()]
+    dims = ", ".join(names["%" + v] for v in for_bounds)
+    return cached_set(f"{_params_prefix(names[p] for p in size_params)}{{ [{dims}] : {' and '.join(cons) or 'true'} }}")
+
+
+def _used_params(kernel: KernelOp) -> tuple[set[str], set[str]]:
+    """Size parameters and index names that a kernel mentions (in its types, bounds, guards and indices)."""
     used: set[str] = set()
+    indices: set[str] = set()
     for t in kernel.tensors().values():
         for d in t.shape:
             if isinstance(d, Expr):
@@ -182,17 +208,21 @@ def _used_params(kernel: KernelOp) -> set[str]:
         elif isinstance(stmt, Assign):
             exprs = [stmt.target, stmt.value]
         for e in exprs:
-            used.update(n.name for n in walk(e) if isinstance(n, NameRef))
-    return used
+            for n in walk(e):
+                if isinstance(n, NameRef):
+                    used.add(n.name)
+                elif isinstance(n, IndexRef):
+                    indices.add(n.name)
+    return used, indices
 
 
 @lru_cache(maxsize=65536)
-def _cached_set(text: str) -> isl.Set:
+def cached_set(text: str) -> isl.Set:
     return isl.Set(text)
 
 
 @lru_cache(maxsize=65536)
-def _cached_map(text: str) -> isl.Map:
+def cached_map(text: str) -> isl.Map:
     return isl.Map(text)
 
 
@@ -246,12 +276,12 @@ class _Walker:
         sname = f"S{len(self.model.statements)}"
         dims = [isl_name(lp.var) for lp in loops]
         head = f"{sname}[{', '.join(dims)}]"
-        domain = _cached_set(f"{self.prefix}{{ {head} : {' and '.join(conds) or 'true'} }}").intersect_params(
+        domain = cached_set(f"{self.prefix}{{ {head} : {' and '.join(conds) or 'true'} }}").intersect_params(
             self.model.context)
 
         def access_map(acc: Access) -> isl.Map:
             idx = ", ".join(isl_expr(i, names) for i in acc.indices)
-            return _cached_map(f"{self.prefix}{{ {head} -> {isl_name(acc.tensor)}[{idx}] }}").intersect_domain(domain)
+            return cached_map(f"{self.prefix}{{ {head} -> {isl_name(acc.tensor)}[{idx}] }}").intersect_domain(domain)
 
         reads = [(a, access_map(a)) for a in walk(s.value) if isinstance(a, Access)]
         # Loop indices interleaved with statement positions: lexicographic order is execution order.
@@ -260,7 +290,7 @@ class _Walker:
             times.append(str(position[level]) if level < len(position) else "0")
             if level < self.depth:
                 times.append(dims[level] if level < len(dims) else "0")
-        schedule = _cached_map(f"{self.prefix}{{ {head} -> [{', '.join(times)}] }}").intersect_domain(domain)
+        schedule = cached_map(f"{self.prefix}{{ {head} -> [{', '.join(times)}] }}").intersect_domain(domain)
         self.model.statements.append(StatementModel(s, sname, [lp.var for lp in loops], domain,
                                                     access_map(s.target), reads, schedule))
 
@@ -299,10 +329,14 @@ def point_text(point: isl.Point, names: list[str], space_dims: int) -> str:
     return ", ".join(parts)
 
 
-def param_text(point: isl.Point) -> str:
+def param_text(point: isl.Point, names: dict[str, str] | None = None) -> str:
+    """`N = 4, %t = 7` for the parameters of an ISL point; `names` maps IR names to ISL names (solar.for
+    indices are `%t` in the IR and `t_t` in ISL)."""
     space = point.get_space()
+    ir_names = {v: k for k, v in (names or {}).items()}
     parts = []
     for k in range(space.dim(isl.dim_type.param)):
-        parts.append(f"{space.get_dim_name(isl.dim_type.param, k)} = "
+        name = space.get_dim_name(isl.dim_type.param, k)
+        parts.append(f"{ir_names.get(name, name)} = "
                      f"{point.get_coordinate_val(isl.dim_type.param, k).to_python()}")
     return ", ".join(parts)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.parser import parse_module
 from solar.ir.verifier import verify

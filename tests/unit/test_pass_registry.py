@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from solar.ir.pass_manager import Pass, PassOptionError, split_pipeline
 from solar.passes import PASSES, registry
 
@@ -16,8 +15,8 @@ def test_every_registry_key_is_the_class_name(name: str) -> None:
     assert issubclass(cls, Pass)
     assert cls.name == name
     assert cls.summary, f"pass {name} needs a one-line summary for --list-passes"
-    assert cls.__doc__ and "Before" in cls.__doc__ or "unchanged" in (cls.__doc__ or ""), (
-        f"pass {name}'s docstring should show IR before and after")
+    doc = cls.__doc__ or ""
+    assert "Before" in doc or "unchanged" in doc, f"pass {name}'s docstring should show IR before and after"
     assert dataclasses.is_dataclass(cls)
     assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
 

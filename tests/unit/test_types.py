@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from solar.ir.dtypes import DType
 from solar.ir.expr import NameRef
 from solar.ir.types import TypeSyntaxError, dims_equal, parse_tensor_type

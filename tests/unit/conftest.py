@@ -1,0 +1,45 @@
+"""Shared fixtures of the unit tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.ops import ModuleOp
+from solar.ir.parser import parse_module
+from solar.ir.printer import print_module
+from solar.ir.verifier import verify
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# check(text, name, first_line=1, verify=True) -> the parsed module
+SirCheck = Callable[..., ModuleOp]
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+def _check_sir(text: str, name: str, first_line: int = 1, verify_ir: bool = True) -> ModuleOp:
+    """Parses `text` (reporting diagnostics in the `file:line:col` form), verifies it unless told not to,
+    and checks the round trip: print(parse(print(m))) == print(m)."""
+    engine = DiagnosticEngine()
+    module = parse_module(text, name, engine, first_line)
+    if verify_ir:
+        verify(module, engine)
+    assert not engine.diagnostics, f"diagnostics for {name}:\n{engine.format_all()}"
+    printed = print_module(module)
+    again_engine = DiagnosticEngine()
+    again = parse_module(printed, f"{name} (printed)", again_engine)
+    assert not again_engine.diagnostics, f"the printed form of {name} does not parse:\n{again_engine.format_all()}"
+    assert print_module(again) == printed, f"{name}: print -> parse -> print changed the text"
+    return module
+
+
+@pytest.fixture(scope="session")
+def sir_check() -> SirCheck:
+    """`sir_check(text, name, first_line=1, verify_ir=True)`: parse, verify with no diagnostics, round-trip."""
+    return _check_sir

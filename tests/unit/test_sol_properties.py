@@ -1,0 +1,297 @@
+"""Properties of the SOL report (docs/sol.md) on every bundled example and on random graphs:
+
+- whole graph ≤ fused ≤ unfused, per target;
+- every mode moves at least the compulsory traffic (the entry function's arguments read, its results
+  written);
+- fused time: mode=none ≥ producer-consumer ≥ greedy;
+- the inverse roofline at its own output meets the latency exactly: scaling a copy of the target by
+  `both_factor` (every peak and the bandwidth) makes the mode take exactly the latency; `compute_factor`
+  and `bandwidth_factor` do the same for the compute and memory terms alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from solar.backends.cost import CostModel, Peaks
+from solar.backends.report import TargetReport, analyse
+from solar.ir.ops import ModuleOp
+from solar.targets.loader import Figure, Target, load_target
+from test_sol_support import MODES, run_sol
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.sir"))
+TARGETS = ["h100-sxm", "b200", "jetson-thor"]
+FUSE_MODES = ("none", "producer-consumer", "greedy")
+SLACK = 1e-12  # relative: sums in a different order may differ in the last bits
+
+
+def leq(a: float, b: float) -> bool:
+    return a <= b * (1 + SLACK) or math.isclose(a, b, rel_tol=SLACK)
+
+
+def skip_reason(text: str) -> str | None:
+    """Why an example cannot be analysed as it is (None: it can)."""
+    header = re.search(r"solar\.module\s+@\w+\s*\[([^\]]*)\]", text)
+    if header:
+        unbound = [p.strip() for p in header.group(1).split(",") if p.strip() and "=" not in p]
+        if unbound:
+            return f"size parameters without defaults: {', '.join(unbound)} (bind them to analyse)"
+    return None
+
+
+def check_modes(r: TargetReport, compulsory: int | None = None) -> None:
+    """whole ≤ fused ≤ unfused in time; every mode's traffic ≥ the whole graph's (the compulsory traffic);
+    the same FLOPs in every mode."""
+    unfused, fused, whole = (r.modes[m] for m in MODES)
+    assert leq(whole.seconds, fused.seconds), (r.name, whole.seconds, fused.seconds)
+    assert leq(fused.seconds, unfused.seconds), (r.name, fused.seconds, unfused.seconds)
+    assert whole.bytes <= fused.bytes <= unfused.bytes or whole.bytes <= unfused.bytes, r.name
+    assert fused.bytes >= whole.bytes and unfused.bytes >= whole.bytes, r.name
+    if compulsory is not None:
+        assert whole.bytes == compulsory, (r.name, whole.bytes, compulsory)
+    assert unfused.flops == fused.flops == whole.flops
+    assert r.fusion_gain >= 1 - SLACK
+
+
+def scaled(target: Target, compute: float, memory: float) -> Target:
+    """A copy of `target` with every compute peak × `compute` and the DRAM bandwidth × `memory`."""
+    figures = {}
+    for name, fig in target.figures.items():
+        factor = compute if name.endswith(("_vector", "_tensor")) else memory if name == "dram_bandwidth" else 1.0
+        if fig.known and factor != 1.0:
+            assert fig.value is not None
+            fig = dataclasses.replace(fig, value=fig.value * factor)
+        figures[name] = fig
+    return dataclasses.replace(target, figures=figures)
+
+
+def check_inverse(module: ModuleOp, reports: list[TargetReport], latency_s: float) -> None:
+    """At the inverse roofline's own factors, each mode takes the latency (to 1e-9 relative)."""
+    model = CostModel(module)
+    for r in reports:
+        assert r.inverse is not None
+        target = r.peaks.target
+        for mode in MODES:
+            inv = r.inverse[mode]
+            assert inv.latency_s == latency_s
+            both = analyse(model, Peaks(scaled(target, inv.both_factor, inv.both_factor)), None)
+            assert math.isclose(both.modes[mode].seconds, latency_s, rel_tol=1e-9), (r.name, mode)
+            # compute × alone: with infinitely fast memory the mode's compute time is the latency.
+            compute = analyse(model, Peaks(scaled(target, inv.compute_factor, 1.0)), None).modes[mode]
+            memory = analyse(model, Peaks(scaled(target, 1.0, inv.bandwidth_factor)), None).modes[mode]
+            if inv.compute_factor > 0:
+                assert math.isclose(max(compute.tensor_s, compute.vector_s) if mode == "whole_graph"
+                                    else _compute_sum(model, target, inv.compute_factor, mode), latency_s,
+                                    rel_tol=1e-9), (r.name, mode)
+            if inv.bandwidth_factor > 0:
+                assert math.isclose(memory.memory_s, latency_s, rel_tol=1e-9), (r.name, mode)
+                assert math.isclose(inv.least_bandwidth, target.dram_bandwidth * inv.bandwidth_factor, rel_tol=1e-12)
+
+
+def _compute_sum(model: CostModel, target: Target, factor: float, mode: str) -> float:
+    """Σ over the mode's units of max(tensor, vector) time on the scaled target (docs/sol.md: Σ c_i)."""
+    peaks = Peaks(scaled(target, factor, 1.0))
+    works = model.units if mode == "unfused" else model.groups
+    return sum(max(t.tensor_s, t.vector_s) for t in (peaks.time(w) for w in works))
+
+
+# ---- every example ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_properties(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    reason = skip_reason(text)
+    if reason:
+        pytest.skip(reason)
+    fused_by_mode: dict[str, dict[str, float]] = {}
+    for mode in FUSE_MODES:
+        run = run_sol(text, TARGETS, mode=mode, latency="3us", name=path.name)
+        for r in run.reports:
+            check_modes(r)
+        fused_by_mode[mode] = {r.name: r.modes["fused"].seconds for r in run.reports}
+        if mode == "greedy":
+            check_inverse(run.module, run.reports, 3e-6)
+    for t in TARGETS:
+        none, pc, greedy = (fused_by_mode[m][t] for m in FUSE_MODES)
+        assert leq(greedy, pc) and leq(pc, none), (t, none, pc, greedy)
+
+
+def test_an_example_is_skipped_only_for_unbound_sizes() -> None:
+    reasons = {p.stem: skip_reason(p.read_text(encoding="utf-8")) for p in EXAMPLES}
+    assert reasons["mlp"] is None and reasons["params"] is None  # defaults given
+    assert skip_reason("solar.module @m [M, N = 2] {\n}") == \
+        "size parameters without defaults: M (bind them to analyse)"
+
+
+# ---- random graphs ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Graph:
+    """A random DAG of kernels on N×N matrices and N-vectors, written as SIR text."""
+
+    n: int
+    dtype: str
+    args: list[tuple[str, bool]] = dataclasses.field(default_factory=list)  # (name, is a matrix)
+    values: list[tuple[str, bool]] = dataclasses.field(default_factory=list)  # args and op results
+    body: list[str] = dataclasses.field(default_factory=list)
+    read: set[str] = dataclasses.field(default_factory=set)
+    views: dict[str, str] = dataclasses.field(default_factory=dict)  # a permute's result -> its operand
+
+    def ty(self, matrix: bool) -> str:
+        return f"tensor<{self.n}x{self.n}x{self.dtype}>" if matrix else f"tensor<{self.n}x{self.dtype}>"
+
+    def nbytes(self, matrix: bool) -> int:
+        return (self.n * self.n if matrix else self.n) * {"f32": 4, "bf16": 2}[self.dtype]
+
+    def kernel(self, kind: str, operands: list[str]) -> None:
+        k = len(self.body)
+        out = f"%v{k}"
+        n = self.n
+        binds = ", ".join(f"{v} as {chr(ord('A') + i)}" for i, v in enumerate(operands))
+        self.read.update(operands)
+        def loops(*statement: str, depth: int = 2) -> str:
+            indices = ["%i", "%j", "%k"][:depth]
+            head = " ".join(f"affine.for {i} = 0 to {n} {{" for i in indices)
+            return f"{head} {' '.join(statement)} {'}' * depth}"
+
+        bodies = {
+            "matmul": (True, loops("C[%i, %j] += A[%i, %k] * B[%k, %j]", depth=3)),
+            "exp": (True, loops("C[%i, %j] = exp(A[%i, %j])")),
+            "relu": (True, loops("C[%i, %j] = max(A[%i, %j], 0.0)")),
+            "add": (True, loops("C[%i, %j] = A[%i, %j] + B[%i, %j]")),
+            "bias": (True, loops("C[%i, %j] = A[%i, %j] * 0.5 + B[%j]")),
+            "rowsum": (False, loops("C[%i] += A[%i, %j]")),
+            "rowmax": (False, loops("C[%i] max= A[%i, %j]")),
+            "scale": (False, loops("C[%i] = A[%i] * B[%i]", depth=1)),
+        }
+        matrix, body = bodies[kind]
+        out_ty = self.ty(matrix)
+        self.body.append(f"    {out} = solar.kernel @k{k}_{kind}({binds}) -> (C: {out_ty}) {{\n      {body}\n    }}")
+        self.values.append((out, matrix))
+
+    def permute(self, operand: str) -> None:
+        out = f"%v{len(self.body)}"
+        self.body.append(f"    {out} = solar.permute {operand} {{perm = [1, 0]}} : {self.ty(True)}")
+        self.views[out] = operand
+        self.values.append((out, True))
+
+    def text(self, outputs: list[str]) -> str:
+        params = ", ".join(f"{a}: {self.ty(m)}" for a, m in self.args)
+        types = {v: m for v, m in self.values}
+        results = ", ".join(self.ty(types[o]) for o in outputs)
+        results = f"({results})" if len(outputs) > 1 else results
+        body = "\n".join(self.body)
+        return (f"solar.module @random {{\n  solar.func @main({params}) -> {results} {{\n{body}\n"
+                f"    solar.return {', '.join(outputs)}\n  }}\n}}\n")
+
+    def base(self, v: str) -> str:
+        """The value a chain of views reads."""
+        while v in self.views:
+            v = self.views[v]
+        return v
+
+    def compulsory(self, outputs: list[str]) -> int:
+        """Arguments read (each in full: every kernel here reads all of its operands, through views or not)
+        and results written, once per tensor (a returned argument, or a view of one, is not written)."""
+        types = dict(self.values)
+        args = dict(self.args)
+        read = {self.base(v) for v in self.read}
+        written = {self.base(o) for o in outputs} - set(args)
+        return sum(self.nbytes(m) for a, m in args.items() if a in read) + sum(self.nbytes(types[b]) for b in written)
+
+
+KINDS = {"matmul": (True, True), "exp": (True,), "relu": (True,), "add": (True, True), "bias": (True, False),
+         "rowsum": (True,), "rowmax": (True,), "scale": (False, False)}
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> tuple[str, int]:
+    g = Graph(n=draw(st.sampled_from([4, 8, 16])), dtype=draw(st.sampled_from(["f32", "bf16"])))
+    for k in range(draw(st.integers(1, 3))):
+        g.args.append((f"%m{k}", True))
+    g.args.append(("%vec", False))
+    g.values = list(g.args)
+    for _ in range(draw(st.integers(1, 7))):
+        if draw(st.integers(0, 5)) == 0:
+            g.permute(draw(st.sampled_from([v for v, m in g.values if m])))
+            continue
+        kind = draw(st.sampled_from(sorted(KINDS)))
+        # Recent values are likelier operands, so that chains form as well as wide DAGs.
+        operands = []
+        for want_matrix in KINDS[kind]:
+            pool = [v for v, m in g.values if m == want_matrix]
+            operands.append(pool[-1 - draw(st.integers(0, len(pool) - 1))] if draw(st.booleans())
+                            else draw(st.sampled_from(pool)))
+        g.kernel(kind, operands)
+    # Results: the last kernel's, and maybe up to two other values (kernel results, views, arguments).
+    results = [v for v, _ in g.values[len(g.args):] if v not in g.views]
+    if not results:  # only permutes were drawn: add one kernel
+        g.kernel("relu", [g.values[-1][0]])
+        results = [g.values[-1][0]]
+    extra = [v for v, _ in g.values if v != results[-1] and draw(st.integers(0, 3)) == 0][:2]
+    outputs = [*extra, results[-1]]
+    return g.text(outputs), g.compulsory(outputs)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph=graphs(), lift=st.booleans())
+def test_random_graph_properties(graph: tuple[str, int], lift: bool) -> None:
+    text, compulsory = graph
+    fused: dict[str, dict[str, float]] = {}
+    for mode in FUSE_MODES:
+        run = run_sol(text, ["h100-sxm", "jetson-thor"], lift=lift, mode=mode, latency="1us", name="random.sir")
+        for r in run.reports:
+            check_modes(r, compulsory)
+        fused[mode] = {r.name: r.modes["fused"].seconds for r in run.reports}
+        check_inverse(run.module, run.reports, 1e-6)
+    for t in fused["none"]:
+        assert leq(fused["greedy"][t], fused["producer-consumer"][t]), text
+        assert leq(fused["producer-consumer"][t], fused["none"][t]), text
+
+
+def test_inverse_roofline_with_a_custom_target_file(tmp_path: Path) -> None:
+    """The same check through the command line: a target YAML with H100's figures × both_factor meets the
+    latency (a custom target file, as a user would write one)."""
+    import json
+
+    import yaml
+    from solar.targets.loader import TARGETS_DIR
+    from solar.tools.solar_opt import run
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "mlp.sir"
+    first = tmp_path / "first.json"
+    assert run([str(example), "--lift-einsum", "--fuse", "--sol=h100", "--target-latency=500ns",
+                f"--sol-report={first}", "-o", str(tmp_path / "out.sir")]) == 0
+    doc = json.loads(first.read_text())
+    for mode in MODES:
+        factor = doc["targets"][0]["inverse"][mode]["both_factor"]
+        raw = yaml.safe_load((TARGETS_DIR / "h100-sxm.yaml").read_text())
+        raw["name"], raw["aliases"] = f"h100-x-{mode.replace('_', '-')}", []
+        for section in ("compute", "memory"):
+            for key, fig in raw[section].items():
+                if isinstance(fig, dict) and (section == "compute" or key == "dram_bandwidth"):
+                    fig["value"] = fig["value"] * factor
+        custom = tmp_path / f"scaled-{mode}.yaml"
+        custom.write_text(yaml.safe_dump(raw, allow_unicode=True))
+        out = tmp_path / f"{mode}.json"
+        assert run([str(example), "--lift-einsum", "--fuse", f"--sol={custom}", f"--sol-report={out}",
+                    "-o", str(tmp_path / "out.sir")]) == 0
+        seconds = json.loads(out.read_text())["targets"][0]["modes"][mode]["time_s"]
+        assert math.isclose(seconds, 500e-9, rel_tol=1e-9), (mode, seconds)
+
+
+def test_scaled_target_helper() -> None:
+    h100 = load_target("h100-sxm")
+    double = scaled(h100, 2.0, 4.0)
+    assert double.peak("bf16", "tensor") == 2 * h100.peak("bf16", "tensor")
+    assert double.dram_bandwidth == 4 * h100.dram_bandwidth
+    assert double.figure("fp4_tensor").status == "unsupported"
+    assert isinstance(double.figure("l2"), Figure) and double.l2_bytes == h100.l2_bytes
