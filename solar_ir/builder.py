@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .expr import Access, Expr, ExprLike, IndexRef, as_expr
+from .dtypes import DType
+from .expr import Access, Binary, Call, Cast, Expr, ExprLike, IndexRef, as_expr
 from .ops import (
     AffineFor,
     AffineIf,
@@ -54,6 +55,20 @@ from .ops import (
     YieldOp,
 )
 from .types import TensorType, parse_tensor_type
+
+
+def cmp(lhs: ExprLike, op: str, rhs: ExprLike) -> Expr:
+    """A comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`) or a logical `and`/`or`: `cmp(j, "<=", i)`."""
+    return Binary(op, as_expr(lhs), as_expr(rhs))
+
+
+def call(func: str, *args: ExprLike) -> Expr:
+    """A scalar function: `call("exp", x)`, `call("max", a, 0.0)`, `call("select", c, a, b)`."""
+    return Call(func, tuple(as_expr(a) for a in args))
+
+
+def cast(dtype: DType, operand: ExprLike) -> Expr:
+    return Cast(dtype, as_expr(operand))
 
 
 def tensor(spec: str) -> TensorType:
@@ -194,6 +209,8 @@ class FuncBuilder(BlockBuilder):
         return self.func.args
 
     def ret(self, *values: Value) -> None:
+        if not values:
+            raise ValueError("a function returns at least one value (SIR is pure)")
         self.func.result_types = [v.type for v in values if v.type is not None]
         self.ops.append(ReturnOp(list(values)))
 
@@ -207,6 +224,8 @@ class RegionBuilder(BlockBuilder):
         self.results: list[Value] = []  # filled when the region's `with` block ends
 
     def yield_(self, *values: Value) -> None:
+        if not values:
+            raise ValueError("a region yields at least one value (SIR is pure)")
         self.ops.append(YieldOp(list(values)))
 
 

@@ -172,10 +172,10 @@ LOGICAL = frozenset({"and", "or"})
 class Binary(Expr):
     __slots__ = ("lhs", "op", "rhs")
 
-    def __init__(self, op: str, lhs: Expr, rhs: Expr, loc: Location | None = None) -> None:
+    def __init__(self, op: str, lhs: ExprLike, rhs: ExprLike, loc: Location | None = None) -> None:
         self.op = op
-        self.lhs = lhs
-        self.rhs = rhs
+        self.lhs = lhs = as_expr(lhs)
+        self.rhs = as_expr(rhs)
         self.loc = lhs.loc if loc is None else loc
 
     @property
@@ -409,17 +409,18 @@ def affine_violation(expr: Expr) -> tuple[Expr, str] | None:
 LinearForm = tuple[tuple[tuple[str, int], ...], int]
 
 
-def linear_form(expr: Expr) -> LinearForm | None:
+def linear_form(expr: Expr, atoms: bool = False) -> LinearForm | None:
     """`expr` as (sorted (name, coefficient) pairs, constant) if it is linear; names are '%i' for indices
-    and bare for parameters. None for non-linear or quasi-affine expressions."""
+    and bare for parameters. None for non-linear or quasi-affine expressions, unless `atoms`: then each
+    such subexpression (`N floordiv 2`) is one more variable, named by its text."""
     coeffs: dict[str, int] = {}
-    const = _accumulate_linear(expr, 1, coeffs)
+    const = _accumulate_linear(expr, 1, coeffs, atoms)
     if const is None:
         return None
     return tuple(sorted((k, v) for k, v in coeffs.items() if v != 0)), const
 
 
-def _accumulate_linear(expr: Expr, scale: int, coeffs: dict[str, int]) -> int | None:
+def _accumulate_linear(expr: Expr, scale: int, coeffs: dict[str, int], atoms: bool = False) -> int | None:
     if isinstance(expr, IntLit):
         return scale * expr.value
     if isinstance(expr, IndexRef | NameRef):
@@ -427,22 +428,26 @@ def _accumulate_linear(expr: Expr, scale: int, coeffs: dict[str, int]) -> int | 
         coeffs[key] = coeffs.get(key, 0) + scale
         return 0
     if isinstance(expr, Unary) and expr.op == "-":
-        return _accumulate_linear(expr.operand, -scale, coeffs)
+        return _accumulate_linear(expr.operand, -scale, coeffs, atoms)
     if isinstance(expr, Binary):
         if expr.op in ("+", "-"):
-            a = _accumulate_linear(expr.lhs, scale, coeffs)
-            b = _accumulate_linear(expr.rhs, scale if expr.op == "+" else -scale, coeffs)
+            a = _accumulate_linear(expr.lhs, scale, coeffs, atoms)
+            b = _accumulate_linear(expr.rhs, scale if expr.op == "+" else -scale, coeffs, atoms)
             return None if a is None or b is None else a + b
         if expr.op == "*":
             lc, rc = constant_value(expr.lhs), constant_value(expr.rhs)
             if lc is not None:
-                return _accumulate_linear(expr.rhs, scale * lc, coeffs)
+                return _accumulate_linear(expr.rhs, scale * lc, coeffs, atoms)
             if rc is not None:
-                return _accumulate_linear(expr.lhs, scale * rc, coeffs)
+                return _accumulate_linear(expr.lhs, scale * rc, coeffs, atoms)
         if expr.op in ("floordiv", "ceildiv", "mod"):
             value = constant_value(expr)
             if value is not None:
                 return scale * value
+    if atoms and not isinstance(expr, FloatLit | BoolLit):
+        key = format_expr(expr)
+        coeffs[key] = coeffs.get(key, 0) + scale
+        return 0
     return None
 
 

@@ -21,6 +21,11 @@ class Word:
 
     name: str
 
+    def __post_init__(self) -> None:
+        # These spell literals, so as words they would read back as a float or a bool.
+        if self.name in ("inf", "nan", "true", "false") or not self.name.isidentifier():
+            raise ValueError(f"'{self.name}' cannot be a bare-word attribute value; use a string")
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolRef:

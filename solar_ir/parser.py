@@ -4,7 +4,7 @@ reports every undefined or misplaced use at once."""
 
 from __future__ import annotations
 
-import ast
+import difflib
 import os
 import re
 from collections.abc import Callable
@@ -65,6 +65,34 @@ from .ops import (
 )
 from .types import TensorType, TypeSyntaxError, parse_tensor_type
 
+_SIMPLE_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
+
+
+def decode_string(literal: str) -> str:
+    """The value of a string literal (with its quotes): `\\\\ \\" \\n \\r \\t \\xHH \\uHHHH` escapes."""
+    body = literal[1:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        kind = body[i + 1] if i + 1 < len(body) else ""
+        if kind in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[kind])
+            i += 2
+            continue
+        width = {"x": 2, "u": 4}.get(kind)
+        digits = body[i + 2:i + 2 + width] if width else ""
+        if width is None or len(digits) != width or any(c not in "0123456789abcdefABCDEF" for c in digits):
+            raise ValueError(f"bad escape '\\{kind}' in string {literal}: "
+                             "use \\\\, \\\", \\n, \\r, \\t, \\xHH or \\uHHHH")
+        out.append(chr(int(digits, 16)))
+        i += 2 + width
+    return "".join(out)
+
 
 class _SyntaxIssue(Exception):
     def __init__(self, message: str, loc: Location) -> None:
@@ -87,6 +115,12 @@ class _Builder(lark.Transformer):
     def __init__(self) -> None:
         super().__init__()
         self.filename = "<stdin>"
+
+    def _string(self, tok: Token) -> str:
+        try:
+            return decode_string(str(tok))
+        except ValueError as err:
+            raise _SyntaxIssue(str(err), self._loc(tok)) from None
 
     def _loc(self, tok: Token) -> Location:
         return Location(self.filename, tok.line, tok.column)  # type: ignore[arg-type]
@@ -139,7 +173,7 @@ class _Builder(lark.Transformer):
         return c[0], _attr_value(c[1])
 
     def attr_string(self, c: list[Token]) -> str:
-        return ast.literal_eval(c[0])
+        return self._string(c[0])
 
     def attr_word(self, c: list[Token]) -> Word:
         return Word(str(c[0]))
@@ -169,7 +203,7 @@ class _Builder(lark.Transformer):
         return FloatLit(-float(c[1]), self._loc(c[0]))
 
     def loc(self, c: list[Token]) -> Location:
-        return Location(ast.literal_eval(c[0]), int(c[1]), int(c[2]))
+        return Location(self._string(c[0]), int(c[1]), int(c[2]))
 
     # ---- functions and composition ops -----------------------------------------------------------
     def _type(self, tok: Token) -> TensorType:
@@ -259,11 +293,11 @@ class _Builder(lark.Transformer):
         kw, sym, spec, where, *rest = c
         op = EinsumOp(
             sym[1:],
-            ast.literal_eval(spec),
+            self._string(spec),
             [x for x in rest if isinstance(x, Binding)],
             [x for x in rest if isinstance(x, TensorDecl)],
             [x for x in rest if isinstance(x, EinsumStmt)],
-            ast.literal_eval(where) if where is not None else None,
+            self._string(where) if where is not None else None,
             self._loc(kw),
         )
         op.attrs = next((x.attrs for x in rest if isinstance(x, _Attrs)), {})
@@ -648,20 +682,17 @@ class _Parser:
         except _SyntaxIssue as issue:
             raise DiagnosticError([Diagnostic("error", str(issue), issue.loc)]) from None
         except lark.exceptions.UnexpectedInput as err:
-            raise DiagnosticError([self._syntax_error(err, file)]) from None
+            raise DiagnosticError([self._syntax_error(err, file, text)]) from None
 
-    def _syntax_error(self, err: lark.exceptions.UnexpectedInput, file: str) -> Diagnostic:
+    def _syntax_error(self, err: lark.exceptions.UnexpectedInput, file: str, text: str) -> Diagnostic:
         loc = Location(file, err.line if err.line > 0 else 1, err.column if err.column > 0 else 1)
         if isinstance(err, lark.exceptions.UnexpectedCharacters):
             return Diagnostic("error", f"unexpected character '{err.char}'", loc)
         expected = sorted({self.display.get(name, name) for name in getattr(err, "expected", ()) or ()})
         token = getattr(err, "token", None)
-        if token is None or token.type == "$END":
-            found = "the end of the input"
-            if isinstance(err, lark.exceptions.UnexpectedEOF) or token is not None:
-                pass
-        else:
-            found = f"'{token}'"
+        if token is not None and token.type == "NAME" and str(token) in ("solar", "affine"):
+            return Diagnostic("error", _operation_message(text, token), loc)
+        found = "the end of the input" if token is None or token.type == "$END" else f"'{token}'"
         if len(expected) > 8:
             expected = [*expected[:8], "..."]
         message = f"expected {_or_list(expected)}, found {found}" if expected else f"unexpected {found}"
@@ -675,9 +706,26 @@ def _or_list(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
+_DEFINING_OPS = ("solar.kernel", "solar.einsum", "solar.group", "solar.for", "solar.if", "solar.constant",
+                 "solar.slice", "solar.insert", "solar.reshape", "solar.permute", "solar.concat", "solar.broadcast",
+                 "solar.gather", "solar.scatter")
+_ALL_OPS = (*_DEFINING_OPS, "solar.module", "solar.func", "solar.call", "solar.return", "solar.yield",
+            "affine.for", "affine.if")
+
+
+def _operation_message(text: str, token: Token) -> str:
+    """A dotted word where an operation cannot start: a known op in the wrong place, or an unknown op."""
+    word = re.match(r"[A-Za-z_.]+", text[token.start_pos:])
+    name = word.group(0) if word else str(token)
+    if name in _DEFINING_OPS:
+        return f"{name} defines values: write `%r = {name} ...`"
+    if name in _ALL_OPS:
+        return f"{name} cannot appear here"
+    close = difflib.get_close_matches(name, _ALL_OPS, n=1)
+    return f"unknown operation '{name}'" + (f"; did you mean '{close[0]}'?" if close else "")
+
+
 def _hint(token: Any, expected: list[str]) -> str:
-    if token is not None and token.type == "NAME" and str(token) in {"solar", "affine"}:
-        return f" (unknown operation starting with '{token}')"
     ends_region = any("solar.return" in e or "solar.yield" in e for e in expected)
     if token is not None and token.type == "RBRACE" and ends_region:
         return " (a region must end with solar.return or solar.yield)"

@@ -63,10 +63,23 @@ def canonical_dim(dim: Dim) -> Dim:
     if isinstance(dim, IntLit):
         return dim.value
     if isinstance(dim, Expr):
-        form = linear_form(dim)
+        form = linear_form(dim, atoms=True)
         if form is not None and not form[0]:
             return form[1]
+        return _drop_zeros(dim)
     return dim
+
+
+def _drop_zeros(e: Expr) -> Expr:
+    """`x + 0`, `x - 0` and `0 + x` become `x`, so derived dimensions print as written."""
+    if isinstance(e, Binary) and e.op in ("+", "-"):
+        lhs, rhs = _drop_zeros(e.lhs), _drop_zeros(e.rhs)
+        if isinstance(rhs, IntLit) and rhs.value == 0:
+            return lhs
+        if e.op == "+" and isinstance(lhs, IntLit) and lhs.value == 0:
+            return rhs
+        return Binary(e.op, lhs, rhs, e.loc)
+    return e
 
 
 def dims_equal(a: Dim, b: Dim) -> bool:
@@ -74,7 +87,8 @@ def dims_equal(a: Dim, b: Dim) -> bool:
         return a == b
     ea = IntLit(a) if isinstance(a, int) else a
     eb = IntLit(b) if isinstance(b, int) else b
-    fa, fb = linear_form(ea), linear_form(eb)
+    # Non-linear parts (`N floordiv 2`) are compared as opaque terms of a linear combination.
+    fa, fb = linear_form(ea, atoms=True), linear_form(eb, atoms=True)
     if fa is not None and fb is not None:
         return fa == fb
     return format_expr(ea) == format_expr(eb)

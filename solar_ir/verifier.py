@@ -177,6 +177,10 @@ class Verifier:
                 self.error(f"dimension {format_dim(d)} of {t} is {size}: sizes must be positive"
                            + (" (with the size parameters' values)" if isinstance(d, Expr) else ""), loc)
             if isinstance(d, Expr):
+                bad = affine_violation(d)
+                if bad is not None:
+                    self.error(f"dimension {format_dim(d)} of {t} must be affine in the size parameters: {bad[1]} "
+                               "(introduce a parameter for the product)", loc)
                 for ref in free_names(d):
                     if ref.name not in self.params:
                         self.error(f"size parameter {ref.name} in {t} is not declared{suggest(ref.name, self.params)}"
@@ -318,7 +322,7 @@ class Verifier:
             if not self.slice_in_bounds(start, stop, dim, entry, what):
                 ok = False
                 continue
-            extent: Expr = Binary("-", stop, start)
+            extent: Expr = stop if constant_value(start) == 0 else Binary("-", stop, start)
             if step != 1:
                 extent = Binary("ceildiv", extent, IntLit(step))
             shape.append(canonical_dim(extent))
@@ -444,7 +448,7 @@ class Verifier:
         axis = self._axis(op, first.rank)
         if axis is None:
             return None
-        total: Expr | int = 0
+        total: Expr | int | None = None
         for a, v in zip(args, op.args, strict=True):
             if a.rank != first.rank or a.dtype != first.dtype or not all(
                     dims_equal(x, y) for d, (x, y) in enumerate(zip(a.shape, first.shape, strict=True)) if d != axis):
@@ -452,7 +456,8 @@ class Verifier:
                            op.use_loc(v))
                 return None
             dim = a.shape[axis]
-            total = Binary("+", _as_expr(total), _as_expr(dim))
+            total = dim if total is None else Binary("+", _as_expr(total), _as_expr(dim))
+        assert total is not None
         shape = list(first.shape)
         shape[axis] = canonical_dim(_as_expr(total))
         return TensorType(tuple(shape), first.dtype)
@@ -781,6 +786,8 @@ class Verifier:
         for b in op.inputs:
             if b.name in names or b.name == out.name:
                 self.error(f"tensor name {b.name} is used twice in einsum @{op.symbol}", b.loc)
+            if b.name in RESERVED_WORDS:
+                self.error(f"'{b.name}' is a keyword of SIR and cannot name a tensor", b.loc)
             names[b.name] = b.loc
             if b.value.type is not None:
                 elements[b.name] = b.value.type.dtype

@@ -983,3 +983,41 @@ solar.func @f(%x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x4x
     x, w = rand(2, 3, 9, 9), rand(4, 3, 3, 3, seed=1)
     (y,) = sir_run(text, {"x": x, "w": w})
     np.testing.assert_allclose(y, conv_ref(x, w, 2, 1, 4), rtol=1e-5, atol=1e-5)
+
+
+CONV_LOOPS = """
+solar.func @conv(%x: tensor<2x3x7x7xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x7x7xf32> {
+  %y = solar.kernel @conv(%x as X, %w as W) -> (Y: tensor<2x4x7x7xf32>) {
+    affine.for %n = 0 to 2 {
+      affine.for %k = 0 to 4 {
+        affine.for %p = 0 to 7 {
+          affine.for %q = 0 to 7 {
+            affine.for %c = 0 to 3 {
+              affine.for %r = 0 to 3 {
+                affine.for %s = 0 to 3 {
+                  affine.if %p + %r - 1 >= 0 and %p + %r - 1 < 7 and %q + %s - 1 >= 0 and %q + %s - 1 < 7 {
+                    Y[%n, %k, %p, %q] += X[%n, %c, %p + %r - 1, %q + %s - 1] * W[%k, %c, %r, %s]
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  solar.return %y
+}
+"""
+
+
+def test_padded_conv_loops_run_with_the_output_column_innermost_and_no_branch_in_it() -> None:
+    gen = generate_kernel(first_kernel(CONV_LOOPS), min_parallel_points=0)
+    lines = [line.strip() for line in gen.source.splitlines()]
+    innermost = max(n for n, line in enumerate(lines) if line.startswith("for "))
+    assert lines[innermost].startswith("for i6 in range(max(0, ")  # q, its bounds from the guard
+    assert lines[innermost + 1].startswith("t2[i0, i1, i2, i6] +=")
+    assert not gen.checks and gen.parallel
+    x, w = rand(2, 3, 7, 7), rand(4, 3, 3, 3, seed=1)
+    (y,) = sir_run(CONV_LOOPS, {"x": x, "w": w})
+    np.testing.assert_allclose(y, conv_ref(x, w, 1, 1, 7), rtol=1e-5, atol=1e-5)

