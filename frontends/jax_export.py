@@ -1,0 +1,297 @@
+"""JAX → SIR: `jax.make_jaxpr` → jaxpr → SIR through the JAX lowering table.
+
+    from solar.frontends.jax_export import translate_jax
+    result = translate_jax(fn, (x, w), name="mlp")
+
+Nested jaxprs (jit, custom_jvp/vjp calls) are inlined; `scan` with a static length becomes `solar.for`;
+every other primitive goes through `lowering.JAX_LOWERINGS` (one kernel per primitive, or composition ops
+for shape primitives). Closed-over arrays become function arguments. Unsupported primitives are reported
+together, each with the user source line JAX recorded for it.
+"""
+
+from __future__ import annotations
+
+import linecache
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from solar.ir.builder import ModuleBuilder
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.dtypes import DType
+from solar.ir.expr import Binary, IndexRef, IntLit
+from solar.ir.ops import ModuleOp, SliceEntry, Value
+from solar.ir.types import TensorType, types_equal
+from solar.ir.verifier import verify
+
+from .diagnostics import Problem, SourceLine, TranslationError
+from .lowering import JAX_LOWERINGS
+from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
+from .lowering.registry import OutMeta
+
+_DTYPES = {
+    "float64": DType.F64, "float32": DType.F32, "bfloat16": DType.BF16, "float16": DType.F16,
+    "float8_e4m3fn": DType.F8E4M3, "float8_e5m2": DType.F8E5M2,
+    "int64": DType.I64, "int32": DType.I32, "int8": DType.I8, "bool": DType.I1,
+}
+
+# Primitives that only wrap another jaxpr: their body is inlined.
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr",
+          "remat": "jaxpr", "checkpoint": "jaxpr", "custom_lin": "jaxpr"}
+
+
+def sir_dtype(dt: Any) -> DType:
+    name = np.dtype(dt).name if not hasattr(dt, "name") else dt.name
+    out = _DTYPES.get(str(name))
+    if out is None:
+        raise LoweringError(f"element type {name} has no SIR equivalent")
+    return out
+
+
+@dataclass
+class JaxNode:
+    """What a JAX lowering sees: inputs (SIR values or Python scalars for literals), params, outputs."""
+
+    em: Emitter
+    prim: str
+    inputs: list[Any]
+    params: dict[str, Any]
+    outs: list[OutMeta]
+
+    @property
+    def out(self) -> OutMeta:
+        return self.outs[0]
+
+    def tensor(self, i: int) -> Value:
+        v = self.inputs[i]
+        if isinstance(v, Value):
+            return v
+        # A literal where a tensor is needed: a rank-0 constant.
+        dt = DType.F32 if isinstance(v, float) else DType.I1 if isinstance(v, bool) else DType.I32
+        return self.em.constant(v, (), dt)
+
+    def unsupported(self, why: str) -> LoweringError:
+        return LoweringError(f"{self.prim}: {why}")
+
+
+@dataclass
+class JaxTranslation:
+    module: ModuleOp
+    consts: list[np.ndarray]  # values of the trailing function arguments (closed-over arrays)
+    n_inputs: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _frame(eqn: Any) -> SourceLine | None:
+    try:
+        from jax._src import source_info_util
+
+        fr = source_info_util.user_frame(eqn.source_info.traceback)
+    except Exception:
+        return None
+    if fr is None:
+        return None
+    code = linecache.getline(fr.file_name, fr.start_line).strip()
+    return SourceLine(fr.file_name, fr.start_line, max(fr.start_column, 0) + 1, code)
+
+
+def _aval_meta(aval: Any) -> OutMeta:
+    return OutMeta(tuple(int(d) for d in aval.shape), sir_dtype(aval.dtype))
+
+
+def _literal(v: Any) -> Any:
+    val = getattr(v, "val", v)
+    arr = np.asarray(val)
+    if arr.shape == ():
+        item = arr.item()
+        return bool(item) if arr.dtype == np.bool_ else item
+    return arr
+
+
+class JaxprLowering:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.problems: list[Problem] = []
+        # Equations inlined from a jit or custom_jvp call may carry no user frame of their own: they are
+        # reported at the line of the call that contains them.
+        self.outer: list[SourceLine | None] = []
+
+    def read(self, env: dict[Any, Any], v: Any, em: Emitter) -> Any:
+        if type(v).__name__ == "Literal":
+            lit_value = _literal(v)
+            if isinstance(lit_value, np.ndarray):
+                return em.constant(lit_value.tolist(), lit_value.shape, sir_dtype(lit_value.dtype))
+            return lit_value
+        return env.get(v)
+
+    def lower_jaxpr(self, jaxpr: Any, args: Sequence[Any], em: Emitter) -> list[Any]:
+        """Lowers `jaxpr` (open) with `args` bound to its invars; returns the values of its outvars."""
+        env: dict[Any, Any] = dict(zip(jaxpr.invars, args, strict=True))
+        for eqn in jaxpr.eqns:
+            self.lower_eqn(eqn, env, em)
+        return [self.read(env, v, em) for v in jaxpr.outvars]
+
+    def lower_eqn(self, eqn: Any, env: dict[Any, Any], em: Emitter) -> None:
+        prim = eqn.primitive.name
+        where = _frame(eqn) or next((w for w in reversed(self.outer) if w is not None), None)
+        inputs = [self.read(env, v, em) for v in eqn.invars]
+        if any(x is None for x in inputs):
+            for v in eqn.outvars:
+                env[v] = None
+            return  # an input failed to translate; that failure is already reported
+        em.loc = where.location if where is not None else None
+        em.hint = prim
+        try:
+            if prim in _CALLS:
+                closed = eqn.params[_CALLS[prim]]
+                inner = getattr(closed, "jaxpr", closed)
+                consts = [em.constant(np.asarray(c).tolist(), np.asarray(c).shape, sir_dtype(np.asarray(c).dtype))
+                          for c in getattr(closed, "consts", [])]
+                self.outer.append(where)
+                try:
+                    outs = self.lower_jaxpr(inner, [*consts, *inputs], em)
+                finally:
+                    self.outer.pop()
+            elif prim == "scan":
+                self.outer.append(where)
+                try:
+                    outs = self.lower_scan(eqn, inputs, em)
+                finally:
+                    self.outer.pop()
+            else:
+                fn = JAX_LOWERINGS.get(prim)
+                if fn is None:
+                    raise LoweringError(f"unsupported primitive '{prim}': no lowering")
+                node = JaxNode(em, prim, inputs, dict(eqn.params), [_aval_meta(v.aval) for v in eqn.outvars])
+                res = fn(node)
+                outs = list(res) if isinstance(res, list | tuple) else [res]
+                for v, meta in zip(outs, node.outs, strict=False):
+                    if isinstance(v, Value) and v.type is not None and not types_equal(v.type, meta.type):
+                        raise LoweringError(f"internal error: lowering of {prim} produced {v.type}, jaxpr says "
+                                            f"{meta.type}")
+        except LoweringError as err:
+            msg = str(err)
+            self.problems.append(Problem(prim, msg if msg.startswith(prim) or "primitive" in msg else f"{prim}: {msg}",
+                                         where))
+            outs = [None] * len(eqn.outvars)
+        for v, value in zip(eqn.outvars, outs, strict=True):
+            env[v] = value
+
+    def lower_scan(self, eqn: Any, inputs: list[Any], em: Emitter) -> list[Any]:
+        p = eqn.params
+        length, reverse = int(p["length"]), bool(p["reverse"])
+        n_consts, n_carry = int(p["num_consts"]), int(p["num_carry"])
+        body = p["jaxpr"]
+        consts = [em.constant(np.asarray(c).tolist(), np.asarray(c).shape, sir_dtype(np.asarray(c).dtype))
+                  for c in getattr(body, "consts", [])]
+        inner_jaxpr = getattr(body, "jaxpr", body)
+        xs_consts = [self._as_value(x, em) for x in inputs[:n_consts]]
+        carries = [self._as_value(x, em) for x in inputs[n_consts: n_consts + n_carry]]
+        xs = [self._as_value(x, em) for x in inputs[n_consts + n_carry:]]
+        y_avals = [v.aval for v in inner_jaxpr.outvars[n_carry:]]
+        ys0 = [em.constant(0, (length, *[int(d) for d in a.shape]), sir_dtype(a.dtype)) for a in y_avals]
+        var = em.symbol("t").replace(".", "_")
+        with em.block.for_(var, 0, length, [*carries, *ys0], hint="scan") as region:
+            t = IndexRef(var)
+            tt = t if not reverse else Binary("-", IntLit(length - 1), t)
+            inner = Emitter(region, em.symbols, em.loc, [*em.for_vars, var], em.hint)
+            x_slices = []
+            for x in xs:
+                shape = vtype(x).shape
+                entries = [SliceEntry(index=tt)] + [SliceEntry(start=IntLit(0), stop=dexpr(d)) for d in shape[1:]]
+                x_slices.append(inner.slice(x, entries, shape[1:]))
+            state = region.args[:n_carry]
+            outs = self.lower_jaxpr(inner_jaxpr, [*consts, *xs_consts, *state, *x_slices], inner)
+            if any(o is None for o in outs):
+                raise LoweringError("the scan body could not be translated")
+            outs = [self._as_value(o, inner) for o in outs]
+            new_carry, ys_t = outs[:n_carry], outs[n_carry:]
+            new_ys = []
+            for buf, y in zip(region.args[n_carry:], ys_t, strict=True):
+                shape = vtype(buf).shape
+                entries = [SliceEntry(index=tt)] + [SliceEntry(start=IntLit(0), stop=dexpr(d)) for d in shape[1:]]
+                new_ys.append(inner.insert(y, buf, entries))
+            region.yield_(*new_carry, *new_ys)
+        em.stamp(em.block.ops[-1])
+        return list(region.results)
+
+    def _as_value(self, x: Any, em: Emitter) -> Value:
+        if isinstance(x, Value):
+            return x
+        dt = DType.F32 if isinstance(x, float) else DType.I1 if isinstance(x, bool) else DType.I32
+        return em.constant(x, (), dt)
+
+
+def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_fn") -> JaxTranslation:
+    import jax
+
+    start = time.perf_counter()
+    closed = jax.make_jaxpr(fn)(*args)
+    traced = time.perf_counter()
+    jaxpr = closed.jaxpr
+    consts = [np.asarray(c) for c in closed.consts]
+    arg_types: list[tuple[str, TensorType]] = []
+    for k, v in enumerate(jaxpr.invars):
+        arg_types.append((f"arg{k}", _aval_meta(v.aval).type))
+    for k, c in enumerate(consts):
+        arg_types.append((f"const{k}", ttype(c.shape, sir_dtype(c.dtype))))
+    mb = ModuleBuilder(_sanitize(name))
+    fb = mb.func("forward", arg_types)
+    em = Emitter(fb)
+    low = JaxprLowering(name)
+    n_in = len(jaxpr.invars)
+    env_args = list(fb.args[:n_in])
+    const_args = list(fb.args[n_in:])
+    outs = _lower_with_consts(low, jaxpr, env_args, const_args, em)
+    if low.problems:
+        raise TranslationError(low.problems, f"{len(low.problems)} problem(s) translating {name}")
+    values = [low._as_value(o, em) for o in outs]
+    fb.ret(*values)
+    module = mb.module
+    module.attrs["origin"] = "jax.make_jaxpr"
+    engine = DiagnosticEngine()
+    if not verify(module, engine):
+        raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
+    result = JaxTranslation(module, consts, n_in)
+    result.timings["trace"] = traced - start
+    result.timings["lower"] = time.perf_counter() - traced
+    return result
+
+
+def _lower_with_consts(low: JaxprLowering, jaxpr: Any, args: list[Value], consts: list[Value],
+                       em: Emitter) -> list[Any]:
+    env_args = dict(zip(jaxpr.constvars, consts, strict=True))
+    env: dict[Any, Any] = {**env_args, **dict(zip(jaxpr.invars, args, strict=True))}
+    for eqn in jaxpr.eqns:
+        low.lower_eqn(eqn, env, em)
+    return [low.read(env, v, em) for v in jaxpr.outvars]
+
+
+def _sanitize(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in name)
+    return out if out and not out[0].isdigit() else "m" + out
+
+
+def jax_reference(fn: Callable[..., Any], args: Sequence[Any], tr: JaxTranslation
+                  ) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
+    """The validation case: the JAX function's outputs on `args` (its own example inputs, full size)."""
+
+    def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
+        import jax
+
+        out = fn(*args)
+        leaves = jax.tree_util.tree_leaves(out)
+        arrays = [_np(a) for a in args] + list(tr.consts)
+        return arrays, [_np(o) for o in leaves]
+
+    return run
+
+
+def _np(a: Any) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.dtype.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        return arr.astype(np.float32)
+    return arr

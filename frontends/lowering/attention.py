@@ -1,0 +1,113 @@
+"""Scaled dot-product attention as one kernel (a fused attention library kernel): scores, a stable softmax
+and the weighted sum of values. A causal mask makes every loop over keys triangular (`j < i + 1`), so
+masked positions are never iterated and lifting counts only the work a causal kernel does."""
+
+from __future__ import annotations
+
+import math
+
+from solar.ir.dtypes import DType
+from solar.ir.expr import Binary, Expr, IntLit
+from solar.ir.ops import Value
+from solar.ir.types import Dim
+
+from .core import (
+    Emitter,
+    LoweringError,
+    acc_dtype,
+    access,
+    bcast_index,
+    broadcast_shapes,
+    cast,
+    fcall,
+    lit,
+    loops,
+    select,
+    ttype,
+    vtype,
+)
+from .registry import TorchNode, torch_op
+
+
+def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: bool, scale: float | None,
+         gqa: bool, out_dtype: DType) -> Value:
+    qt, kt, vt = vtype(q), vtype(k), vtype(v)
+    *qb, seq_q, e = qt.shape
+    *kb_, seq_k, _ = kt.shape
+    *vb, _, ev = vt.shape
+    group = 1
+    if gqa and qb and kb_ and qb[-1] != kb_[-1]:
+        hq, hk = qb[-1], kb_[-1]
+        if not isinstance(hq, int) or not isinstance(hk, int) or hq % hk:
+            raise LoweringError("grouped-query attention needs static head counts that divide")
+        group = hq // hk
+    batch = tuple(qb) if group > 1 else broadcast_shapes(tuple(qb), tuple(kb_), tuple(vb))
+    if scale is None:
+        if not isinstance(e, int):
+            raise LoweringError("attention with a symbolic head size needs an explicit scale")
+        scale = 1.0 / math.sqrt(e)
+    acc_t = acc_dtype(out_dtype)
+    bindings = [(q, "Q"), (k, "K"), (v, "V")] + ([(mask, "M")] if mask is not None else [])
+    out_shape = (*batch, seq_q, ev)
+    kern = em.kernel(bindings, [("O", ttype(out_shape, out_dtype))])
+    scores: tuple[Dim, ...] = (*batch, seq_q, seq_k)
+    kern.local("S", ttype(scores, acc_t))
+    kern.local("P", ttype(scores, acc_t))
+    kern.local("mx", ttype((*batch, seq_q), acc_t))
+    kern.local("sum", ttype((*batch, seq_q), acc_t))
+    kern.local("acc", ttype(out_shape, acc_t))
+
+    def kv_batch(bidx: list[Expr], shape: list[Dim]) -> tuple[Expr, ...]:
+        if group > 1:
+            return (*bidx[:-1], Binary("floordiv", bidx[-1], IntLit(group)))
+        return bcast_index(tuple(shape), batch, bidx)
+
+    with loops(kern, batch, "b") as bidx, loops(kern, [seq_q], "i") as (i,):
+        upper: Expr | Dim = Binary("+", i, IntLit(1)) if causal else seq_k
+        row = [*bidx, i]
+
+        def logit(j: Expr) -> Expr:
+            s = access("S", [*bidx, i, j]) * lit(scale, acc_t)
+            if mask is None:
+                return s
+            mt = vtype(mask)
+            m = access("M", bcast_index(mt.shape, scores, [*bidx, i, j]))
+            return select(m, s, lit(-math.inf, acc_t)) if mt.dtype.is_bool else s + cast(m, mt.dtype, acc_t)
+
+        with kern.loop("j", 0, upper) as j, loops(kern, [e], "d") as (d,):
+            qv = cast(access("Q", [*bcast_index(tuple(qb), batch, bidx), i, d]), qt.dtype, acc_t)
+            kv = cast(access("K", [*kv_batch(bidx, kb_), j, d]), kt.dtype, acc_t)
+            kern.reduce(access("S", [*bidx, i, j]), "+=", qv * kv)
+        with kern.loop("j", 0, upper) as j:
+            kern.reduce(access("mx", row), "max=", logit(j))
+        with kern.loop("j", 0, upper) as j:
+            kern.reduce(access("sum", row), "+=", fcall("exp", logit(j) - access("mx", row)))
+        with kern.loop("j", 0, upper) as j:
+            kern.assign(access("P", [*bidx, i, j]), fcall("exp", logit(j) - access("mx", row)) / access("sum", row))
+        with loops(kern, [ev], "d") as (d,):
+            with kern.loop("j", 0, upper) as j:
+                vv = cast(access("V", [*kv_batch(bidx, vb), j, d]), vt.dtype, acc_t)
+                kern.reduce(access("acc", [*bidx, i, d]), "+=", access("P", [*bidx, i, j]) * vv)
+            kern.assign(access("O", [*bidx, i, d]), cast(access("acc", [*bidx, i, d]), acc_t, out_dtype))
+    return kern.results[0]
+
+
+@torch_op("scaled_dot_product_attention")
+def lower_sdpa(n: TorchNode) -> Value:
+    if n.get("dropout_p", 0.0):
+        raise n.unsupported("attention dropout is random (dropout_p > 0)")
+    mask = n.args.get("attn_mask")
+    causal = bool(n.get("is_causal", False))
+    q, k = n.tensor("query"), n.tensor("key")
+    if causal and mask is not None:
+        raise n.unsupported("is_causal together with attn_mask")
+    if causal and not _same(vtype(q).shape[-2], vtype(k).shape[-2]):
+        raise n.unsupported("causal attention with different query and key lengths")
+    return sdpa(n.em, q, k, n.tensor("value"), mask if isinstance(mask, Value) else None, causal,
+                n.args.get("scale"), bool(n.get("enable_gqa", False)), n.out.dtype)
+
+
+def _same(a: Dim, b: Dim) -> bool:
+    from solar.ir.types import dims_equal
+
+    return dims_equal(a, b)

@@ -1,0 +1,62 @@
+"""Tensor creation: splat constants (zeros, ones, full, ..._like), arange, eye. Random creation (randn in
+`forward`) has no deterministic translation and stays unsupported."""
+
+from __future__ import annotations
+
+from solar.ir.expr import Binary, Cast
+from solar.ir.ops import Value
+
+from .core import access, lit, loops, select, ttype
+from .registry import TorchNode, torch_op
+
+
+@torch_op("zeros", "zeros_like", "new_zeros", "empty", "empty_like", "new_empty", "empty_strided",
+          "new_empty_strided", "empty_permuted")
+def lower_zeros(n: TorchNode) -> Value:
+    # Uninitialized memory (empty) is given zeros: a program that reads it has no defined result anyway.
+    return n.em.constant(0, n.out.shape, n.out.dtype)
+
+
+@torch_op("ones", "ones_like", "new_ones")
+def lower_ones(n: TorchNode) -> Value:
+    return n.em.constant(1, n.out.shape, n.out.dtype)
+
+
+@torch_op("full", "full_like", "new_full", "fill")
+def lower_full(n: TorchNode) -> Value:
+    value = n.args.get("fill_value", n.args.get("value"))
+    if isinstance(value, Value):
+        raise n.unsupported("filling with a tensor value")
+    return n.em.constant(value, n.out.shape, n.out.dtype)
+
+
+@torch_op("scalar_tensor")
+def lower_scalar_tensor(n: TorchNode) -> Value:
+    return n.em.constant(n["s"], (), n.out.dtype)
+
+
+@torch_op("arange")
+def lower_arange(n: TorchNode) -> Value:
+    dt = n.out.dtype
+    start = n.args.get("start") or 0
+    step = n.args.get("step") or 1
+    kb = n.em.kernel([], [("Y", ttype(n.out.shape, dt))])
+    with loops(kb, n.out.shape) as (i,):
+        if dt.is_float:
+            v = Cast(dt, i)
+            v = v * lit(step, dt) if step != 1 else v
+            v = v + lit(start, dt) if start != 0 else v
+        else:
+            v = i * lit(step, dt) if step != 1 else i
+            v = v + lit(start, dt) if start != 0 else v
+        kb.assign(access("Y", [i]), v)
+    return kb.results[0]
+
+
+@torch_op("eye")
+def lower_eye(n: TorchNode) -> Value:
+    dt = n.out.dtype
+    kb = n.em.kernel([], [("Y", ttype(n.out.shape, dt))])
+    with loops(kb, n.out.shape) as (i, j):
+        kb.assign(access("Y", [i, j]), select(Binary("==", i, j), lit(1, dt), lit(0, dt)))
+    return kb.results[0]

@@ -1,0 +1,441 @@
+"""Views and data movement: reshape, permute, expand, slice, select, cat, stack, split, pad, flip, repeat.
+
+Pure views become composition ops (no kernel: they cost nothing in the model); ops that move data with an
+affine pattern a library runs as a kernel (flip, pad, tril) become one copy kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from solar.ir.expr import Binary, Expr, IntLit
+from solar.ir.ops import SliceEntry, Value
+from solar.ir.types import Dim, dims_equal
+
+from .core import (
+    Shape,
+    access,
+    canon,
+    dexpr,
+    lit,
+    loops,
+    norm_dim,
+    select,
+    ttype,
+    vtype,
+)
+from .registry import TorchNode, torch_op
+
+BIG = 1 << 62
+
+
+@torch_op("view", "_unsafe_view", "reshape", "view_copy", "flatten", "unflatten", "_reshape_alias", "view_as",
+          "reshape_as", "squeeze", "squeeze_copy", "unsqueeze", "unsqueeze_copy", "ravel")
+def lower_view(n: TorchNode) -> Value:
+    # The exported metadata already has the result shape: a reshape to it covers every view of this kind.
+    return n.em.reshape(n.tensor("self"), n.out.shape)
+
+
+@torch_op("alias", "detach", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy", "detach_copy",
+          "copy")
+def lower_identity(n: TorchNode) -> Value:
+    if n.op == "aten::copy":
+        src = n.tensor("src")
+        t = vtype(src)
+        if t.dtype != n.out.dtype or not all(dims_equal(a, b) for a, b in zip(t.shape, n.out.shape, strict=False)):
+            raise n.unsupported("copy with a conversion or broadcast")
+        return src
+    return n.tensor("self")
+
+
+@torch_op("expand", "expand_as", "broadcast_to", "expand_copy")
+def lower_expand(n: TorchNode) -> Value:
+    return n.em.broadcast_to(n.tensor("self"), n.out.shape)
+
+
+@torch_op("permute", "permute_copy")
+def lower_permute(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    rank = vtype(x).rank
+    return n.em.permute(x, [norm_dim(d, rank) for d in n["dims"]])
+
+
+@torch_op("transpose", "swapaxes", "swapdims", "transpose_copy")
+def lower_transpose(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    rank = vtype(x).rank
+    a = norm_dim(n.args.get("dim0", n.args.get("axis0", 0)), rank)
+    b = norm_dim(n.args.get("dim1", n.args.get("axis1", 1)), rank)
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return n.em.permute(x, perm)
+
+
+@torch_op("t", "numpy_T", "mT", "adjoint")
+def lower_t(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    rank = vtype(x).rank
+    if rank < 2:
+        return x
+    perm = list(range(rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    if n.op == "aten::numpy_T":
+        perm = list(reversed(range(rank)))
+    return n.em.permute(x, perm)
+
+
+@torch_op("movedim", "moveaxis")
+def lower_movedim(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    rank = vtype(x).rank
+    src, dst = n["source"], n["destination"]
+    src = [src] if isinstance(src, int) else list(src)
+    dst = [dst] if isinstance(dst, int) else list(dst)
+    src = [norm_dim(d, rank) for d in src]
+    dst = [norm_dim(d, rank) for d in dst]
+    order = [d for d in range(rank) if d not in src]
+    perm = [-1] * rank
+    for s, d in zip(src, dst, strict=True):
+        perm[d] = s
+    it = iter(order)
+    perm = [p if p >= 0 else next(it) for p in perm]
+    return n.em.permute(x, perm)
+
+
+def full_entries(shape: Shape) -> list[SliceEntry]:
+    return [SliceEntry(start=IntLit(0), stop=dexpr(d)) for d in shape]
+
+
+def _bound(v: Any, size: Dim, default: Dim) -> Expr:
+    """A slice bound as an affine expression, with Python's negative and out-of-range conventions."""
+    if v is None:
+        return dexpr(default)
+    if isinstance(v, int):
+        if v >= BIG // 2 or (isinstance(size, int) and v >= size):
+            return dexpr(size)
+        if v < 0:
+            if isinstance(size, int):
+                return IntLit(max(size + v, 0))
+            return dexpr(canon(Binary("+", size, IntLit(v))))
+        return IntLit(v)
+    return dexpr(canon(v))
+
+
+def slice_value(n: TorchNode, x: Value, dim: int, start: Any, end: Any, step: int) -> Value:
+    t = vtype(x)
+    dim = norm_dim(dim, t.rank)
+    size = t.shape[dim]
+    entries = full_entries(t.shape)
+    lo, hi = _bound(start, size, 0), _bound(end, size, size)
+    entries[dim] = SliceEntry(start=lo, stop=hi, step=IntLit(step) if step != 1 else None)
+    if isinstance(lo, IntLit) and lo.value == 0 and step == 1 and dims_equal(canon(hi), size):
+        return x
+    return n.em.slice(x, entries, n.out.shape)
+
+
+@torch_op("slice", "slice_copy")
+def lower_slice(n: TorchNode) -> Value:
+    return slice_value(n, n.tensor("self"), n.get("dim", 0), n.args.get("start"), n.args.get("end"),
+                       n.get("step", 1))
+
+
+@torch_op("narrow", "narrow_copy")
+def lower_narrow(n: TorchNode) -> Value:
+    start = n["start"]
+    end = canon(Binary("+", dexpr(start), dexpr(n["length"])))
+    return slice_value(n, n.tensor("self"), n["dim"], start, end, 1)
+
+
+def select_index(x: Value, dim: int, index: Any) -> list[SliceEntry]:
+    t = vtype(x)
+    entries = full_entries(t.shape)
+    size = t.shape[dim]
+    if isinstance(index, int) and index < 0:
+        idx = IntLit(size + index) if isinstance(size, int) else dexpr(canon(Binary("+", size, IntLit(index))))
+    else:
+        idx = dexpr(canon(index))
+    entries[dim] = SliceEntry(index=idx)
+    return entries
+
+
+@torch_op("select", "select_copy")
+def lower_select(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    dim = norm_dim(n["dim"], vtype(x).rank)
+    return n.em.slice(x, select_index(x, dim, n["index"]), n.out.shape)
+
+
+@torch_op("unbind", "unbind_copy")
+def lower_unbind(n: TorchNode) -> list[Value]:
+    x = n.tensor("self")
+    t = vtype(x)
+    dim = norm_dim(n.get("dim", 0), t.rank)
+    size = t.shape[dim]
+    if not isinstance(size, int):
+        raise n.unsupported("unbind along a symbolic dimension")
+    shape = t.shape[:dim] + t.shape[dim + 1:]
+    return [n.em.slice(x, select_index(x, dim, i), shape) for i in range(size)]
+
+
+@torch_op("cat", "concat", "concatenate")
+def lower_cat(n: TorchNode) -> Value:
+    xs = [x for x in n["tensors"] if isinstance(x, Value)]
+    # torch skips 1-D empty tensors; SIR types have positive sizes, so those never reach here.
+    if not xs:
+        raise n.unsupported("cat of no tensors")
+    rank = vtype(xs[0]).rank
+    dim = norm_dim(n.get("dim", 0), rank)
+    return n.em.concat(xs, dim)
+
+
+@torch_op("stack")
+def lower_stack(n: TorchNode) -> Value:
+    xs = list(n["tensors"])
+    t = vtype(xs[0])
+    dim = norm_dim(n.get("dim", 0), t.rank + 1)
+    shape = (*t.shape[:dim], 1, *t.shape[dim:])
+    parts = [n.em.reshape(x, shape) for x in xs]
+    return n.em.concat(parts, dim)
+
+
+@torch_op("hstack", "vstack")
+def lower_hvstack(n: TorchNode) -> Value:
+    xs = list(n["tensors"])
+    t = vtype(xs[0])
+    if n.op == "aten::hstack":
+        return n.em.concat(xs, 0 if t.rank == 1 else 1)
+    if t.rank == 1:
+        xs = [n.em.reshape(x, (1, *vtype(x).shape)) for x in xs]
+    return n.em.concat(xs, 0)
+
+
+def split_sizes(n: TorchNode, x: Value, dim: int, sizes: Sequence[int]) -> list[Value]:
+    t = vtype(x)
+    out = []
+    start = 0
+    for s in sizes:
+        entries = full_entries(t.shape)
+        entries[dim] = SliceEntry(start=IntLit(start), stop=IntLit(start + s))
+        shape = list(t.shape)
+        shape[dim] = s
+        out.append(n.em.slice(x, entries, tuple(shape)) if (start, s) != (0, t.shape[dim]) else x)
+        start += s
+    return out
+
+
+@torch_op("split", "split_with_sizes", "split_copy", "split_with_sizes_copy")
+def lower_split(n: TorchNode) -> list[Value]:
+    x = n.tensor("self")
+    t = vtype(x)
+    dim = norm_dim(n.get("dim", 0), t.rank)
+    size = t.shape[dim]
+    if not isinstance(size, int):
+        raise n.unsupported("split along a symbolic dimension")
+    s = n.args.get("split_size", n.args.get("split_sizes", n.args.get("split_size_or_sizes")))
+    sizes = [min(s, size - k) for k in range(0, size, s)] if isinstance(s, int) else list(s)
+    return split_sizes(n, x, dim, sizes)
+
+
+@torch_op("chunk")
+def lower_chunk(n: TorchNode) -> list[Value]:
+    x = n.tensor("self")
+    t = vtype(x)
+    dim = norm_dim(n.get("dim", 0), t.rank)
+    size = t.shape[dim]
+    if not isinstance(size, int):
+        raise n.unsupported("chunk along a symbolic dimension")
+    step = -(-size // n["chunks"])
+    return split_sizes(n, x, dim, [min(step, size - k) for k in range(0, size, step)])
+
+
+@torch_op("tensor_split")
+def lower_tensor_split(n: TorchNode) -> list[Value]:
+    x = n.tensor("self")
+    t = vtype(x)
+    dim = norm_dim(n.get("dim", 0), t.rank)
+    size = t.shape[dim]
+    if not isinstance(size, int):
+        raise n.unsupported("tensor_split along a symbolic dimension")
+    sections = n.args.get("sections")
+    if isinstance(sections, int):
+        q, r = divmod(size, sections)
+        sizes = [q + 1 if k < r else q for k in range(sections)]
+    else:
+        cuts = [0, *list(n.args.get("indices") or n.args.get("tensor_indices_or_sections")), size]
+        sizes = [b - a for a, b in itertools.pairwise(cuts)]
+    return split_sizes(n, x, dim, sizes)
+
+
+@torch_op("repeat", "tile")
+def lower_repeat(n: TorchNode) -> Value:
+    # (a, b).repeat(r, s) = reshape (1, a, 1, b) → broadcast (r, a, s, b) → reshape (r·a, s·b): no kernel.
+    x = n.tensor("self")
+    t = vtype(x)
+    reps = list(n.args.get("repeats", n.args.get("dims")))
+    if len(reps) < t.rank:
+        reps = [1] * (t.rank - len(reps)) + reps
+    shape = (1,) * (len(reps) - t.rank) + t.shape
+    em = n.em
+    inter: list[Dim] = []
+    spread: list[Dim] = []
+    for r, d in zip(reps, shape, strict=True):
+        inter += [1, d]
+        spread += [r, d]
+    y = em.reshape(x, tuple(inter))
+    y = em.broadcast_to(y, tuple(spread))
+    return em.reshape(y, n.out.shape)
+
+
+@torch_op("flip")
+def lower_flip(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    dims = {norm_dim(d, t.rank) for d in n["dims"]}
+    kb = n.em.kernel([(x, "X")], [("Y", t)])
+    with loops(kb, t.shape) as idx:
+        src = [dexpr(canon(Binary("-", Binary("-", dexpr(d), IntLit(1)), i))) if k in dims else i
+               for k, (d, i) in enumerate(zip(t.shape, idx, strict=True))]
+        kb.assign(access("Y", idx), access("X", src))
+    return kb.results[0]
+
+
+@torch_op("roll")
+def lower_roll(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    shifts, dims = list(n["shifts"]), list(n.get("dims", []))
+    if not dims:
+        raise n.unsupported("roll without dims (over the flattened tensor)")
+    y = x
+    for s, d in zip(shifts, dims, strict=True):
+        d = norm_dim(d, t.rank)
+        size = t.shape[d]
+        if not isinstance(size, int):
+            raise n.unsupported("roll along a symbolic dimension")
+        s %= size
+        if s == 0:
+            continue
+        a, b = split_sizes(n, y, d, [size - s, s])
+        y = n.em.concat([b, a], d)
+    return y
+
+
+@torch_op("constant_pad_nd", "pad")
+def lower_pad(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    pad = list(n["pad"])
+    mode = n.get("mode", "constant")
+    if mode != "constant":
+        raise n.unsupported(f"padding mode '{mode}' (only constant padding is supported)")
+    value = n.get("value", 0.0) or 0.0
+    # pad lists (left, right) pairs from the last dimension backwards; negative entries crop.
+    lows = [0] * t.rank
+    highs = [0] * t.rank
+    for k in range(len(pad) // 2):
+        d = t.rank - 1 - k
+        lows[d], highs[d] = pad[2 * k], pad[2 * k + 1]
+    out = n.out.shape
+    kb = n.em.kernel([(x, "X")], [("Y", ttype(out, t.dtype))])
+    with loops(kb, out) as idx:
+        kb.assign(access("Y", idx), lit(value, t.dtype))
+    # Copy the kept part of the input: crop where a pad is negative.
+    lo_in = [max(-lo, 0) for lo in lows]
+    hi_in = [canon(Binary("-", dexpr(d), IntLit(max(-hi, 0)))) for d, hi in zip(t.shape, highs, strict=True)]
+    with loops(kb, hi_in, "j", lower=lo_in) as jdx:
+        dst = [dexpr(canon(Binary("+", j, IntLit(lo)))) if lo else j for j, lo in zip(jdx, lows, strict=True)]
+        kb.assign(access("Y", dst), access("X", jdx))
+    return kb.results[0]
+
+
+def _tri(n: TorchNode, upper: bool) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    k = n.get("diagonal", 0)
+    kb = n.em.kernel([(x, "X")], [("Y", t)])
+    with loops(kb, t.shape) as idx:
+        i, j = idx[-2], idx[-1]
+        keep = Binary(">=", Binary("-", j, i), IntLit(k)) if upper else Binary("<=", Binary("-", j, i), IntLit(k))
+        zero = lit(0, t.dtype)
+        # An index comparison as a value: the selected element or zero (one select per element).
+        kb.assign(access("Y", idx), select(keep, access("X", idx), zero))
+    return kb.results[0]
+
+
+@torch_op("tril")
+def lower_tril(n: TorchNode) -> Value:
+    return _tri(n, upper=False)
+
+
+@torch_op("triu")
+def lower_triu(n: TorchNode) -> Value:
+    return _tri(n, upper=True)
+
+
+@torch_op("diagonal", "diagonal_copy")
+def lower_diagonal(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    off = n.get("offset", 0)
+    d1, d2 = norm_dim(n.get("dim1", 0), t.rank), norm_dim(n.get("dim2", 1), t.rank)
+    out = n.out.shape
+    kb = n.em.kernel([(x, "X")], [("Y", ttype(out, t.dtype))])
+    with loops(kb, out) as idx:
+        rest = iter(idx[:-1])
+        k = idx[-1]
+        src: list[Expr] = []
+        for dd in range(t.rank):
+            if dd == d1:
+                src.append(k if off >= 0 else k + IntLit(-off))
+            elif dd == d2:
+                src.append(k + IntLit(off) if off > 0 else k)
+            else:
+                src.append(next(rest))
+        kb.assign(access("Y", idx), access("X", src))
+    return kb.results[0]
+
+
+@torch_op("pixel_shuffle")
+def lower_pixel_shuffle(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    r = n["upscale_factor"]
+    *b, c, h, w = t.shape
+    if not isinstance(c, int):
+        raise n.unsupported("pixel_shuffle with symbolic channels")
+    em = n.em
+    y = em.reshape(x, (*b, c // (r * r), r, r, h, w))
+    k = len(b)
+    y = em.permute(y, [*range(k), k, k + 3, k + 1, k + 4, k + 2])
+    return em.reshape(y, n.out.shape)
+
+
+@torch_op("pixel_unshuffle")
+def lower_pixel_unshuffle(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    r = n["downscale_factor"]
+    *b, c, h, w = t.shape
+    if not isinstance(h, int) or not isinstance(w, int):
+        raise n.unsupported("pixel_unshuffle with symbolic spatial sizes")
+    em = n.em
+    k = len(b)
+    y = em.reshape(x, (*b, c, h // r, r, w // r, r))
+    y = em.permute(y, [*range(k), k, k + 2, k + 4, k + 1, k + 3])
+    return em.reshape(y, n.out.shape)
+
+
+@torch_op("channel_shuffle", "native_channel_shuffle")
+def lower_channel_shuffle(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    t = vtype(x)
+    g = n["groups"]
+    b, c, *rest = t.shape
+    if not isinstance(c, int):
+        raise n.unsupported("channel_shuffle with symbolic channels")
+    em = n.em
+    y = em.reshape(x, (b, g, c // g, *rest))
+    y = em.permute(y, [0, 2, 1, *range(3, 3 + len(rest))])
+    return em.reshape(y, t.shape)

@@ -1,0 +1,634 @@
+"""PyTorch → SIR: `torch.export` on the meta device → ATen graph → SIR through the lowering table.
+
+    from solar.frontends.torch_export import translate_problem
+    result = translate_problem("model.py")              # a KernelBench-style file: Model, get_inputs, ...
+    print(print_module(result.module))
+
+The stages, in order:
+1. *build*: the model and its example inputs are made inside `torch.device("meta")`, so full-size programs
+   allocate nothing (shared/FACTS.md: 242 of 250 real problems export this way).
+2. *export*: `torch.export.export` with the batch dimension of every input marked `Dim.AUTO`, so that it
+   stays symbolic and becomes a size parameter of the module (its real value as the default).
+3. *lower*: every ATen node goes through `lowering.TORCH_LOWERINGS` (one kernel per framework op).
+   Export's training IR keeps composite ops (linear, conv2d, layer_norm, lstm, sdpa) whole, which is what
+   we want: they are one kernel each and recurrent ops must never be decomposed (aten.lstm decomposes into
+   ~64,600 nodes). Only when some op has no lowering do we decompose, with every op we lower removed from
+   the decomposition table, and try again.
+4. *report*: ops left without a lowering are reported together, each with its source line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import operator
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import torch
+import torch.fx
+from solar.ir.builder import ModuleBuilder
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.dtypes import DType
+from solar.ir.expr import Binary, Expr, IntLit, NameRef
+from solar.ir.ops import ModuleOp, Value
+from solar.ir.types import TensorType, types_equal
+from solar.ir.verifier import verify
+
+from .diagnostics import Problem, TranslationError, user_frame
+from .lowering import TORCH_LOWERINGS
+from .lowering.core import Emitter, LoweringError, canon, ttype
+from .lowering.registry import OutMeta, TorchNode
+
+TORCH_DTYPES: dict[torch.dtype, DType] = {
+    torch.float64: DType.F64,
+    torch.float32: DType.F32,
+    torch.bfloat16: DType.BF16,
+    torch.float16: DType.F16,
+    torch.float8_e4m3fn: DType.F8E4M3,
+    torch.float8_e5m2: DType.F8E5M2,
+    torch.int64: DType.I64,
+    torch.int32: DType.I32,
+    torch.int8: DType.I8,
+    torch.bool: DType.I1,
+}
+SIR_TO_TORCH: dict[DType, torch.dtype] = {v: k for k, v in TORCH_DTYPES.items()}
+
+# Nodes that check or constrain shapes at run time and compute nothing.
+_IGNORED = {
+    "aten::_assert_tensor_metadata", "aten::_assert_scalar", "aten::_assert_async", "aten::sym_constrain_range",
+    "aten::sym_constrain_range_for_size", "aten::_check_is_size", "aten::_functional_assert_async",
+    "aten::_functional_sym_constrain_range", "aten::_functional_sym_constrain_range_for_size",
+}
+
+
+def sir_dtype(dt: torch.dtype) -> DType:
+    out = TORCH_DTYPES.get(dt)
+    if out is None:
+        raise LoweringError(f"element type {dt} has no SIR equivalent (SIR has {', '.join(d.spelling for d in DType)})")
+    return out
+
+
+# ---- the result -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ArgSource:
+    """Where the value of one function argument comes from: a user input (by position), or a parameter,
+    buffer or lifted constant of the model (by its qualified name)."""
+
+    kind: str  # 'input', 'parameter', 'buffer', 'constant'
+    key: int | str
+
+
+@dataclass
+class TorchTranslation:
+    module: ModuleOp
+    args: list[ArgSource]
+    params: dict[str, int]  # size parameters and their full-size values
+    param_dims: dict[str, list[tuple[int, int]]]  # parameter → (user input index, dim) where it sizes an input
+    decomposed: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+# ---- sizes ----------------------------------------------------------------------------------------
+
+
+class SymbolNames:
+    """Maps torch's shape symbols (s0, s77) to SIR size parameters: `BATCH` for the first batch dimension,
+    then `BATCH2`, `BATCH3`, ... for other leading dims and `DIM1`, `DIM2`, ... for the rest. (Long names:
+    kernels bind tensors to short capitals such as `B`, which must not collide with a parameter.)"""
+
+    def __init__(self) -> None:
+        self.names: dict[Any, str] = {}
+        self.defaults: dict[str, int] = {}
+        self.where: dict[str, list[tuple[int, int]]] = {}
+        self._counts = {"BATCH": 0, "DIM": 0}
+
+    def declare(self, sym: Any, dim: int, hint: int, input_index: int) -> None:
+        if sym not in self.names:
+            prefix = "BATCH" if dim == 0 else "DIM"
+            n = self._counts[prefix] = self._counts[prefix] + 1
+            name = prefix if prefix == "BATCH" and n == 1 else f"{prefix}{n}"
+            self.names[sym] = name
+            self.defaults[name] = hint
+        self.where.setdefault(self.names[sym], []).append((input_index, dim))
+
+    def expr(self, e: Any) -> Expr:
+        """A sympy expression of shape symbols as a SIR expression."""
+        import sympy
+        from torch.utils._sympy.functions import CleanDiv, FloorDiv, Mod, PythonMod
+
+        if isinstance(e, sympy.Integer) or (hasattr(e, "is_Integer") and e.is_Integer):
+            return IntLit(int(e))
+        if isinstance(e, sympy.Symbol):
+            if e not in self.names:
+                raise LoweringError(f"the size {e} is data-dependent or not tied to an input dimension")
+            return NameRef(self.names[e])
+        if isinstance(e, sympy.Add):
+            parts = [self.expr(a) for a in e.args]
+            out = parts[0]
+            for p in parts[1:]:
+                out = Binary("+", out, p)
+            return out
+        if isinstance(e, sympy.Mul):
+            parts = [self.expr(a) for a in e.args]
+            out = parts[0]
+            for p in parts[1:]:
+                out = Binary("*", out, p)
+            return out
+        if isinstance(e, FloorDiv | CleanDiv):
+            return Binary("floordiv", self.expr(e.args[0]), self.expr(e.args[1]))
+        if isinstance(e, Mod | PythonMod):
+            return Binary("mod", self.expr(e.args[0]), self.expr(e.args[1]))
+        raise LoweringError(f"the size expression {e} is not affine")
+
+    def dim(self, d: Any) -> Any:
+        if isinstance(d, int):
+            return d
+        if isinstance(d, torch.SymInt):
+            node_expr = d.node.expr
+            try:
+                return int(node_expr)
+            except (TypeError, ValueError):
+                return canon(self.expr(node_expr))
+        return int(d)
+
+
+# ---- building and exporting -----------------------------------------------------------------------
+
+
+@dataclass
+class TorchProblem:
+    """A KernelBench-style problem: how to build the model and its inputs."""
+
+    make_model: Callable[[], torch.nn.Module]
+    make_inputs: Callable[[], Sequence[Any]]
+    name: str
+    source: str | None = None
+
+
+def load_problem(path: str) -> TorchProblem:
+    """Imports a file defining `Model`, `get_inputs()` and `get_init_inputs()`."""
+    mod = import_file(path)
+    for attr in ("Model", "get_inputs"):
+        if not hasattr(mod, attr):
+            raise LoweringError(f"{path} does not define {attr} (a KernelBench-style file defines Model, "
+                                "get_inputs() and get_init_inputs(); use --entry for other code)")
+    init = getattr(mod, "get_init_inputs", lambda: [])
+    return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
+                    os.path.splitext(os.path.basename(path))[0], path)
+
+
+def import_file(path: str, name: str | None = None) -> ModuleType:
+    name = name or "_solar_src_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
+    if spec is None or spec.loader is None:
+        raise LoweringError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _dynamic_specs(inputs: Sequence[Any], dynamic: str) -> list[tuple[Any, ...]]:
+    """dynamic_shapes specs to try, most wanted first.
+
+    'batch': the leading dim of every input whose leading size equals the first input's (the batch), first
+    as one shared named Dim (one size parameter), then as Dim.AUTO each (export relates them as it can).
+    Inputs with another leading size (index lists, masks, tables) stay static: marking them too would give
+    unrelated parameters for sizes the program assumes equal, and non-affine sizes such as min(5, s)."""
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() >= 1]
+    if dynamic == "none" or not tensors:
+        return []
+    if dynamic == "all":
+        return [tuple({d: torch.export.Dim.AUTO for d in range(x.dim()) if x.shape[d] > 1} or None
+                      if isinstance(x, torch.Tensor) and x.dim() >= 1 else None for x in inputs)]
+    batch = tensors[0].shape[0]
+    if batch <= 1:
+        return []
+    shared = torch.export.Dim("batch", min=2)
+
+    def spec(dim: Any) -> tuple[Any, ...]:
+        return tuple({0: dim} if isinstance(x, torch.Tensor) and x.dim() >= 1 and x.shape[0] == batch else None
+                     for x in inputs)
+
+    return [spec(shared), spec(torch.export.Dim.AUTO)]
+
+
+def export_program(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"
+                   ) -> torch.export.ExportedProgram:
+    """Builds the model and inputs on `device` and exports them; falls back to static shapes when the
+    batch dimension cannot stay symbolic."""
+    with torch.device(device):
+        model = problem.make_model()
+        inputs = tuple(problem.make_inputs())
+    model.eval()
+    with _quiet():
+        for spec in _dynamic_specs(inputs, dynamic):
+            try:
+                return torch.export.export(model, inputs, dynamic_shapes=spec)
+            except Exception:
+                continue
+        return torch.export.export(model, inputs)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# ---- lowering the graph ---------------------------------------------------------------------------
+
+
+def op_key(target: Any) -> str:
+    """`aten::conv2d` for an OpOverload, the function's name for Python callables (`operator.getitem`)."""
+    schema = getattr(target, "_schema", None)
+    if schema is not None:
+        return schema.name
+    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__name__', str(target))}"
+
+
+def display_name(target: Any) -> str:
+    schema = getattr(target, "_schema", None)
+    if schema is not None:
+        ns, name = schema.name.split("::")
+        return f"{ns}.{name}.{schema.overload_name or 'default'}"
+    return getattr(target, "__name__", str(target))
+
+
+class GraphLowering:
+    """Lowers one exported program's graph into a SIR module."""
+
+    def __init__(self, ep: torch.export.ExportedProgram, name: str) -> None:
+        self.ep = ep
+        self.name = name
+        self.syms = SymbolNames()
+        self.problems: list[Problem] = []
+
+    def user_input_index(self) -> dict[str, int]:
+        idx = 0
+        out: dict[str, int] = {}
+        for spec in self.ep.graph_signature.input_specs:
+            if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT:
+                out[spec.arg.name] = idx
+                idx += 1
+        return out
+
+    def arg_sources(self) -> dict[str, ArgSource]:
+        kinds = torch.export.graph_signature.InputKind
+        users = self.user_input_index()
+        out: dict[str, ArgSource] = {}
+        for spec in self.ep.graph_signature.input_specs:
+            name = spec.arg.name
+            if spec.kind == kinds.USER_INPUT:
+                out[name] = ArgSource("input", users[name])
+            elif spec.kind == kinds.PARAMETER:
+                out[name] = ArgSource("parameter", spec.target)
+            elif spec.kind == kinds.BUFFER:
+                out[name] = ArgSource("buffer", spec.target)
+            elif spec.kind in (kinds.CONSTANT_TENSOR, kinds.CUSTOM_OBJ):
+                out[name] = ArgSource("constant", spec.target)
+            else:
+                out[name] = ArgSource(str(spec.kind).lower(), spec.target or name)
+        return out
+
+    def unsupported_nodes(self) -> list[torch.fx.Node]:
+        out = []
+        for node in self.ep.graph.nodes:
+            if node.op != "call_function" or isinstance(node.meta.get("val"), torch.SymInt | int | float | bool):
+                continue
+            key = op_key(node.target)
+            if key not in TORCH_LOWERINGS and key not in _IGNORED and node.target is not operator.getitem:
+                out.append(node)
+        return out
+
+    def lower(self) -> TorchTranslation:
+        graph = self.ep.graph
+        sources = self.arg_sources()
+        users = self.user_input_index()
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        # Size parameters first: the batch dims of user inputs, in input order.
+        for node in placeholders:
+            val = node.meta.get("val")
+            if node.name in users and isinstance(val, torch.Tensor):
+                for d, size in enumerate(val.shape):
+                    if isinstance(size, torch.SymInt):
+                        try:
+                            int(size.node.expr)
+                        except (TypeError, ValueError):
+                            hint = size.node.hint
+                            self.syms.declare(size.node.expr, d, int(hint) if hint is not None else 1,
+                                              users[node.name])
+        mb = ModuleBuilder(_sanitize_symbol(self.name), dict(self.syms.defaults))
+        arg_types: list[tuple[str, TensorType]] = []
+        arg_list: list[ArgSource] = []
+        for node in placeholders:
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor):
+                self.problems.append(Problem("input", f"input '{node.name}' is a {type(val).__name__}, not a "
+                                             "tensor: only tensor inputs are supported", None))
+                continue
+            arg_types.append((_sanitize_value(node.name), self.tensor_type(val)))
+            arg_list.append(sources.get(node.name, ArgSource("input", node.name)))
+        fb = mb.func("forward", arg_types)
+        env: dict[torch.fx.Node, Any] = {}
+        tensor_nodes = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor)]
+        for node, value in zip(tensor_nodes, fb.args, strict=True):
+            env[node] = value
+        em = Emitter(fb)
+        outputs: list[Value] = []
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                outputs = self.collect_outputs(node, env)
+                continue
+            if node.op != "call_function":
+                self.problem(node, f"graph node '{node.op}' ({node.target}) is not supported")
+                continue
+            self.lower_node(node, env, em)
+        if self.problems:
+            raise TranslationError(self.problems, f"{len(self.problems)} problem(s) translating {self.name}")
+        fb.ret(*outputs)
+        module = mb.module
+        module.attrs["origin"] = "torch.export"
+        engine = DiagnosticEngine()
+        if not verify(module, engine):
+            raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
+        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where)
+
+    def tensor_type(self, val: torch.Tensor) -> TensorType:
+        return ttype([self.syms.dim(d) for d in val.shape], sir_dtype(val.dtype))
+
+    def out_meta(self, val: Any) -> list[OutMeta | None]:
+        if isinstance(val, torch.Tensor):
+            return [OutMeta(tuple(self.syms.dim(d) for d in val.shape), sir_dtype(val.dtype))]
+        if isinstance(val, list | tuple):
+            out: list[OutMeta | None] = []
+            for v in val:
+                out.extend(self.out_meta(v) if isinstance(v, torch.Tensor) else [None])
+            return out
+        return [None]
+
+    def problem(self, node: torch.fx.Node, message: str) -> None:
+        self.problems.append(Problem(display_name(node.target), message, user_frame(node.meta.get("stack_trace"))))
+
+    def convert(self, a: Any, env: dict[torch.fx.Node, Any]) -> Any:
+        if isinstance(a, torch.fx.Node):
+            return env.get(a)
+        if isinstance(a, list | tuple):
+            return type(a)(self.convert(x, env) for x in a)
+        if isinstance(a, torch.SymInt):
+            return self.syms.dim(a)
+        return a
+
+    def lower_node(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], em: Emitter) -> None:
+        val = node.meta.get("val")
+        if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) or node.target is operator.getitem:
+            try:
+                if node.target is operator.getitem:
+                    src = env.get(node.args[0])  # type: ignore[arg-type]
+                    env[node] = None if src is None else src[node.args[1]]  # type: ignore[index]
+                else:
+                    env[node] = self.syms.dim(val)
+            except LoweringError as err:
+                self.problem(node, str(err))
+            return
+        key = op_key(node.target)
+        if key in _IGNORED:
+            return
+        fn = TORCH_LOWERINGS.get(key)
+        if fn is None:
+            self.problem(node, f"unsupported op {display_name(node.target)}: no lowering for {key}")
+            return
+        # An input of this node failed to translate: its own failure is already reported.
+        if any(isinstance(a, torch.fx.Node) and a in env and env[a] is None and _is_tensor(a)
+               for a in node.all_input_nodes):
+            return
+        where = user_frame(node.meta.get("stack_trace"))
+        em.loc = where.location if where is not None else None
+        em.hint = node.name
+        try:
+            args, present = self.bind(node, env)
+            tn = TorchNode(em, key, node.target._schema.overload_name or "default", args, self.out_meta(val),
+                           present)
+            result = fn(tn)
+            self.check(node, tn, result)
+            env[node] = result
+        except LoweringError as err:
+            self.problem(node, f"{display_name(node.target)}: {err}")
+            env[node] = None
+
+    def bind(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> tuple[dict[str, Any], set[str]]:
+        schema = node.target._schema  # type: ignore[union-attr]
+        args: dict[str, Any] = {}
+        present: set[str] = set()
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        for a, v in zip(positional, node.args, strict=False):
+            args[a.name] = self.convert(v, env)
+            present.add(a.name)
+        for k, v in node.kwargs.items():
+            args[k] = self.convert(v, env)
+            present.add(k)
+        for a in schema.arguments:
+            if a.name not in args:
+                args[a.name] = a.default_value if a.has_default_value() else None
+        return args, present
+
+    def check(self, node: torch.fx.Node, tn: TorchNode, result: Any) -> None:
+        """A lowering's results must have the types export recorded (a cheap guard against template bugs)."""
+        values = result if isinstance(result, list | tuple) else [result]
+        for v, meta in zip(values, tn.outs, strict=False):
+            if isinstance(v, Value) and meta is not None and v.type is not None and not types_equal(v.type, meta.type):
+                raise LoweringError(f"internal error: lowering produced {v.type}, export says {meta.type}")
+
+    def collect_outputs(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> list[Value]:
+        kinds = torch.export.graph_signature.OutputKind
+        outs = []
+        specs = self.ep.graph_signature.output_specs
+        for spec, arg in zip(specs, node.args[0], strict=True):  # type: ignore[arg-type]
+            if spec.kind != kinds.USER_OUTPUT:
+                continue  # buffer mutations (e.g. batch-norm running stats in training) are not outputs
+            v = env.get(arg) if isinstance(arg, torch.fx.Node) else None
+            if isinstance(v, Value):
+                outs.append(v)
+            elif not self.problems:
+                self.problems.append(Problem("output", f"output {arg} is not a tensor", None))
+        return outs
+
+
+def _is_tensor(node: torch.fx.Node) -> bool:
+    val = node.meta.get("val")
+    if isinstance(val, list | tuple):
+        return any(isinstance(v, torch.Tensor) for v in val)
+    return isinstance(val, torch.Tensor)
+
+
+def _sanitize_symbol(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in name)
+    return out if out and not out[0].isdigit() else "m" + out
+
+
+def _sanitize_value(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in name)
+
+
+def preserved_table() -> Any:
+    """The default decomposition table without the ops we lower, so that those stay whole."""
+    table = torch.export.default_decompositions()
+    for op in list(table.keys()):
+        if op_key(op) in TORCH_LOWERINGS:
+            del table[op]
+    return table
+
+
+def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslation:
+    """Lowers `ep`; where ops lack a lowering, decomposes them (keeping the ops we lower whole) and retries.
+    Raises TranslationError listing every op left unsupported, each with its source line."""
+    first = GraphLowering(ep, name)
+    missing = first.unsupported_nodes()
+    if not missing:
+        return first.lower()
+    start = time.perf_counter()
+    try:
+        with _quiet():
+            dep = ep.run_decompositions(preserved_table())
+    except Exception as err:
+        for node in missing:
+            first.problem(node, f"unsupported op {display_name(node.target)} (and decomposing it failed: "
+                          f"{type(err).__name__})")
+        raise TranslationError(first.problems, f"{len(first.problems)} unsupported op(s) in {name}") from None
+    second = GraphLowering(dep, name)
+    still = second.unsupported_nodes()
+    if still:
+        originals = {user_frame(n.meta.get("stack_trace")): display_name(n.target) for n in missing}
+        for node in still:
+            where = user_frame(node.meta.get("stack_trace"))
+            origin = originals.get(where)
+            extra = f" (from decomposing {origin})" if origin and origin != display_name(node.target) else ""
+            second.problems.append(Problem(display_name(node.target),
+                                           f"unsupported op {display_name(node.target)}{extra}", where))
+        raise TranslationError(second.problems, f"{len(second.problems)} unsupported op(s) in {name}")
+    out = second.lower()
+    out.decomposed = True
+    out.timings["decompose"] = time.perf_counter() - start
+    return out
+
+
+def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> TorchTranslation:
+    """Exports and lowers a problem (or a KernelBench-style file)."""
+    if isinstance(problem, str):
+        problem = load_problem(problem)
+    start = time.perf_counter()
+    try:
+        ep = export_program(problem, dynamic)
+    except Exception as err:
+        try:
+            ep = export_program(problem, dynamic, device="cpu")
+        except Exception:
+            first = str(err).splitlines()[0] if str(err) else ""
+            raise LoweringError(f"torch.export failed: {type(err).__name__}: {first}") from None
+    exported = time.perf_counter()
+    result = lower_exported(ep, problem.name)
+    result.timings["export"] = exported - start
+    result.timings["lower"] = time.perf_counter() - exported - result.timings.get("decompose", 0.0)
+    return result
+
+
+# ---- validation inputs ------------------------------------------------------------------------------
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    t = t.detach().cpu()
+    if t.dtype in (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2):
+        return t.float().numpy() if t.dtype != torch.float16 else t.numpy()
+    return t.numpy()
+
+
+def shrink_inputs(inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int]) -> list[Any]:
+    """The first `small[P]` entries along every input dim sized by parameter P (slicing keeps integer inputs,
+    such as class targets or token ids, in their valid ranges)."""
+    out = list(inputs)
+    for name, places in where.items():
+        if name not in small:
+            continue
+        for i, d in places:
+            x = out[i]
+            if isinstance(x, torch.Tensor):
+                out[i] = x.narrow(d, 0, small[name]).contiguous()
+    return out
+
+
+def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
+                     max_input_bytes: int = 1 << 30) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
+    """A function making seeded inputs at the sizes `small`, running the original model on them, and returning
+    (arrays for the IR's arguments, golden outputs)."""
+
+    def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
+        torch.manual_seed(seed)
+        np.random.seed(seed)
+        model = problem.make_model().eval()
+        torch.manual_seed(seed + 1)
+        with torch.device("meta"):
+            meta_inputs = list(problem.make_inputs())
+        size = sum(x.numel() * x.element_size() for x in meta_inputs if isinstance(x, torch.Tensor))
+        if size <= max_input_bytes:
+            inputs = shrink_inputs(list(problem.make_inputs()), tr.param_dims, small)
+        else:
+            inputs = synth_inputs(meta_inputs, tr.param_dims, small, seed)
+        with torch.no_grad():
+            golden = model(*inputs)
+        golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
+        args: list[np.ndarray] = []
+        for src in tr.args:
+            x = inputs[int(src.key)] if src.kind == "input" else operator.attrgetter(str(src.key))(model)
+            args.append(to_numpy(x) if isinstance(x, torch.Tensor) else np.asarray(x))
+        return args, [to_numpy(g) for g in golden_list if isinstance(g, torch.Tensor)]
+
+    return run
+
+
+def synth_inputs(meta_inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int],
+                 seed: int) -> list[Any]:
+    """Inputs too large to build at full size: seeded normal floats (integers in [0, 2)) at the small sizes."""
+    g = torch.Generator().manual_seed(seed)
+    out: list[Any] = []
+    for i, x in enumerate(meta_inputs):
+        if not isinstance(x, torch.Tensor):
+            out.append(x)
+            continue
+        shape = list(x.shape)
+        for name, places in where.items():
+            for j, d in places:
+                if j == i and name in small:
+                    shape[d] = small[name]
+        if x.dtype.is_floating_point:
+            out.append(torch.randn(shape, generator=g).to(x.dtype))
+        elif x.dtype == torch.bool:
+            out.append(torch.rand(shape, generator=g) > 0.5)
+        else:
+            out.append(torch.randint(0, 2, shape, generator=g, dtype=x.dtype))
+    return out
+
+
+def callable_problem(fn: Callable[..., Any], inputs: Sequence[Any], name: str) -> TorchProblem:
+    """A problem from a plain callable (module or function) and example inputs (`--entry`)."""
+    if isinstance(fn, torch.nn.Module):
+        return TorchProblem(lambda: fn, lambda: [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], name)
+
+    class _Wrap(torch.nn.Module):
+        def forward(self, *args: Any) -> Any:
+            return fn(*args)
+
+    return TorchProblem(_Wrap, lambda: [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], name)

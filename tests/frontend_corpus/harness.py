@@ -1,0 +1,109 @@
+"""Shared by the frontend tests and benchmarks/translate.py: the corpus, lifted counts, FLOP expectations.
+
+Each PyTorch program in `torch/` is a KernelBench-style file (Model, get_inputs, get_init_inputs) with an
+`EXPECT` dict of lifted counts at full size; each JAX program in `jax/` defines `forward`, `get_inputs` and
+`EXPECT`. Keys of EXPECT: `tensor` (tensor-core FLOPs: 2·MACs of contractions), `vector` (all other
+FLOPs), `flops` (both); a value is an int (a formula the file spells out) or "counter" (the FLOPs
+`torch.utils.flop_counter.FlopCounterMode` counts for the original program at the same sizes).
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def torch_programs() -> list[str]:
+    return sorted(glob.glob(os.path.join(HERE, "torch", "*.py")))
+
+
+def jax_programs() -> list[str]:
+    return sorted(glob.glob(os.path.join(HERE, "jax", "*.py")))
+
+
+@dataclass
+class LiftedCounts:
+    tensor: int = 0
+    vector: int = 0
+    kernels: int = 0
+    lifted: int = 0  # kernels that became einsums
+
+    @property
+    def flops(self) -> int:
+        return self.tensor + self.vector
+
+
+def lifted_counts(module: ModuleOp) -> LiftedCounts:
+    """Runs --lift-einsum on a copy and sums exact counts at the default sizes: einsums' counts, and the
+    ISL counts of kernels that stay loop nests (those in solar.for counted over all iterations)."""
+    from solar.ir.pass_manager import PassContext
+    from solar.passes.analysis.counts import einsum_counts, kernel_counts
+    from solar.passes.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
+    from solar.passes.lift_affine import model_kernels, ops_with_loops
+    from solar.passes.lift_einsum import LiftEinsum
+
+    m = copy.deepcopy(module)
+    out = LiftedCounts(kernels=sum(isinstance(op, KernelOp) for f in m.funcs for op in f.walk()))
+    LiftEinsum(counts=False).apply(PassContext(DiagnosticEngine(), report=lambda _s: None), m)
+    params = [p.name for p in m.params]
+    values = m.param_values()
+    models = dict(model_kernels(m, all_loops=True))
+    lifted_from: set[str] = set()
+    for func in m.funcs:
+        for op, loops in ops_with_loops(func):
+            if isinstance(op, EinsumOp):
+                n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
+                c = einsum_counts(op, params, values)
+                out.tensor += c.flops_tensor * (n or 1)
+                out.vector += c.flops_vector * (n or 1)
+                origin = op.attrs.get("kernel")
+                lifted_from.add(getattr(origin, "name", op.symbol))
+            elif isinstance(op, KernelOp):
+                model = models[op]
+                if isinstance(model, UnsupportedForISL):
+                    raise AssertionError(f"kernel @{op.symbol} cannot be counted: {model}")
+                c = kernel_counts(model, values)
+                out.tensor += c.flops_tensor
+                out.vector += c.flops_vector
+    out.lifted = len(lifted_from)
+    return out
+
+
+def flop_counter(problem: Any) -> int:
+    """FlopCounterMode's total for the original program at full size (on the meta device: no memory)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.device("meta"):
+        model = problem.make_model().eval()
+        inputs = problem.make_inputs()
+        with FlopCounterMode(display=False) as fc, torch.no_grad():
+            model(*inputs)
+    return int(fc.get_total_flops())
+
+
+def check_expectations(expect: dict[str, Any], counts: LiftedCounts, problem: Any = None) -> list[str]:
+    """Mismatches between the lifted counts and EXPECT, as readable lines (empty when all match)."""
+    errors = []
+    for key, want in expect.items():
+        if want == "counter":
+            want = flop_counter(problem)
+        got = getattr(counts, key)
+        if got != want:
+            errors.append(f"{key} FLOPs: lifted IR has {got:,}, expected {want:,}")
+    return errors
+
+
+def load_module(path: str) -> Any:
+    from solar.frontends.torch_export import import_file
+
+    return import_file(path, "corpus_" + os.path.splitext(os.path.basename(path))[0] + "_" +
+                       os.path.basename(os.path.dirname(path)))

@@ -1,0 +1,61 @@
+"""The JAX frontend: primitives through the table, closed-over constants, scan, unsupported primitives."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+from solar.frontends.diagnostics import TranslationError  # noqa: E402
+from solar.frontends.jax_export import jax_reference, translate_jax  # noqa: E402
+from solar.frontends.lowering import JAX_LOWERINGS  # noqa: E402
+from solar.frontends.validate import validate  # noqa: E402
+from solar.ir.ops import ForOp  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "frontend_corpus"))
+import harness  # noqa: E402
+
+CASES = os.path.join(os.path.dirname(__file__), "..", "frontend_corpus", "cases")
+
+
+def test_table_has_the_issue_primitives() -> None:
+    for prim in ("dot_general", "conv_general_dilated", "reduce_sum", "reduce_max", "argmax", "add", "exp",
+                 "broadcast_in_dim", "reshape", "transpose", "select_n", "cumsum", "gather"):
+        assert prim in JAX_LOWERINGS, prim
+
+
+def test_unsupported_primitives_reported_together() -> None:
+    mod = harness.load_module(os.path.join(CASES, "jax_unsupported.py"))
+    with pytest.raises(TranslationError) as info:
+        translate_jax(mod.forward, mod.get_inputs(), "bad")
+    assert info.value.ops == ["sort", "while"]
+    text = info.value.format()
+    assert "jax_unsupported.py:8:" in text and "jax_unsupported.py:9:" in text
+
+
+def test_closed_over_constants_become_arguments() -> None:
+    table = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def fn(x):
+        return x @ jnp.asarray(table).T + 1.0
+
+    x = jnp.ones((2, 4), jnp.float32)
+    tr = translate_jax(fn, [x], "closure")
+    assert len(tr.module.entry.args) == 1 + len(tr.consts)
+    report = validate(tr.module, jax_reference(fn, [x], tr), {})
+    assert report.ok, report.summary()
+
+
+def test_reverse_scan_becomes_solar_for() -> None:
+    def fn(xs):
+        return jax.lax.scan(lambda c, x: (c * 0.5 + x, c), jnp.zeros(3), xs, reverse=True)
+
+    xs = jnp.asarray(np.random.default_rng(0).standard_normal((6, 3)), jnp.float32)
+    tr = translate_jax(fn, [xs], "rev")
+    assert any(isinstance(op, ForOp) for op in tr.module.funcs[0].walk())
+    report = validate(tr.module, jax_reference(fn, [xs], tr), {})
+    assert report.ok, report.summary()

@@ -1,0 +1,250 @@
+"""solar-translate: PyTorch or JAX source → validated SIR.
+
+    solar-translate model.py -o model.sir                       # a KernelBench-style file (Model, get_inputs)
+    solar-translate --entry pkg.mod:fn --example-inputs in.npz -o fn.sir
+    solar-translate --entry model.py:Net --input 8x3x32x32xf32 -o net.sir
+    solar-translate --framework jax --entry jax_model.py:forward --input 4x16xf32 -o fwd.sir
+
+Exit status: 0 translated and validated (or --no-validate); 1 unsupported ops, a failed validation or a
+usage error (the message says which); 2 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+PROG = "solar-translate"
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise _UsageError(message)
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog=PROG, allow_abbrev=False,
+                description="Translate a PyTorch or JAX program into SIR, validated against the original.")
+    p.add_argument("source", nargs="?", help="a KernelBench-style .py file (defines Model, get_inputs(), "
+                   "get_init_inputs()), or with --framework jax a file defining forward() and get_inputs()")
+    p.add_argument("-o", "--output", metavar="FILE.sir", help="where to write the IR (default: stdout)")
+    p.add_argument("--framework", choices=["torch", "jax"], default="torch")
+    p.add_argument("--entry", metavar="MODULE:CALLABLE",
+                   help="translate this callable (a module path or file, then ':' and the name) instead of Model")
+    p.add_argument("--example-inputs", metavar="FILE.npz", help="inputs for --entry, in the order stored")
+    p.add_argument("--input", action="append", default=[], metavar="SHAPExDTYPE",
+                   help="an input as a shape spec, e.g. 8x3x32x32xf32 or 16xi64 (repeatable; seeded random values)")
+    p.add_argument("--name", help="the module's name (default: from the source)")
+    p.add_argument("--dynamic", choices=["batch", "none", "all"], default="batch",
+                   help="torch: which input dims become size parameters (default: the batch dim)")
+    p.add_argument("--no-validate", action="store_true", help="write without running the validation")
+    p.add_argument("--seed", type=int, default=0, help="seed for validation inputs and weights (default 0)")
+    p.add_argument("--validate-size", type=int, default=2, metavar="N",
+                   help="bind every size parameter to at most N for validation (default 2)")
+    p.add_argument("--full-size-validation", action="store_true",
+                   help="validate at the full sizes instead of reduced ones")
+    return p
+
+
+_DT = {"f64": "float64", "f32": "float32", "bf16": "bfloat16", "f16": "float16", "i64": "int64", "i32": "int32",
+       "i8": "int8", "i1": "bool", "bool": "bool"}
+
+
+def parse_spec(spec: str) -> tuple[list[int], str]:
+    *dims, dt = spec.split("x")
+    if dt not in _DT:
+        raise _UsageError(f"bad --input '{spec}': element type '{dt}' is not one of {', '.join(_DT)}")
+    try:
+        shape = [int(d) for d in dims]
+    except ValueError:
+        raise _UsageError(f"bad --input '{spec}': dimensions must be integers, e.g. 8x3x32x32xf32") from None
+    return shape, _DT[dt]
+
+
+def _load_entry(entry: str) -> tuple[Any, str, Any]:
+    mod_name, sep, attr = entry.rpartition(":")
+    if not sep or not mod_name or not attr:
+        raise _UsageError(f"bad --entry '{entry}': expected MODULE:CALLABLE, e.g. model.py:forward")
+    if mod_name.endswith(".py") or os.sep in mod_name:
+        from solar.frontends.torch_export import import_file
+
+        mod = import_file(mod_name)
+    else:
+        import importlib
+
+        sys.path.insert(0, os.getcwd())
+        mod = importlib.import_module(mod_name)
+    if not hasattr(mod, attr):
+        raise _UsageError(f"{mod_name} has no attribute '{attr}'")
+    return getattr(mod, attr), attr, mod
+
+
+def _inputs(args: argparse.Namespace, seed: int, framework: str, mod: Any) -> list[Any]:
+    import numpy as np
+
+    if args.example_inputs:
+        data = np.load(args.example_inputs)
+        arrays = [data[k] for k in data.files]
+    elif args.input:
+        rng = np.random.default_rng(seed)
+        arrays = []
+        for spec in args.input:
+            shape, dt = parse_spec(spec)
+            if dt == "bool":
+                arrays.append(rng.random(shape) > 0.5)
+            elif dt.startswith("int"):
+                arrays.append(rng.integers(0, 2, shape).astype(dt))
+            else:
+                arrays.append(rng.standard_normal(shape).astype(np.float32))
+        arrays = [(a, spec) for a, spec in zip(arrays, args.input, strict=True)]  # type: ignore[misc]
+    elif mod is not None and hasattr(mod, "get_inputs"):
+        return list(mod.get_inputs())
+    else:
+        raise _UsageError("--entry needs inputs: --example-inputs FILE.npz or --input SHAPExDTYPE")
+    if framework == "torch":
+        import torch
+
+        out = []
+        for a in arrays:
+            if isinstance(a, tuple):
+                arr, spec = a
+                dt = parse_spec(spec)[1]
+                t = torch.from_numpy(np.ascontiguousarray(arr))
+                out.append(t.to(getattr(torch, dt)) if dt == "bfloat16" or dt == "float16" else t)
+            else:
+                out.append(torch.from_numpy(np.ascontiguousarray(a)))
+        return out
+    import jax.numpy as jnp
+
+    out = []
+    for a in arrays:
+        if isinstance(a, tuple):
+            arr, spec = a
+            out.append(jnp.asarray(arr, dtype=parse_spec(spec)[1]))
+        else:
+            out.append(jnp.asarray(a))
+    return out
+
+
+def _write(text: str, path: str | None) -> None:
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if not args.source and not args.entry:
+            raise _UsageError("give a source file, or --entry MODULE:CALLABLE")
+        from solar.frontends.diagnostics import TranslationError
+        from solar.frontends.lowering.core import LoweringError
+
+        try:
+            if args.framework == "jax":
+                return _jax(args)
+            return _torch(args)
+        except TranslationError as err:
+            sys.stderr.write(err.format())
+            return 1
+        except LoweringError as err:
+            sys.stderr.write(f"{PROG}: error: {err}\n")
+            return 1
+    except _UsageError as err:
+        sys.stderr.write(f"{PROG}: error: {err}\n")
+        return 1
+    except FileNotFoundError as err:
+        sys.stderr.write(f"{PROG}: error: {err.filename}: no such file\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:
+        if os.environ.get("SOLAR_DEBUG"):
+            raise
+        sys.stderr.write(f"{PROG}: internal error: {type(err).__name__}: {err}\n")
+        return 2
+
+
+def _finish(module: Any, report: Any, lines: list[str], output: str | None) -> int:
+    from solar.frontends.validate import record
+    from solar.ir import print_module
+
+    if report is not None:
+        record(module, report)
+        lines += report.header()
+        if not report.ok:
+            sys.stderr.write(f"{PROG}: error: {report.summary()}\n")
+            return 1
+    else:
+        lines.append("Validation: skipped (--no-validate)")
+    header = "".join(f"// {line}\n" for line in lines)
+    _write(header + print_module(module), output)
+    return 0
+
+
+def _torch(args: argparse.Namespace) -> int:
+    from solar.frontends import torch_export as te
+    from solar.frontends.validate import small_sizes, validate_sized
+
+    if args.entry:
+        fn, attr, mod = _load_entry(args.entry)
+        inputs = _inputs(args, args.seed, "torch", mod)
+        import torch
+
+        target = fn() if isinstance(fn, type) and issubclass(fn, torch.nn.Module) else fn
+        problem = te.callable_problem(target, inputs, args.name or attr)
+        origin = args.entry
+    else:
+        problem = te.load_problem(args.source)
+        if args.name:
+            problem.name = args.name
+        origin = args.source
+    tr = te.translate_problem(problem, args.dynamic)
+    import torch
+
+    lines = [f"Translated by {PROG} from {origin} (torch.export, torch {torch.__version__})"]
+    srcs = ", ".join(f"%{v.name} = {a.kind} {a.key}" for v, a in zip(tr.module.entry.args, tr.args, strict=True))
+    lines.append(f"Arguments: {srcs}")
+    report = None
+    if not args.no_validate:
+        sizes = small_sizes(tr.module, args.validate_size, args.full_size_validation)
+        report = validate_sized(tr.module, lambda sz: te.reference_runner(problem, tr, args.seed, sz), sizes,
+                                args.seed)
+    return _finish(tr.module, report, lines, args.output)
+
+
+def _jax(args: argparse.Namespace) -> int:
+    from solar.frontends import jax_export as je
+    from solar.frontends.validate import validate
+
+    if args.entry:
+        fn, attr, mod = _load_entry(args.entry)
+    else:
+        from solar.frontends.torch_export import import_file
+
+        mod = import_file(args.source)
+        if not hasattr(mod, "forward"):
+            raise _UsageError(f"{args.source} defines no forward(); name the function with --entry FILE:NAME")
+        fn, attr = mod.forward, os.path.splitext(os.path.basename(args.source))[0]
+    inputs = _inputs(args, args.seed, "jax", mod)
+    tr = je.translate_jax(fn, inputs, args.name or attr)
+    import jax
+
+    lines = [f"Translated by {PROG} from {args.entry or args.source} (jax.make_jaxpr, jax {jax.__version__})"]
+    report = None
+    if not args.no_validate:
+        report = validate(tr.module, je.jax_reference(fn, inputs, tr), {}, args.seed)
+    return _finish(tr.module, report, lines, args.output)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
