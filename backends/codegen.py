@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import INDEX, DType
 from solar.ir.einsum_spec import EinsumSpec

@@ -16,9 +16,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import islpy as isl
+
 from solar.ir.dtypes import DType
 from solar.ir.expr import Expr, evaluate_int
 from solar.ir.ops import (
+    ConstantOp,
     EinsumOp,
     ForOp,
     FuncOp,
@@ -30,11 +32,12 @@ from solar.ir.ops import (
     ModuleOp,
     Op,
     ScatterOp,
+    TerminatorOp,
     Value,
 )
-from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts
-from solar.passes.analysis.isl_model import build_model, evaluate
-from solar.passes.analysis.units import Unit, Uses, boundary, units_of
+from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
+from solar.passes.analysis.isl_model import build_model, evaluate, loop_iterations
+from solar.passes.analysis.units import VIEW_OPS, Unit, Uses, boundary, units_of
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 
@@ -60,11 +63,12 @@ class Work:
 
     @property
     def flops(self) -> int:
-        return (sum(self.flops_tensor.values()) + sum(self.flops_vector.values())) * self.trips
+        # Counts over all trips are whole numbers, also where one run's count is a mean (see _divide).
+        return round((sum(self.flops_tensor.values()) + sum(self.flops_vector.values())) * self.trips)
 
     @property
     def total_bytes(self) -> int:
-        return self.bytes * self.trips
+        return round(self.bytes * self.trips)
 
     @property
     def intensity(self) -> float:
@@ -151,7 +155,20 @@ class CostModel:
         self._kernel_outputs: dict[Op, dict[str, int]] = {}
         self.units: list[Work] = []  # unfused
         self.groups: list[Work] = []  # fused
+        self._trips: dict[Op, int] = {}  # how many times each op runs (solar.for bodies)
+        self._record_trips(func.body, 1)
         self._collect(func.body, 1, {})
+
+    def _record_trips(self, block: list[Op], trips: int) -> None:
+        for op in block:
+            for inner in op.walk():
+                self._trips[inner] = trips
+            if isinstance(op, ForOp):
+                n = max(0, _first(op.upper, self.values) - _first(op.lower, self.values))
+                self._record_trips(op.body, trips * n)
+            elif isinstance(op, IfOp):
+                for region in op.regions:
+                    self._record_trips(region, trips)
 
     # -- counting single ops --------------------------------------------------------------------------
     def counts(self, op: Op, loops: dict) -> Counts:
@@ -160,20 +177,33 @@ class CostModel:
                 self._counts[op] = einsum_counts(op, self.params, self.values)
             elif isinstance(op, KernelOp):
                 model = build_model(op, self.params, loops)
-                values = {**self.values, **{model.names["%" + v]: _first(lo, self.values) for v, (lo, _) in loops.items()}}
-                self._counts[op] = kernel_counts(model, values)
-                outs = {}
+                # kernel_counts sums over the iterations of the solar.for loops the kernel uses; the cost model
+                # counts one run (Work.trips multiplies), so divide by how many runs those loops make.
+                used = {v: b for v, b in loops.items() if "%" + v in model.names}
+                runs = _eval(loop_iterations(used, self.params).card(), self.values) if used else 1
+                self._counts[op] = _per_run(kernel_counts(model, self.values), runs)
+                outs: dict[str, int] = {}
                 for d in op.outputs:
                     fp = model.footprint(d.name, written=True)
-                    outs[d.name] = (_eval(fp.card(), values) if fp is not None else 0) * d.type.dtype.itemsize
+                    total = _eval(sum_over(fp.card(), model.loop_params, model.context), self.values) if fp else 0
+                    outs[d.name] = _divide(total, runs) * d.type.dtype.itemsize
                 self._kernel_outputs[op] = outs
             else:
                 self._counts[op] = Counts()
         return self._counts[op]
 
-    def _read_bytes(self, op: Op, v: Value, loops: dict) -> int:
-        """DRAM bytes `op` reads of `v`: its footprint where counted, else the whole tensor."""
-        full = _nbytes(v, self.values)
+    def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None) -> int:
+        """DRAM bytes `op` reads of `v`: its footprint where counted, else the whole tensor. A layout op moves
+        nothing: `v` is read as far as the view's readers (those in `inside`, when given) read the view."""
+        if isinstance(op, TerminatorOp):
+            return 0  # returning or yielding a value moves nothing
+        full = self._source_bytes(v)
+        if isinstance(op, VIEW_OPS):
+            # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
+            view = op.results[0]
+            readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
+            return min(full, max((self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers),
+                                 default=0))
         if isinstance(op, EinsumOp | KernelOp):
             c = self.counts(op, loops)
             names = [b.name for b in op.inputs if b.value is v]
@@ -184,6 +214,20 @@ class CostModel:
             return min(full, _nbytes(op.args[2], self.values))
         if isinstance(op, InsertOp) and v is op.dest:
             return 0  # updated in place
+        return full
+
+    def _runs(self, op: Op, outer: Op | None = None) -> int:
+        """How many times `op` runs per run of `outer` (per run of the function when None)."""
+        per = self._trips.get(outer, 1) if outer is not None else 1
+        return self._trips.get(op, 1) // per if per else 0
+
+    def _source_bytes(self, v: Value) -> int:
+        """The most bytes reading `v` can move: its size, or less when it is a view of a smaller tensor (a
+        broadcast repeats its source's elements, which are read once)."""
+        full = _nbytes(v, self.values)
+        owner = v.owner
+        if isinstance(owner, VIEW_OPS) and owner.operands:
+            full = min(full, sum(self._source_bytes(s) for s in owner.operands))
         return full
 
     def _write_bytes(self, op: Op, v: Value, loops: dict) -> int:
@@ -213,22 +257,27 @@ class CostModel:
         inside = {o for top in ops for o in top.walk()}
         for v in inputs:
             readers = [o for o in self.uses.of_value(v) if o in inside]
-            w.bytes += max((self._read_bytes(o, v, loops) for o in readers), default=0)
+            w.bytes += max((self._read_bytes(o, v, loops, inside) for o in readers), default=0)
+        # Each tensor is written once, also when several views of it leave (a view moves nothing itself).
+        written: dict[Value, int] = {}
         for v in outputs:
             if v.owner is not None:
-                w.bytes += self._write_bytes(v.owner, v, loops)
+                n = self._source_bytes(v) if isinstance(v.owner, VIEW_OPS) else self._write_bytes(v.owner, v, loops)
+                written[_base(v)] = max(written.get(_base(v), 0), n)
+        w.bytes += sum(written.values())
         return w
 
     # -- walking the function -------------------------------------------------------------------------
     def _collect(self, block: list[Op], trips: int, loops: dict) -> None:
-        grouped: set[Op] = set()
+        """Units and groups of `block` and of the blocks nested in it, in program order."""
+        first_op = {unit.ops[0]: unit for unit in units_of(block)}
         for op in block:
             if isinstance(op, GroupOp):
                 members = [o for o in op.body if o.opname != "solar.yield"]
                 group = self.work(f"@{op.symbol}", "group", members, trips, loops)
                 group.ops = [op]
                 self.groups.append(group)
-                grouped.update(o for m in members for o in m.walk())
+                self.units.extend(self._unit_work(first_op[o], trips, loops) for o in members if o in first_op)
             elif isinstance(op, ForOp):
                 n = max(0, _first(op.upper, self.values) - _first(op.lower, self.values))
                 self._collect(op.body, trips * n, {**loops, op.var: (op.lower, op.upper)})
@@ -236,10 +285,9 @@ class CostModel:
                 self._collect_if(op, trips, loops)
             elif op.opname == "solar.call":
                 raise CostError("the SOL backend needs calls inlined: run --inline first", op)
-        for unit in units_of(block):
-            w = self._unit_work(unit, trips, loops)
-            self.units.append(w)
-            if not any(o in grouped for o in unit.ops):
+            elif op in first_op:  # a unit outside every group is its own group
+                w = self._unit_work(first_op[op], trips, loops)
+                self.units.append(w)
                 self.groups.append(w)
 
     def _collect_if(self, op: IfOp, trips: int, loops: dict) -> None:
@@ -269,16 +317,36 @@ class CostModel:
         w = Work("whole graph", "graph")
         for u in self.units:
             w.add(u)
-        inputs = self.func.args
-        for v in inputs:
+        # Each argument is read once: the most any reader reads of it, over all its runs.
+        for v in self.func.args:
             readers = self.uses.of_value(v)
-            w.bytes += max((self._read_bytes(o, v, {}) for o in readers), default=0)
+            w.bytes += min(_nbytes(v, self.values),
+                           max((self._read_bytes(o, v, {}) * self._runs(o) for o in readers), default=0))
         returned: dict[Value, None] = {}
         for op in self.func.body:
             if op.opname == "solar.return":
                 returned.update(dict.fromkeys(op.operands))
-        w.bytes += sum(_nbytes(v, self.values) for v in returned)
+        # Results are written once per tensor they view: a returned input (or a view of one) is not written
+        # at all, since no unit makes it in any mode; several views of one result are one tensor.
+        written: dict[Value, int] = {}
+        for v in returned:
+            base = _base(v)
+            if base.owner is not self.func and not isinstance(base.owner, ConstantOp):
+                written[base] = max(written.get(base, 0), self._source_bytes(v))
+        w.bytes += sum(written.values())
         return w
+
+
+def _base(v: Value) -> Value:
+    """The tensor `v` is: through views, and through fusion groups to the value they yield."""
+    while True:
+        owner = v.owner
+        if isinstance(owner, VIEW_OPS) and owner.operands:
+            v = owner.operands[0]
+        elif isinstance(owner, GroupOp):
+            v = owner.body[-1].operands[owner.results.index(v)]
+        else:
+            return v
 
 
 def _merged(works: list[Work]) -> Work:
@@ -302,6 +370,21 @@ def _nbytes(v: Value, values: dict[str, int]) -> int:
 
 def _first(expr: Expr, values: dict[str, int]) -> int:
     return evaluate_int(expr, values)
+
+
+def _divide(total: int, runs: int) -> int:
+    """The count of one run: exact when every run counts the same (a kernel using %t may not: then the mean)."""
+    return total // runs if runs <= 1 or total % runs == 0 else total / runs  # type: ignore[return-value]
+
+
+def _per_run(c: Counts, runs: int) -> Counts:
+    if runs <= 1:
+        return c
+    out = Counts(_divide(c.points, runs), _divide(c.macs, runs), _divide(c.flops_tensor, runs),
+                 _divide(c.flops_vector, runs), bytes_written=_divide(c.bytes_written, runs))
+    out.ops.update({k: _divide(v, runs) for k, v in c.ops.items()})
+    out.bytes_read = {k: _divide(v, runs) for k, v in c.bytes_read.items()}
+    return out
 
 
 def _eval(poly: isl.PwQPolynomial, values: dict[str, int]) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+
 from solar.ir.dtypes import DType
 
 

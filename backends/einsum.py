@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from solar.ir.dtypes import DType
 from solar.ir.einsum_spec import EinsumSpec, index_ranges, parse_spec, parse_where
 from solar.ir.expr import Binary, Expr, FloatLit, IndexRef, IntLit, NameRef, free_indices, linear_form

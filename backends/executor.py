@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from solar.ir.diagnostics import DiagnosticEngine, Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import evaluate_int

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from solar.ir.dtypes import DType
 from solar.ir.ops import (
     BroadcastOp,

@@ -27,6 +27,7 @@ class TargetReport:
     groups: list[tuple[Work, Timing]]
     modes: dict[str, ModeResult]
     inverse: dict[str, Inverse] | None
+    cache_aware: Any = None  # solar.backends.tiling.CacheAware, set by add_cache_aware after --tile-search
 
     @property
     def name(self) -> str:
@@ -79,7 +80,8 @@ def _intensity(w: Work) -> str:
 
 def render(reports: list[TargetReport], module_name: str) -> str:
     buf = StringIO()
-    console = Console(file=buf, width=150, color_system=None)
+    # Wide enough that no table wraps its cells (several targets side by side); tables keep their own width.
+    console = Console(file=buf, width=1000, color_system=None)
     first = reports[0]
     units = Table(title=f"Speed of light of @{module_name}: units of execution (unfused)", title_justify="left")
     for col in ("unit", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
@@ -129,7 +131,20 @@ def render(reports: list[TargetReport], module_name: str) -> str:
     for r in reports:
         gain += [f"{r.fusion_gain:.2f}×", ""]
     totals.add_row(*gain)
+    aware = [r.cache_aware for r in reports if r.cache_aware is not None]
+    if aware:
+        # The cache-aware mode exists only after --tile-search (docs/sol.md, "Cache-aware mode"); its row
+        # comes last so that the three modes above read as they always have.
+        row = ["cache-aware (Σ groups)", quantity(aware[0].mode.flops), quantity(aware[0].mode.bytes)]
+        for r in reports:
+            ca = r.cache_aware
+            row += [seconds(ca.mode.seconds), ca.mode.bound] if ca is not None else ["n/a", ""]
+        totals.add_row(*row)
     console.print(totals)
+    if aware:
+        console.print("cache-aware: fused groups moving their least traffic under a buffer of " + ", ".join(
+            f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
+            for r in reports if r.cache_aware is not None) + "; bytes column: the first of them.")
     if first.inverse is not None:
         inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
                     title_justify="left")
@@ -160,8 +175,8 @@ def _work_json(w: Work, t: Timing) -> dict[str, Any]:
         "name": w.name,
         "kind": w.kind,
         "trips": w.trips,
-        "flops_tensor": {d.spelling: n * w.trips for d, n in w.flops_tensor.items()},
-        "flops_vector": {d.spelling: n * w.trips for d, n in w.flops_vector.items()},
+        "flops_tensor": {d.spelling: round(n * w.trips) for d, n in w.flops_tensor.items()},
+        "flops_vector": {d.spelling: round(n * w.trips) for d, n in w.flops_vector.items()},
         "bytes": w.total_bytes,
         "intensity": None if math.isinf(w.intensity) else w.intensity,
         "time_s": t.seconds,
@@ -191,8 +206,35 @@ def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int
                     "bandwidth_factor": i.bandwidth_factor, "both_factor": i.both_factor,
                     "least_bandwidth": i.least_bandwidth}
                 for m, i in r.inverse.items()},
+            "cache_aware": _cache_aware_json(r.cache_aware),
         })
     return doc
+
+
+def _cache_aware_json(ca: Any) -> dict[str, Any] | None:
+    if ca is None:
+        return None
+    res = ca.mode
+    return {"buffer": ca.label, "buffer_bytes": ca.buffer, "time_s": res.seconds, "bound": res.bound,
+            "flops": res.flops, "bytes": res.bytes, "tensor_s": res.tensor_s, "vector_s": res.vector_s,
+            "memory_s": res.memory_s, "groups": ca.rows}
+
+
+def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str | None:
+    """Adds the cache-aware mode to a target's report: every group (a unit outside all groups is its own)
+    with its least DRAM traffic under `buffer` (l2, smem or a size; docs/tiling.md), kept between its
+    fused and unfused bytes. Returns why the mode is not available on this target, or None."""
+    from solar.backends.tiling import cache_aware, resolve_buffer
+    from solar.targets.loader import TargetError
+
+    try:
+        capacity = resolve_buffer(buffer, report.peaks.target)
+    except (ValueError, TargetError) as err:
+        return str(err)
+    ca = cache_aware(model, capacity, buffer)
+    ca.mode = mode_result("cache_aware", ca.works, report.peaks)
+    report.cache_aware = ca
+    return None
 
 
 def write_json(doc: dict[str, Any], path: str) -> None:

@@ -38,6 +38,7 @@ def _time_original(fn: Any, args: Any, repeat: int = 5) -> float:
 
 def bench_torch(path: str) -> dict[str, float]:
     import torch
+
     from solar.frontends.torch_export import load_problem, reference_runner, translate_problem
     from solar.frontends.validate import small_sizes, validate_sized
 
@@ -61,6 +62,7 @@ def bench_torch(path: str) -> dict[str, float]:
 def bench_jax(path: str) -> dict[str, float]:
     import jax
     from harness import load_module
+
     from solar.frontends.jax_export import jax_reference, translate_jax
     from solar.frontends.validate import validate
 

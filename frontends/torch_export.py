@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 import torch.fx
+
 from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType

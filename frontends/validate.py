@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from solar.ir.dtypes import DType
 from solar.ir.ops import ModuleOp
 

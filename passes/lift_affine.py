@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import islpy as isl
+
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.expr import Expr, format_expr
 from solar.ir.ops import ForOp, FuncOp, KernelOp, ModuleOp, Op

@@ -7,6 +7,7 @@ from io import StringIO
 
 from rich.console import Console
 from rich.table import Table
+
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
-from solar.backends.report import analyse, plot, render, to_json, write_json
+from solar.backends.report import add_cache_aware, analyse, plot, render, to_json, write_json
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
@@ -70,6 +70,12 @@ class SOL(Pass):
             loc = err.op.loc if err.op is not None else module.loc
             ctx.diagnostics.error(f"sol: {err}", loc)
             return
+        tiling = ctx.results.get("tile-search")
+        if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
+            for r in reports:
+                why = add_cache_aware(r, model, tiling.buffer)
+                if why is not None:
+                    ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name
         ctx.report(render(reports, name))
         ctx.results[self.name] = reports
@@ -87,10 +93,23 @@ class SOL(Pass):
                     if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
                         w.ops[0].attrs["sol"] = [_times(r.name, *r.units[k]) for r in reports]
                 for k, (w, _) in enumerate(reports[0].groups):
-                    w.ops[0].attrs["sol"] = [_times(r.name, *r.groups[k]) for r in reports]
+                    w.ops[0].attrs["sol"] = [_cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
             module.attrs["sol"] = [
                 {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()},
-                 "fusion_gain": r.fusion_gain} for r in reports]
+                 "fusion_gain": r.fusion_gain,
+                 **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
+                for r in reports]
+
+def _cached(entry: dict[str, Any], report: Any, k: int) -> dict[str, Any]:
+    """A group's entry with its cache-aware bytes, when that mode was computed (after --tile-search)."""
+    ca = report.cache_aware
+    if ca is not None:
+        work = report.groups[k][0]
+        row = next((row for w, row in zip(ca.originals, ca.rows, strict=True) if w is work), None)
+        if row is not None:
+            entry["cache_aware_bytes"] = row["bytes"]
+    return entry
+
 
 def _times(target: str, work: Work, timing: Timing) -> dict[str, Any]:
     return {"target": target, "time_s": timing.seconds, "bound": timing.bound, "flops": work.flops,

@@ -10,8 +10,10 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import islpy as isl
 from rich.console import Console
 from rich.table import Table
+
 from solar.backends.tiling import (
     CURVE_BUFFERS,
     GroupResult,
@@ -100,7 +102,7 @@ class TileSearch(Pass):
         try:
             space = chains.space(op.symbol, [op])
             m = space.solve(capacity)
-        except (SpecError, Unfusable, ValueError) as err:
+        except (SpecError, Unfusable, ValueError, isl.Error) as err:
             ctx.diagnostics.remark(f"tile-search: @{op.symbol} is not modelled: {err}", op.loc)
             return
         row: dict[str, Any] = {"name": f"@{op.symbol}", "compulsory": space.compulsory,
@@ -121,7 +123,7 @@ class TileSearch(Pass):
             return
         try:
             res = group_result(chains, name.lstrip("@"), units, capacity)
-        except (SpecError, ValueError) as err:
+        except (SpecError, ValueError, isl.Error) as err:
             ctx.diagnostics.remark(f"tile-search: {kind} {name} is not modelled: {err}", anchor.loc)
             return
         result.groups.append({"name": name, "kind": kind, "result": res})

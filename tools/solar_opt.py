@@ -81,6 +81,9 @@ def build_parser() -> _Parser:
     sol.add_argument("--plot", metavar="FILE.png", help="draw the roofline with every unit and group on it")
     sol.add_argument("--target-latency", metavar="TIME", help="inverse roofline for a latency, e.g. 2ms")
     sol.add_argument("--allow-tf32", action="store_true", help="price f32 contractions on TF32 tensor cores")
+    tiles = p.add_argument_group("tiling search (an option of the --tile-search pass)")
+    tiles.add_argument("--tile-curve", metavar="FILE.json",
+                       help="write least DRAM traffic against buffer size (64 KiB to 256 MiB) and a PNG beside it")
     group = p.add_argument_group("passes (--name or --name=OPTIONS; also usable in -p)")
     for name in registry.names():
         # Only for --help; extract_pipeline takes pass flags out of argv before argparse sees it.
@@ -144,6 +147,15 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[An
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
 
 
+def _forward_tile_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
+    """--tile-curve sets the `curve` option of the --tile-search pass."""
+    if not args.tile_curve:
+        return passes
+    if not any(p.name == "tile-search" for p in passes):
+        raise _UsageError("--tile-curve needs the --tile-search pass, e.g. --tile-search=l2")
+    return [dataclasses.replace(p, curve=args.tile_curve) if p.name == "tile-search" else p for p in passes]
+
+
 def _list_targets() -> str:
     from solar.targets.loader import list_targets, load_target
 
@@ -195,6 +207,7 @@ def run(argv: Sequence[str]) -> int:
             sys.stdout.write(_list_targets())
             return 0
         passes = _forward_sol_options(_build_pipeline(items), args)
+        passes = _forward_tile_options(passes, args)
         for name in args.print_ir_after:
             registry.load(name)  # an unknown name is an error, not a silent no-op
     except (_UsageError, PassOptionError) as err:

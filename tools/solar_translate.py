@@ -4,6 +4,7 @@
     solar-translate --entry pkg.mod:fn --example-inputs in.npz -o fn.sir
     solar-translate --entry model.py:Net --input 8x3x32x32xf32 -o net.sir
     solar-translate --framework jax --entry jax_model.py:forward --input 4x16xf32 -o fwd.sir
+    solar-translate model.py --llm openai/gpt-4o -o model.sir   # a model writes the ops the table lacks
 
 Exit status: 0 translated and validated (or --no-validate); 1 unsupported ops, a failed validation or a
 usage error (the message says which); 2 an internal error.
@@ -50,6 +51,19 @@ def build_parser() -> _Parser:
                    help="bind every size parameter to at most N for validation (default 2)")
     p.add_argument("--full-size-validation", action="store_true",
                    help="validate at the full sizes instead of reduced ones")
+    llm = p.add_argument_group("language model", "translate what the lowering table does not cover with a model "
+                               "(any litellm model string; keys from the environment, e.g. OPENAI_API_KEY)")
+    llm.add_argument("--llm", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3; "
+                     "the model writes only the unsupported ops (hybrid) unless --llm-only")
+    llm.add_argument("--llm-only", action="store_true", help="ask the model for the whole program")
+    llm.add_argument("--max-attempts", type=int, default=4, metavar="N",
+                     help="requests per translation, each retry carrying the last diagnostic (default 4)")
+    llm.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    llm.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                     help="per request (default 300)")
+    llm.add_argument("--llm-base-url", metavar="URL",
+                     help="an OpenAI-compatible or other local server, e.g. http://localhost:8000/v1")
+    llm.add_argument("--transcript", metavar="DIR", help="save every prompt, response and check in DIR")
     return p
 
 
@@ -150,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from solar.frontends.lowering.core import LoweringError
 
         try:
+            if args.llm or args.llm_only:
+                return _llm(args)
             if args.framework == "jax":
                 return _jax(args)
             return _torch(args)
@@ -244,6 +260,49 @@ def _jax(args: argparse.Namespace) -> int:
     if not args.no_validate:
         report = validate(tr.module, je.jax_reference(fn, inputs, tr), {}, args.seed)
     return _finish(tr.module, report, lines, args.output)
+
+
+def _llm(args: argparse.Namespace) -> int:
+    if not args.llm:
+        raise _UsageError("--llm-only needs --llm MODEL")
+    if args.framework != "torch":
+        raise _UsageError("--llm translates PyTorch programs only")
+    if args.no_validate:
+        raise _UsageError("--llm always validates: the model's IR is trusted only once it matches the original")
+    if args.max_attempts < 1:
+        raise _UsageError("--max-attempts must be at least 1")
+    from solar.frontends import torch_export as te
+    from solar.frontends.llm import LLMError, LLMOptions, LoopFailed, source_of, translate_torch
+
+    if args.entry:
+        fn, attr, mod = _load_entry(args.entry)
+        inputs = _inputs(args, args.seed, "torch", mod)
+        import torch
+
+        target = fn() if isinstance(fn, type) and issubclass(fn, torch.nn.Module) else fn
+        problem = te.callable_problem(target, inputs, args.name or attr)
+        path, origin = None, args.entry
+    else:
+        problem, mod = te.load_problem(args.source), None
+        if args.name:
+            problem.name = args.name
+        path = origin = args.source
+    opts = LLMOptions(args.llm, args.llm_only, args.max_attempts, args.temperature, args.timeout, args.llm_base_url,
+                      args.transcript, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
+    try:
+        source, source_path = source_of(path, mod)
+        out = translate_torch(problem, source, os.path.basename(source_path), opts)
+    except LLMError as err:
+        sys.stderr.write(f"{PROG}: error: {err}\n")
+        return 1
+    except LoopFailed as err:
+        sys.stderr.write(f"{PROG}: error: {err}")
+        return 1
+    import torch
+
+    how = "hybrid: torch.export and" if out.mode == "hybrid" else "whole program by"
+    lines = [f"Translated by {PROG} from {origin} ({how} {args.llm}, torch {torch.__version__})", *out.header]
+    return _finish(out.module, out.report, lines, args.output)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
+
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
 from solar.ir.ops import EinsumOp, Value

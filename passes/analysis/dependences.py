@@ -8,6 +8,7 @@ statements' schedules.
 from __future__ import annotations
 
 import islpy as isl
+
 from solar.passes.analysis.isl_model import StatementModel
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import islpy as isl
+
 from solar.ir.expr import (
     Access,
     Binary,

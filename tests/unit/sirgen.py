@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
+
 from solar.ir.builder import BlockBuilder, KernelBuilder, ModuleBuilder, RegionBuilder, tensor
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import INDEX, DType

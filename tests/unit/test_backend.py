@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from solar.backends.codegen import generate_kernel
 from solar.backends.einsum import blas_plan
 from solar.backends.errors import EntryError, InputError, ParamError, RuntimeBoundsError, VerificationError

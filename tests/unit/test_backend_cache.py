@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+
 from solar.backends import jit
 from solar.backends.codegen import generate_kernel
 from solar.backends.executor import prepare

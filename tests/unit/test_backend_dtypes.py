@@ -6,6 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+
 from solar.backends import runtime
 from solar.backends.dtypes import STORAGE, round_tf32
 from solar.backends.errors import InputError

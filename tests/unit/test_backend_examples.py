@@ -14,6 +14,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+
 from solar.backends.dtypes import default_tolerance
 from solar.backends.executor import prepare
 from solar.backends.inputs import compare, random_inputs

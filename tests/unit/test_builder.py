@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from sirgen import module_diff
+
 from solar.ir.builder import ModuleBuilder, tensor
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary

@@ -25,13 +25,14 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
 from solar.ir.diagnostics import DiagnosticEngine  # noqa: E402
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp  # noqa: E402
 from solar.ir.parser import parse_module  # noqa: E402
 from solar.ir.pass_manager import PassContext, PassManager  # noqa: E402
 from solar.ir.verifier import verify  # noqa: E402
 from solar.passes import registry  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 SHAPES_PER_OP = 24
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.parser import parse_module
 from solar.ir.verifier import verify

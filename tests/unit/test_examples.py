@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp
 from solar.ir.opt_driver import split_input

@@ -14,6 +14,7 @@ pytest.importorskip("jax")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "frontend_corpus"))
 
 import harness
+
 from solar.frontends.jax_export import jax_reference, translate_jax
 from solar.frontends.torch_export import load_problem, reference_runner, translate_problem
 from solar.frontends.validate import small_sizes, validate, validate_sized

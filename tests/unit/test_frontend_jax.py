@@ -10,6 +10,7 @@ import pytest
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
+
 from solar.frontends.diagnostics import TranslationError  # noqa: E402
 from solar.frontends.jax_export import jax_reference, translate_jax  # noqa: E402
 from solar.frontends.lowering import JAX_LOWERINGS  # noqa: E402

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from solar.frontends.validate import ValidationReport, compare, record, small_sizes, validate
 from solar.ir import parse_and_verify, print_module
 from solar.ir.dtypes import DType

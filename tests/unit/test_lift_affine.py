@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import KernelOp, ModuleOp
 from solar.ir.parser import parse_module

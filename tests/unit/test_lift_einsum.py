@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from test_lift_affine import VARS, Nest, bound_text, brute_force, nests, text
+
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.parser import parse_module
@@ -18,7 +20,6 @@ from solar.ir.verifier import verify
 from solar.passes import registry
 from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts
 from solar.passes.analysis.isl_model import build_model
-from test_lift_affine import VARS, Nest, bound_text, brute_force, nests, text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.sir"))

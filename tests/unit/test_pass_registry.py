@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from solar.ir.pass_manager import Pass, PassOptionError, split_pipeline
 from solar.passes import PASSES, registry
 

@@ -12,6 +12,7 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from sirgen import RandomGen, expression_module, expression_modules, module_diff, modules, random_expression
+
 from solar.ir.builder import ModuleBuilder, tensor
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.dtypes import DType

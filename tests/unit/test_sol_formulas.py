@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from solar.backends.report import TargetReport
 from test_sol_support import FIGURES, Figures, Roof, SolRun, close, roofline, run_sol
+
+from solar.backends.report import TargetReport
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGETS = ["h100-sxm", "b200", "a100", "jetson-thor"]
@@ -282,3 +283,56 @@ def test_conv2d_bounds() -> None:
     tf32 = run_sol((EXAMPLES / "conv2d.sir").read_text(), ["h100-sxm"], lift=False, allow_tf32=True)
     assert f32.reports[0].units[0][1].bound == "vector"
     assert tf32.reports[0].units[0][1].bound == "memory"
+
+
+# ---- a recurrent loop (examples/rnn.sir): solar.for, a slice of the input, an insert ---------------------
+
+
+def test_gru_in_a_loop() -> None:
+    """A GRU cell over 16 steps: every unit inside solar.for runs 16 times (docs/sol.md); per step:
+    gx += Wx·x_t: 3·4·64·32 MACs, gh += Wh·h: 3·4·64·64 MACs; the gates: 13 ops per element of h (4·64);
+    bytes: x_t (a slice: 4·32), h, Wx, Wh, bx, bh read, h' written; the insert reads h' and writes its rows."""
+    steps, f = 16, 4
+    macs = 3 * 4 * 64 * 32 + 3 * 4 * 64 * 64
+    weights = (3 * 64 * 32 + 3 * 64 * 64 + 2 * 3 * 64) * f
+    cell = Unit("@gru_cell", f32_contraction=2 * macs * steps, vector=13 * 4 * 64 * steps,
+                nbytes=(4 * 32 * f + 4 * 64 * f + weights + 4 * 64 * f) * steps)
+    insert = Unit("insert %next_0", nbytes=2 * 4 * 64 * f * steps)
+    # Fused, per step: x_t, h and the weights in; h' (yielded to the next step) and the inserted rows out.
+    group_bytes = (4 * 32 * f + 4 * 64 * f + weights + 2 * 4 * 64 * f) * steps
+    # Whole graph: xs, h0 and the weights read once; ys (16·4·64) and h_T written.
+    compulsory = 16 * 4 * 32 * f + 4 * 64 * f + weights + 16 * 4 * 64 * f + 4 * 64 * f
+    run = run_sol((EXAMPLES / "rnn.sir").read_text(), TARGETS)
+    for r in run.reports:
+        assert [w.trips for w, _ in r.units] == [steps, steps]
+        check_report(r, [cell, insert], [[cell, insert]], [group_bytes], compulsory, False)
+
+
+TRIANGLE_IN_TIME = """solar.module @tri {
+  solar.func @main(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+    %y = solar.for %t = 0 to 8 iter_args(%acc = %x) -> tensor<8x16xf32> {
+      %n = solar.kernel @row(%acc as A) -> (N: tensor<8x16xf32>) {
+        affine.for %i = 0 to 8 {
+          affine.for %j = 0 to 16 {
+            N[%i, %j] = A[%i, %j]
+          }
+        }
+        affine.for %j = 0 to %t + 1 {
+          N[%t, %j] = A[%t, %j] * 2.0
+        }
+      }
+      solar.yield %n
+    }
+    solar.return %y
+  }
+}
+"""
+
+
+def test_kernel_whose_work_depends_on_the_loop_index() -> None:
+    """Step t scales t + 1 elements: Σ_t (t + 1) = 36 FLOPs over 8 steps, not 8 × the first step's 1."""
+    r = run_sol(TRIANGLE_IN_TIME, ["h100-sxm"], lift=False).reports[0]
+    (w, t), = r.units
+    assert w.trips == 8 and w.flops == 36
+    assert w.total_bytes == 8 * 2 * 8 * 16 * 4  # each step reads all of A and writes all of N
+    assert close(t.seconds, 8 * 2 * 8 * 16 * 4 / 3.35e12)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from solar.targets import calibrate
 from solar.targets.loader import (
     COMPUTE_FIELDS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from solar.ir.dtypes import DType
 from solar.ir.expr import NameRef
 from solar.ir.types import TypeSyntaxError, dims_equal, parse_tensor_type

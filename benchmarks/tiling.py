@@ -1,0 +1,139 @@
+"""Tiling-search speed: the MILP per (einsum, buffer size) and per 20-point curve, beside brute force.
+
+For a matmul, a conv2d and an attention chain (realistic sizes), solves the least-traffic tiling at the 20
+buffer sizes of the curve (64 KiB … 256 MiB):
+- *per buffer*: each size on a fresh space (formulations built, no earlier solution to start from), the
+  median over the 20 sizes and over the sizes that need a MILP (the others are answered by "everything
+  fits": the resident mapping moves only the compulsory traffic);
+- *curve*: the 20 sizes in order on one space, as `--tile-curve` does (earlier optima seed the incumbent),
+  with the median time per point there.
+Brute force enumerates the same space (every tile combination, loop order and retention level): at these
+sizes it does not finish, so each case also runs scaled down to where it does, and the MILP's time there is
+printed beside it as a ratio (brute force ÷ MILP), with a check that both find the same traffic.
+
+    python benchmarks/tiling.py [--wall] [--quick]
+
+Times are CPU seconds of this process (HiGHS runs in it) unless --wall. Targets (issue 6): a median of at
+most 50 ms per (einsum, buffer size) and at most 1 s per 20-point curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+from collections.abc import Callable
+
+from solar.backends.tiling import CURVE_BUFFERS, EinsumDesc, Problem, Space, build_problem, einsum_problem
+
+CLOCK: Callable[[], float] = time.process_time
+
+
+def matmul(m: int, k: int, n: int) -> Problem:
+    return einsum_problem("ik,kj->ij", [(m, k), (k, n), (m, n)], itemsize=2, name=f"matmul {m}x{k}x{n} bf16")
+
+
+def conv2d(c: int, hw: int, k: int, name: str = "") -> Problem:
+    """A 3×3, stride-2, padding-1 convolution (a ResNet downsampling layer), bf16."""
+    out = hw // 2
+    where = f"2p+r-1>=0,2p+r-1<{hw},2q+s-1>=0,2q+s-1<{hw}"
+    return einsum_problem("nc(2p+r-1)(2q+s-1),kcrs->nkpq", [(1, c, hw, hw), (k, c, 3, 3), (1, k, out, out)],
+                          itemsize=2, where=where, name=name or f"conv2d {c}->{k} {hw}x{hw} s2 bf16")
+
+
+def attention(h: int, s: int, d: int) -> Problem:
+    """Causal attention of one layer, fused: QKᵀ, row max, exp, row sum, PV, normalize (f32)."""
+    f = 4
+
+    def e(name: str, spec: str, ins: list[tuple[str, tuple[int, ...]]], out: tuple[str, tuple[int, ...]],
+          where: str | None = "j<=i") -> EinsumDesc:
+        operands = tuple((t, t.upper(), sh, f) for t, sh in ins)
+        return EinsumDesc(name, spec, operands, (out[0], out[0].upper(), out[1], f), where)
+
+    return build_problem(f"attention {h}x{s}x{d} f32", [
+        e("scores", "hid,hjd->hij", [("q", (h, s, d)), ("k", (h, s, d))], ("s", (h, s, s))),
+        e("rowmax", "hij->hi", [("s", (h, s, s))], ("m", (h, s))),
+        e("exp", "hij,hi->hij", [("s", (h, s, s)), ("m", (h, s))], ("p", (h, s, s))),
+        e("rowsum", "hij->hi", [("p", (h, s, s))], ("l", (h, s))),
+        e("pv", "hij,hjd->hid", [("p", (h, s, s)), ("v", (h, s, d))], ("o", (h, s, d))),
+        e("normalize", "hid,hi->hid", [("o", (h, s, d)), ("l", (h, s))], ("y", (h, s, d)), None)])
+
+
+CASES: list[tuple[str, Callable[[], Problem], Callable[[], Problem]]] = [
+    ("matmul", lambda: matmul(4096, 4096, 4096), lambda: matmul(48, 32, 64)),
+    ("conv2d", lambda: conv2d(64, 56, 128), lambda: conv2d(2, 8, 4, "conv2d 2->4 8x8 s2 bf16")),
+    ("attention", lambda: attention(16, 1024, 64), lambda: attention(2, 16, 8)),
+]
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    start = CLOCK()
+    out = fn()
+    return CLOCK() - start, out
+
+
+def ms(t: float) -> str:
+    return f"{t * 1e3:8.1f} ms"
+
+
+def run_case(label: str, big: Callable[[], Problem], small: Callable[[], Problem], quick: bool) -> dict[str, float]:
+    problem = big()
+    print(f"\n== {label}: {problem.name}")
+    buffers = CURVE_BUFFERS[::4] if quick else CURVE_BUFFERS
+    per: list[float] = []
+    needed: list[float] = []
+    for c in buffers:
+        space = Space(problem)
+        t, m = timed(lambda space=space, c=c: space.solve(c))
+        per.append(t)
+        if space.resident(c) is None:
+            needed.append(t)
+        traffic = getattr(m, "traffic", None)
+        ratio = "no fit" if traffic is None else f"{traffic / space.compulsory:7.3f}× compulsory"
+        print(f"   buffer {c / 1024:>9.0f} KiB  {ms(t)}  {ratio}")
+    space = Space(problem)
+    points = [timed(lambda c=c: space.solve(c))[0] for c in CURVE_BUFFERS]
+    curve_t = sum(points)
+    median = statistics.median(per)
+    median_milp = statistics.median(needed) if needed else 0.0
+    print(f"   per (einsum, buffer), cold: median {ms(median)}; over the {len(needed)} sizes needing a MILP: "
+          f"median {ms(median_milp)}, max {ms(max(needed, default=0.0))}")
+    print(f"   20-point curve on one space: {ms(curve_t)} (per point: median {ms(statistics.median(points))}, "
+          f"max {ms(max(points))})")
+    # Scaled down, brute force finishes: same optimum, and how much faster the MILP is.
+    small_problem = small()
+    sspace = Space(small_problem)
+    capacities = [max(64, int(sspace.compulsory * f)) for f in (0.05, 0.15, 0.4, 0.8)]
+    ratios = []
+    for c in capacities:
+        t_bf, bf = timed(lambda c=c: Space(small_problem).brute_force(c))
+        t_milp, mi = timed(lambda c=c: Space(small_problem).solve(c))
+        same = (bf is None and mi is None) or (bf is not None and mi is not None
+                                               and math.isclose(bf.traffic, mi.traffic, rel_tol=1e-6))
+        ratios.append(t_bf / max(t_milp, 1e-9))
+        print(f"   {small_problem.name}, buffer {c:>6} B: brute force {ms(t_bf)}, MILP {ms(t_milp)}, "
+              f"ratio {ratios[-1]:7.1f}×, same optimum: {same}")
+    return {"median": median, "median_milp": median_milp, "curve": curve_t,
+            "warm": statistics.median(points), "ratio": statistics.median(ratios)}
+
+
+def main() -> None:
+    global CLOCK
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
+    parser.add_argument("--quick", action="store_true", help="5 buffer sizes per case instead of 20")
+    args = parser.parse_args()
+    if args.wall:
+        CLOCK = time.perf_counter
+    results = {label: run_case(label, big, small, args.quick) for label, big, small in CASES}
+    print("\nsummary (target: median ≤ 50 ms per (einsum, buffer), ≤ 1 s per 20-point curve)")
+    print(f"{'case':<11}{'cold median':>13}{'cold, MILP':>13}{'in a curve':>13}{'curve':>10}{'brute/MILP':>12}")
+    for label, r in results.items():
+        ok = "ok" if r["median"] <= 0.05 and r["curve"] <= 1.0 else "over target"
+        print(f"{label:<11}{r['median'] * 1e3:>10.1f} ms{r['median_milp'] * 1e3:>10.1f} ms{r['warm'] * 1e3:>10.1f} ms"
+              f"{r['curve']:>8.2f} s{r['ratio']:>11.1f}×  {ok}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""--tile-search on the IR (attributes, report, the curve) and the cache-aware mode it adds to --sol."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from solar.ir.ops import EinsumOp, GroupOp
+from solar.ir.parser import parse_module
+from solar.tools.solar_opt import run
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def solar_opt(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = run(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_matmul_tiling_on_the_ir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o.sir"
+    code, _, err = solar_opt([str(EXAMPLES / "matmul.sir"), "--lift-einsum", "--tile-search=64KiB", "-o", str(out)],
+                             capsys)
+    assert code == 0, err
+    (mm,) = [op for op in parse_module(out.read_text(), "o.sir").walk() if isinstance(op, EinsumOp)]
+    t = mm.attrs["tiling"]
+    compulsory = (256 * 512 + 512 * 384 + 256 * 384) * 4
+    assert t["buffer"] == 65536 and t["compulsory"] == compulsory
+    assert compulsory < t["traffic"] and t["peak"] <= 65536
+    assert set(t["tiles"]) == {"i", "k", "j"} and set(t["loads"]) == {"A", "B", "C"}
+    assert "Least DRAM traffic with a 65.5 kB buffer" in err and "@matmul" in err
+
+
+def test_everything_fits_in_l2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o.sir"
+    code, _, err = solar_opt([str(EXAMPLES / "matmul.sir"), "--lift-einsum", "--tile-search", "-o", str(out)], capsys)
+    assert code == 0, err
+    (mm,) = [op for op in parse_module(out.read_text(), "o.sir").walk() if isinstance(op, EinsumOp)]
+    assert mm.attrs["tiling"]["traffic"] == mm.attrs["tiling"]["compulsory"] == 1703936
+    assert "l2 of h100-sxm" in err
+
+
+def test_group_fused_against_per_einsum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o.sir"
+    code, _, err = solar_opt([str(EXAMPLES / "mlp.sir"), "--lift-einsum", "--fuse", "-p", "tile-search{buffer=256KiB}",
+                              "-o", str(out)], capsys)
+    assert code == 0, err
+    (group,) = [op for op in parse_module(out.read_text(), "o.sir").walk() if isinstance(op, GroupOp)]
+    t = group.attrs["tiling"]
+    assert t["strategy"] == "fused" and t["fused"] == t["traffic"]
+    assert t["traffic"] <= t["per_unit"] <= t["per_einsum"]
+    assert t["saving"] == t["per_einsum"] - t["traffic"] > 0
+    assert "Kernels and fusion groups" in err and "@group0" in err
+
+
+def test_curve_json_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    curve = tmp_path / "curve.json"
+    code, _, err = solar_opt([str(EXAMPLES / "causal_attention.sir"), "--lift-einsum", "--fuse", "--tile-search",
+                              f"--tile-curve={curve}", "-o", str(tmp_path / "o.sir")], capsys)
+    assert code == 0, err
+    doc = json.loads(curve.read_text())
+    assert doc["schema"] == "solar.tile-curve" and doc["version"] == 1
+    assert doc["buffers"][0] == 64 * 1024 and doc["buffers"][-1] == 256 * 1024 * 1024 and len(doc["buffers"]) == 20
+    assert {e["name"] for e in doc["einsums"]} >= {"@scores", "@pv"}
+    assert [g["name"] for g in doc["groups"]] == ["@group0"]
+    for entry in doc["einsums"] + doc["groups"]:
+        points = [p for p in entry["traffic"] if p is not None]
+        assert len(points) == 20 and all(a >= b for a, b in itertools.pairwise(points)), entry["name"]
+    group = doc["groups"][0]
+    assert all(t <= min(f, e) for t, f, e in zip(group["traffic"], group["fused"], group["per_einsum"], strict=True))
+    png = curve.with_suffix(".png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tile_curve_needs_the_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = solar_opt([str(EXAMPLES / "matmul.sir"), "--tile-curve=x.json"], capsys)
+    assert code == 1 and "--tile-curve needs the --tile-search pass" in err
+
+
+@pytest.mark.parametrize(("option", "message"), [("buffer=lots", "bad buffer 'lots'"),
+                                                 ("target=nonesuch", "nonesuch")])
+def test_bad_options_are_diagnostics(option: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = solar_opt([str(EXAMPLES / "matmul.sir"), "-p", f"tile-search{{{option}}}"], capsys)
+    assert code == 1 and "error: tile-search:" in err and message in err and "Traceback" not in err
+
+
+# ---- the cache-aware SOL mode ------------------------------------------------------------------------------
+
+
+def test_sol_cache_aware_mode_between_fused_and_unfused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report, out = tmp_path / "r.json", tmp_path / "o.sir"
+    code, _, err = solar_opt([str(EXAMPLES / "mlp.sir"), "--lift-einsum", "--fuse", "--tile-search=64KiB",
+                              "--sol=h100,b200", f"--sol-report={report}", "-o", str(out)], capsys)
+    assert code == 0, err
+    doc = json.loads(report.read_text())
+    for t in doc["targets"]:
+        ca, modes = t["cache_aware"], t["modes"]
+        assert ca["buffer"] == "64KiB" and ca["buffer_bytes"] == 65536
+        assert modes["fused"]["bytes"] <= ca["bytes"] <= modes["unfused"]["bytes"]
+        assert modes["fused"]["time_s"] <= ca["time_s"] <= modes["unfused"]["time_s"]
+        assert ca["flops"] == modes["fused"]["flops"]
+        assert set(t["modes"]) == {"unfused", "fused", "whole_graph"}  # the three modes stay as they were
+        for g in ca["groups"]:
+            assert g["fused_bytes"] <= g["bytes"] <= g["unfused_bytes"]
+            assert g["tiled_bytes"] is not None and g["strategy"] in ("fused", "per-unit", "per-einsum")
+    assert "cache-aware (Σ groups)" in err
+    module = parse_module(out.read_text(), "o.sir")
+    for attr, t in zip(module.attrs["sol"], doc["targets"], strict=True):
+        assert attr["cache_aware_s"] == t["cache_aware"]["time_s"]
+    (group,) = [op for op in module.walk() if isinstance(op, GroupOp)]
+    assert [a["cache_aware_bytes"] for a in group.attrs["sol"]] == [t["cache_aware"]["groups"][0]["bytes"]
+                                                                   for t in doc["targets"]]
+
+
+def test_sol_without_tile_search_is_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report, out = tmp_path / "r.json", tmp_path / "o.sir"
+    code, _, err = solar_opt([str(EXAMPLES / "mlp.sir"), "--lift-einsum", "--fuse", "--sol=h100",
+                              f"--sol-report={report}", "-o", str(out)], capsys)
+    assert code == 0, err
+    assert "cache-aware" not in err
+    assert json.loads(report.read_text())["targets"][0]["cache_aware"] is None
+    assert "cache_aware" not in out.read_text()
+
+
+def test_cache_aware_mode_sees_the_buffer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Causal attention: with 64 KiB the fused group moves more than its compulsory traffic; with the L2 it
+    reaches it (cache-aware = fused)."""
+    bytes_at = {}
+    for buffer in ("64KiB", "l2"):
+        report = tmp_path / f"{buffer}.json"
+        code, _, err = solar_opt([str(EXAMPLES / "causal_attention.sir"), "--lift-einsum", "--fuse",
+                                  f"--tile-search={buffer}", "--sol=h100", f"--sol-report={report}",
+                                  "-o", str(tmp_path / "o.sir")], capsys)
+        assert code == 0, err
+        t = json.loads(report.read_text())["targets"][0]
+        bytes_at[buffer] = (t["cache_aware"]["bytes"], t["modes"]["fused"]["bytes"])
+    assert bytes_at["64KiB"][0] > bytes_at["64KiB"][1]
+    assert bytes_at["l2"][0] == bytes_at["l2"][1]
