@@ -48,7 +48,7 @@ class Fuse(Pass):
        allow.
     3. Groups stay convex: no path leaves a group and comes back to it through an op outside it, so the
        group can run as one step (a cycle through the rest of the graph would make that impossible).
-    4. mode=producer-consumer (what fused libraries do): the producer's results feed only this consumer,
+    4. mode=producer-consumer (what fused libraries do): the producer's results feed only the consumer's group,
        and a group holds at most one unit with a reduction: only maps may follow a reduction (epilogues)
        or precede it (prologues). mode=greedy: any producer→consumer edge, intermediates that are also
        read outside the group are written out. mode=none: no groups.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +13,7 @@ from solar.ir.diagnostics import Diagnostic, SourceManager, format_diagnostic
 from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
 from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
 from solar.passes import registry
+from solar.tools._entry import run_main
 
 PROG = "solar-opt"
 
@@ -268,19 +268,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main() -> None:
-    try:
-        code = run(sys.argv[1:])
-    except KeyboardInterrupt:
-        code = 130
-    except BrokenPipeError:
-        code = 0
-    except Exception as err:  # a bug in SOLAR: one line, with the traceback only on request
-        if os.environ.get("SOLAR_DEBUG"):
-            raise
-        sys.stderr.write(f"{PROG}: internal error: {type(err).__name__}: {err} "
-                         "(set SOLAR_DEBUG=1 for the traceback and please report it)\n")
-        code = 2
-    sys.exit(code)
+    run_main(PROG, run)
 
 
 if __name__ == "__main__":

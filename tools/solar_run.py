@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from solar.tools._entry import run_main
 
 PROG = "solar-run"
 
@@ -172,19 +173,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main() -> None:
-    try:
-        code = run(sys.argv[1:])
-    except KeyboardInterrupt:
-        code = 130
-    except BrokenPipeError:
-        code = 0
-    except Exception as err:  # a bug in SOLAR: one line, with the traceback only on request
-        if os.environ.get("SOLAR_DEBUG"):
-            raise
-        sys.stderr.write(f"{PROG}: internal error: {type(err).__name__}: {err} "
-                         "(set SOLAR_DEBUG=1 for the traceback and please report it)\n")
-        code = 2
-    sys.exit(code)
+    run_main(PROG, run)
 
 
 if __name__ == "__main__":
