@@ -149,6 +149,21 @@ class Emitter:
     def line(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)
 
+    def combine_line(self, target: str, reduction: str | None, value: str, out_t: DType, is_float: bool) -> None:
+        """`target = value`, or `value` combined into `target` by a reduction (booleans: or / and)."""
+        if reduction is None:
+            self.line(f"{target} = {value}")
+        elif reduction == "add":
+            self.line(f"{target} += {value}")
+        elif reduction == "mul":
+            self.line(f"{target} *= {value}")
+        elif out_t.is_bool:
+            self.line(f"{target} = {target} {'or' if reduction == 'max' else 'and'} {value}")
+        elif is_float:
+            self.line(f"{target} = f{reduction}({target}, {value})")
+        else:
+            self.line(f"{target} = {reduction}({target}, {value})")
+
     # ---- typing ----------------------------------------------------------------------------------
     def element_type(self, node: Expr) -> DType:
         raise NotImplementedError
@@ -923,19 +938,7 @@ class EinsumGen(Emitter):
                 if rest:
                     self.line(f"if {' and '.join(self.constraint(c) for c in rest)}:")
                     self.indent += 1
-            value = self.value(first.value, ctx)
-            if red is None:
-                self.line(f"{self.acc} = {value}")
-            elif red == "add":
-                self.line(f"{self.acc} += {value}")
-            elif red == "mul":
-                self.line(f"{self.acc} *= {value}")
-            elif out_t.is_bool:
-                self.line(f"{self.acc} = {self.acc} {'or' if red == 'max' else 'and'} {value}")
-            elif ctx.is_float:
-                self.line(f"{self.acc} = f{red}({self.acc}, {value})")
-            else:
-                self.line(f"{self.acc} = {red}({self.acc}, {value})")
+            self.combine_line(self.acc, red, self.value(first.value, ctx), out_t, ctx.is_float)
             self.indent = body_indent
         if epilogue is not None:
             self.line(f"{self.acc} = {self.value(epilogue.value, ctx)}")
@@ -996,20 +999,7 @@ class EinsumGen(Emitter):
             self.line(f"if {' and '.join(guards)}:")
             self.indent += 1
         target = f"out[{', '.join(idx) or '0'}]"
-        value = self.value(first.value, ctx)
-        red = first.reduction
-        if red is None:
-            self.line(f"{target} = {value}")
-        elif red == "add":
-            self.line(f"{target} += {value}")
-        elif red == "mul":
-            self.line(f"{target} *= {value}")
-        elif out_t.is_bool:
-            self.line(f"{target} = {target} {'or' if red == 'max' else 'and'} {value}")
-        elif ctx.is_float:
-            self.line(f"{target} = f{red}({target}, {value})")
-        else:
-            self.line(f"{target} = {red}({target}, {value})")
+        self.combine_line(target, first.reduction, self.value(first.value, ctx), out_t, ctx.is_float)
         self.indent = 1
         self.line("return 0")
         head = f"@njit({_JIT_OPTIONS.format(parallel=False)})\ndef kernel({', '.join(args)}):\n"

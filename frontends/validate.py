@@ -20,29 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from solar.backends.dtypes import default_tolerance
 from solar.ir.dtypes import DType
 from solar.ir.ops import ModuleOp
 
 from .diagnostics import ValidationError
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    rtol: float
-    atol: float
-
-
-# Float tolerances by element type: a few units in the last place of the type, since the IR runs the same
-# operations per kernel as the eager library but may sum in another order.
-TOLERANCES: dict[DType, Tolerance] = {
-    DType.F64: Tolerance(1e-9, 1e-12),
-    DType.F32: Tolerance(2e-4, 1e-5),
-    DType.TF32: Tolerance(4e-3, 1e-3),
-    DType.F16: Tolerance(4e-3, 1e-3),
-    DType.BF16: Tolerance(3e-2, 1e-2),
-    DType.F8E4M3: Tolerance(1.3e-1, 3e-2),
-    DType.F8E5M2: Tolerance(2.5e-1, 6e-2),
-}
 
 
 @dataclass
@@ -136,7 +118,7 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int) ->
         return check
     a64 = a.astype(np.float64)
     g64 = g.astype(np.float64)
-    tol = TOLERANCES.get(dtype, TOLERANCES[DType.F32])
+    tol = default_tolerance(dtype)
     nan_a, nan_g = np.isnan(a64), np.isnan(g64)
     inf_g = np.isinf(g64)
     special = nan_g | inf_g
