@@ -517,7 +517,9 @@ class Space:
         self.uses = [dataclasses.replace(u, free=tuple(v for v in u.free if v not in fixed)) for u in self.uses]
         self.compulsory = sum(u.exact * u.itemsize for u in self.uses) + sum(
             s.exact * s.itemsize for s in self.slabs if s.written)
-        self._forms: list[_Formulation] | None = None
+        self._orders: list[tuple[tuple[int, ...], tuple[str, ...] | None]] | None = None  # see `orders`
+        self._forms: dict[int, _Formulation] = {}  # by position in `_orders`, built when first solved
+        self._wins: dict[int, int] = {}  # how often each order gave the optimum (tried first next time)
         self._found: list[Mapping] = []  # optima at other buffer sizes: incumbents for the next solve
         self._solved: dict[float, Mapping | None] = {}  # by buffer size
         self.factor_cache: dict[tuple[Any, ...], tuple[list[float], list[float]]] = {}  # see _Formulation.groups
@@ -645,37 +647,41 @@ class Space:
     def solve(self, capacity: float, time_limit: float = 20.0) -> Mapping | None:
         """The least-traffic mapping that fits `capacity` bytes (scipy.optimize.milp); None if none fits.
 
-        One formulation per nesting order of the uses (`use_orders`). Rounds of outer approximation run
-        best-first over the orders (least lower bound first, the order that won last time to start with),
-        each asking only for mappings better than the incumbent, until every order's bound reaches it.
-        Solutions found at other buffer sizes that fit this one seed the incumbent."""
+        One formulation per nesting order of the uses (`orders`), built when first needed. Rounds of outer
+        approximation run best-first over the orders (least lower bound first, the order that won last
+        time to start with), each asking only for mappings better than the incumbent, until every order's
+        bound reaches it. Solutions found at other buffer sizes that fit this one seed the incumbent."""
         if capacity in self._solved:
             return self._solved[capacity]
         resident = self.resident(capacity)
         if resident is not None:
             return resident
-        if self._forms is None:
-            self._forms = [_Formulation(self, o, loops) for o, loops in self.orders()]
+        if self._orders is None:
+            self._orders = self.orders()
         best: Mapping | None = None
         for old in self._found:
             m = self.evaluate(old.tiles, old.tiled, capacity)
             if m is not None and (best is None or m.traffic < best.traffic):
                 best = m
         proven = True
-        winner: _Formulation | None = None
-        # Without history, formulations where results nest inside operands go first: results retained
-        # longest (output-stationary) is what usually wins, and a good first incumbent lets the others stop
-        # at the root. The order is only a priority; every formulation is still bounded.
-        heap = [(-math.inf, (-f.wins, f.prior), k) for k, f in enumerate(self._forms)]
+        winner: int | None = None
+        # Without history, formulations where results nest inside operands go first (the positions of
+        # written uses in the order, earlier: smaller sets): results retained longest (output-stationary)
+        # is what usually wins, and a good first incumbent lets the others stop at the root. The order is
+        # only a priority; every formulation is still bounded.
+        heap = [(-math.inf, (-self._wins.get(k, 0), sum(p for p, i in enumerate(o) if self.uses[i].write)), k)
+                for k, (o, _) in enumerate(self._orders)]
         heapq.heapify(heap)
         while heap:
             bound, wins, k = heapq.heappop(heap)
             cutoff = best.traffic * (1 - TIE) if best is not None else math.inf
             if bound >= cutoff or (best is not None and best.traffic <= self.compulsory * (1 + TIE)):
                 break  # no order can beat the incumbent (nor can anything beat the compulsory traffic)
+            if k not in self._forms:
+                self._forms[k] = _Formulation(self, *self._orders[k])
             status, m, bound = self._forms[k].round(capacity, cutoff, time_limit)
             if m is not None and m.peak <= capacity * (1 + 1e-9) and (best is None or m.traffic < best.traffic):
-                best, winner = m, self._forms[k]
+                best, winner = m, k
             if status == "more":
                 heapq.heappush(heap, (bound, wins, k))
             proven &= status != "fail"
@@ -683,7 +689,7 @@ class Space:
             self._solved[capacity] = None
             return None
         if winner is not None:
-            winner.wins += 1
+            self._wins[winner] = self._wins.get(winner, 0) + 1
         self._found.append(best)
         result = Mapping(best.problem, capacity, best.tiles, best.tiled, best.traffic, best.peak, best.per_use,
                          best.order, best.compulsory, "milp", proven)
@@ -730,9 +736,94 @@ class Space:
 
         by_uses = [(o, None) for o in orientations(False)]
         if len(self.uses) > self.SUBSET_USES or math.factorial(len(self.hstar)) >= len(by_uses):
-            return by_uses
+            return self.distinct(by_uses)
         by_loops = [(o, loops) for loops in itertools.permutations(self.hstar) for o in orientations(True)]
-        return by_loops if len(by_loops) < len(by_uses) else by_uses
+        return self.distinct(by_loops if len(by_loops) < len(by_uses) else by_uses)
+
+    def distinct(self, forms: list[tuple[tuple[int, ...], tuple[str, ...] | None]]
+                 ) -> list[tuple[tuple[int, ...], tuple[str, ...] | None]]:
+        """The formulations up to the symmetries of the space: one that a symmetry maps onto an earlier one
+        covers the image of its part of the space, where every mapping has the same traffic and peak, so
+        its optimum is the earlier one's and it is left out (the earliest of each class is kept)."""
+        symmetries = self.symmetries()
+        if not symmetries or len(forms) < 2:
+            return forms
+
+        def key(order: tuple[int, ...], loops: tuple[str, ...] | None) -> tuple[Any, ...]:
+            pos = {i: k for k, i in enumerate(order)}
+            n, by_loops = len(self.uses), loops is not None
+            pairs = frozenset((a, b) if pos[a] < pos[b] else (b, a) for a in range(n) for b in range(a + 1, n)
+                              if self.conflict(a, b, by_loops))
+            return loops, pairs
+
+        seen: set[tuple[Any, ...]] = set()
+        out = []
+        for order, loops in forms:
+            k = key(order, loops)
+            if k in seen:
+                continue
+            out.append((order, loops))
+            seen.add(k)
+            for pi, sigma in symmetries:
+                seen.add((None if loops is None else tuple(pi[u] for u in loops),
+                          frozenset((sigma[a], sigma[b]) for a, b in k[1])))
+        return out
+
+    SYMMETRY_LIMIT = 720  # renamings of the indices tried (products of permutations of like indices)
+
+    def symmetries(self) -> list[tuple[dict[str, str], tuple[int, ...]]]:
+        """Symmetries of the space other than the identity: a renaming π of the indices (like extents and
+        roles) with a permutation σ of the uses (use a becomes use σ[a]) such that each use renamed by π
+        is use σ[a] (the same windows up to the order of its dimensions, element size, footprint, density,
+        phases, loops and reductions) and the slabs renamed by π are the slabs. A mapping renamed so
+        (tiles[π u] = tiles[u], S[σ a] = π(S[a])) has the same traffic and peak."""
+        steps = self.problem.steps
+
+        def role(u: str) -> tuple[Any, ...]:
+            return (self.extent[u], u in self.forced, u in self.batch, tuple(u in s.indices for s in steps))
+
+        classes: dict[tuple[Any, ...], list[str]] = {}
+        for u in self.indices:
+            classes.setdefault(role(u), []).append(u)
+        if math.prod(math.factorial(len(c)) for c in classes.values()) > self.SYMMETRY_LIMIT:
+            return []
+
+        def dims(ds: tuple[Window, ...], pi: dict[str, str]) -> tuple[Any, ...]:
+            return tuple(sorted((tuple(sorted((pi[u], c) for u, c in w.terms)), w.size, w.full) for w in ds))
+
+        def use_sig(use: Use, pi: dict[str, str]) -> tuple[Any, ...]:
+            return (use.step, use.write, use.itemsize, use.exact, use.density, use.live, dims(use.dims, pi),
+                    frozenset(pi[u] for u in use.free), frozenset(pi[u] for u in use.reduced))
+
+        def slab_sig(slab: Slab, pi: dict[str, str]) -> tuple[Any, ...]:
+            return (dims(slab.dims, pi), slab.itemsize, slab.exact, slab.written, slab.density, slab.live)
+
+        ident = {u: u for u in self.indices}
+        targets: dict[tuple[Any, ...], list[int]] = {}
+        for b, use in enumerate(self.uses):
+            targets.setdefault(use_sig(use, ident), []).append(b)
+        slabs = sorted(slab_sig(sl, ident) for sl in self.slabs)
+        out: list[tuple[dict[str, str], tuple[int, ...]]] = []
+        groups = list(classes.values())
+        for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+            pi = {u: v for g, p in zip(groups, perms, strict=True) for u, v in zip(g, p, strict=True)}
+            if sorted(slab_sig(sl, pi) for sl in self.slabs) != slabs:
+                continue
+            sources: dict[tuple[Any, ...], list[int]] = {}
+            for a, use in enumerate(self.uses):
+                sources.setdefault(use_sig(use, pi), []).append(a)
+            if any(len(targets.get(k, [])) != len(v) for k, v in sources.items()):
+                continue
+            # Uses alike under π may map onto each other in any order: every matching is a symmetry.
+            parts = list(sources.items())
+            for choice in itertools.product(*(itertools.permutations(targets[k]) for k, _ in parts)):
+                sigma = [0] * len(self.uses)
+                for (_, src), dst in zip(parts, choice, strict=True):
+                    for a, b in zip(src, dst, strict=True):
+                        sigma[a] = b
+                if pi != ident or sigma != list(range(len(self.uses))):
+                    out.append((pi, tuple(sigma)))
+        return out
 
     def assignments(self) -> list[dict[str, frozenset[str]]]:
         """Every combination of retention levels the loop orders allow (for the brute force)."""
@@ -891,9 +982,6 @@ class _Formulation:
         self.rows: list[tuple[dict[int, float], float, float]] = []
         self.exps: list[_Exp] = []
         self.unit = max(1.0, float(space.compulsory))  # traffic and buffer bytes in units of the compulsory
-        self.wins = 0  # how often this order gave the optimum (tried first next time)
-        # Priority without history: the positions of written uses in the order (earlier: smaller sets).
-        self.prior = sum(k for k, i in enumerate(order) if space.uses[i].write)
         self._cache: tuple[Any, ...] | None = None
         sp = space
         self.x: dict[str, dict[int, Lin]] = {}
@@ -968,12 +1056,17 @@ class _Formulation:
                     continue
                 lam[(t, c)] = self.var(0, 1, True)
         self.row({v: 1.0 for v in lam.values()}, 1.0, 1.0)
-        self.x[u] = {c: _lin({v: 1.0 for (_, cc), v in lam.items() if cc == c}) for c in cands}
+        tile: dict[int, dict[int, float]] = {c: {} for c in cands}
+        used: dict[int, dict[int, dict[int, float]]] = {i: {c: {} for c in cands} for i in ranked}
+        for (t, c), v in lam.items():
+            tile[c][v] = 1.0
+            for i in t:
+                used[i][c][v] = 1.0
+        self.x[u] = {c: _lin(tile[c]) for c in cands}
         for i in ranked:
             label = sp.uses[i].label
-            self.z[(label, u)] = _lin({v: 1.0 for (t, _), v in lam.items() if i in t})
-            self.s[(label, u)] = {c: _lin({v: 1.0 for (t, cc), v in lam.items() if i in t and cc == c})
-                                  for c in cands}
+            self.z[(label, u)] = _lin({v: 1.0 for per in used[i].values() for v in per})
+            self.s[(label, u)] = {c: _lin(used[i][c]) for c in cands}
 
     def states(self, label: str, u: str, free: bool, fixed: bool) -> list[tuple[int | None, Lin]]:
         """(tile, or None for 'not tiled', and its indicator) for index u of a use; of a slab when
@@ -1033,18 +1126,29 @@ class _Formulation:
     def exp_var(self, const: float, factors: list[tuple[list[Lin], list[float]]], lo: float,
                 cost: float) -> tuple[int, float]:
         """A variable v ≥ const·Π factors (and ≥ lo), weighted `cost` in the objective; returns v and the
-        largest value the product takes."""
-        y = _lin(const=math.log(const))
-        logs = []
-        for inds, vals in factors:
-            lv = [math.log(v) for v in vals]
-            if len(set(lv)) > 1:
-                y = _plus(y, *(_scaled(ind, f) for ind, f in zip(inds, lv, strict=True)))
-                logs.append(lv)
-            else:
-                y = _plus(y, _lin(const=lv[0]))
-        v = self.var(lo, np.inf)
+        largest value the product takes. A factor is a list of indicators (summing to one) and the
+        factor's value with each; all values are positive.
+
+        With one varying factor the product is linear in its indicators: v ≥ const·Σ value·indicator is
+        exact at every integral point and, as the convex hull, the tightest relaxation (no logarithm, no
+        tangents). With several, v ≥ exp(y) for y the product's logarithm, by tangents (`cut`), and also
+        v ≥ (the other factors at their least)·(this factor, linear) for each factor: valid at every
+        integral point, and far tighter in the relaxation than tangents, which let a fractional solution
+        average the logarithms of its tiles (a geometric mean, below the arithmetic one)."""
+        varying = [(inds, vals) for inds, vals in factors if len(set(vals)) > 1]
+        const *= math.prod(vals[0] for _, vals in factors if len(set(vals)) == 1)
+        v = self.var(max(lo, const) if not varying else lo, np.inf)
         self.cost[v] += cost
+        least = [min(vals) for _, vals in varying]
+        for h, (inds, vals) in enumerate(varying):
+            k = const * math.prod(m for g, m in enumerate(least) if g != h)
+            self.ge(_lin({v: 1.0}), _plus(*(_scaled(ind, k * f) for ind, f in zip(inds, vals, strict=True))))
+        if len(varying) <= 1:
+            return v, const * max((max(vals) for _, vals in varying), default=1.0)
+        logs = [[math.log(f) for f in vals] for _, vals in varying]
+        y = _plus(_lin(const=math.log(const)),
+                  *(_scaled(ind, f) for (inds, _), lv in zip(varying, logs, strict=True)
+                    for ind, f in zip(inds, lv, strict=True)))
         # y gets a variable of its own, so that each tangent cut has two nonzeros, not one per indicator.
         yv = self.var(-np.inf, np.inf)
         d = _plus(_lin({yv: 1.0}), _scaled(y, -1.0))
@@ -1056,8 +1160,7 @@ class _Formulation:
             self.space.point_cache[key] = _breakpoints(y[1], logs, self.EXACT_POINTS, self.GRID)
         for p in self.space.point_cache[key]:
             self.cut(ex, p)
-        top = y[1] + sum(max(lv) for lv in logs)
-        return v, math.exp(top)
+        return v, math.exp(y[1] + sum(max(lv) for lv in logs))
 
     def cut(self, ex: _Exp, p: float) -> bool:
         """The tangent of exp at p: v ≥ e^p·(1 + y − p), i.e. v − e^p·y ≥ e^p·(1 − p) (y is one variable)."""

@@ -726,6 +726,8 @@ def _operation_message(text: str, token: Token) -> str:
 
 
 def _hint(token: Any, expected: list[str]) -> str:
+    if token is not None and token.type == "RBRACE" and expected == [_TERMINAL_NAMES["VALUE"]]:
+        return " (solar.return and solar.yield take at least one value: SIR is pure)"
     ends_region = any("solar.return" in e or "solar.yield" in e for e in expected)
     if token is not None and token.type == "RBRACE" and ends_region:
         return " (a region must end with solar.return or solar.yield)"
