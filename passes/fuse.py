@@ -99,6 +99,11 @@ class _FuseBlock:
         self.mode = mode
         self.counter = counter
         self.taken = taken
+        self._index()
+
+    def _index(self) -> None:
+        """Positions, producers, successors and reachability of the block's ops (again after each group)."""
+        block = self.block
         self.position = {op: i for i, op in enumerate(block)}
         # The top-level op of this block that holds each (possibly nested) op.
         self.top: dict[Op, Op] = {}
@@ -255,7 +260,7 @@ class _FuseBlock:
         for old, new in zip(outputs, group_op.results, strict=True):
             replace_uses(rest, old, new)
         # Positions changed: recompute the block's bookkeeping for the next group.
-        self.__init__(self.block, self.mode, self.counter, self.taken)  # type: ignore[misc]
+        self._index()
 
     def _dead(self, view: Op) -> bool:
         """Whether nothing reads the view's result but other dead views."""
