@@ -116,6 +116,13 @@ class _Builder(lark.Transformer):
         super().__init__()
         self.filename = "<stdin>"
 
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
+        # Lark's own helper rules (`__func_star_4`, ...) are spliced into their parent; a grammar rule without
+        # a builder method would instead silently become a Lark tree inside the IR.
+        if str(data).startswith("_"):
+            return super().__default__(data, children, meta)
+        raise NotImplementedError(f"the SIR builder has no method for grammar rule '{data}'")
+
     def _string(self, tok: Token) -> str:
         try:
             return decode_string(str(tok))
