@@ -9,10 +9,12 @@ from typing import Any
 import islpy as isl
 
 from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.einsum_spec import parse_spec
 from solar.ir.expr import Expr, format_expr
-from solar.ir.ops import ForOp, FuncOp, KernelOp, ModuleOp, Op
+from solar.ir.ops import EinsumOp, ForOp, FuncOp, KernelOp, ModuleOp, Op
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.types import format_dim
+from solar.passes.analysis.counts import einsum_model, mentioned_params
 from solar.passes.analysis.isl_model import (
     KernelModel,
     UnsupportedForISL,
@@ -82,6 +84,29 @@ class LiftAffine(Pass):
             check_full_writes(model, ctx.diagnostics)
             if self.annotate:
                 kernel.attrs.update(annotations(model, values))
+        params = [p.name for p in module.params]
+        for op in module.walk():
+            if isinstance(op, EinsumOp):
+                check_einsum_writes(op, params, ctx.diagnostics)
+
+
+def check_einsum_writes(op: EinsumOp, params: list[str], diagnostics: DiagnosticEngine) -> None:
+    """An operand read outside its bounds is padding (it reads 0); a result written outside is an error."""
+    used = mentioned_params(op)
+    model = einsum_model(op, [p for p in params if p in used])
+    outside = model.write_unclipped.subtract(model.write)
+    if outside.is_empty():
+        return
+    point = outside.domain().lexmin().sample_point()
+    letters = parse_spec(op.spec).indices
+    where = ", ".join(f"{letter} = {point.get_coordinate_val(isl.dim_type.set, k).to_python()}"
+                      for k, letter in enumerate(letters))
+    element = outside.intersect_domain(isl.Set.from_point(point)).range().sample_point()
+    out = op.outputs[0]
+    coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(out.type.rank))
+    shape = "x".join(format_dim(d) for d in out.type.shape) or "scalar"
+    diagnostics.error(f"einsum @{op.symbol} writes outside its result: at {where} it writes {out.name}[{coords}] "
+                      f"but {out.name} has shape {shape}", op.spec_loc)
 
 
 def annotations(model: KernelModel, values: dict[str, int]) -> dict[str, Any]:

@@ -122,6 +122,7 @@ class EinsumModel:
     domain: isl.Set
     reads: list[isl.Map]  # per operand, image clipped to the operand's box; operands bound to one value
     write: isl.Map  # share a range space (T<k> of the first), so that their footprints can be united
+    write_unclipped: isl.Map  # the result's subscripts as written, for the bounds check of output windows
 
 
 def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
@@ -138,17 +139,19 @@ def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
     cons += [f"{names[p]} >= 1" for p in size_params]
     domain = cached_set(f"{prefix}{{ E[{dims}] : {' and '.join(cons)} }}")
 
-    def rel(term: tuple[Expr, ...], shape: tuple, tensor: str) -> isl.Map:
+    def unclipped(term: tuple[Expr, ...], tensor: str) -> isl.Map:
         entries = ", ".join(isl_expr(e, names) for e in term)
+        return cached_map(f"{prefix}{{ E[{dims}] -> {tensor}[{entries}] }}").intersect_domain(domain)
+
+    def rel(term: tuple[Expr, ...], shape: tuple, tensor: str) -> isl.Map:
         box = " and ".join(f"0 <= d{k} < {dim_text(d, names)}" for k, d in enumerate(shape)) or "true"
         target = cached_set(f"{prefix}{{ {tensor}[{', '.join(f'd{k}' for k in range(len(shape)))}] : {box} }}")
-        return cached_map(f"{prefix}{{ E[{dims}] -> {tensor}[{entries}] }}").intersect_domain(
-            domain).intersect_range(target)
+        return unclipped(term, tensor).intersect_range(target)
 
     first: dict[int, int] = {}  # id of a value -> the first operand bound to it
     tuples = [f"T{first.setdefault(id(b.value), k)}" for k, b in enumerate(op.inputs)]
     reads = [rel(term, shape, t) for term, shape, t in zip(spec.inputs, shapes[:-1], tuples, strict=True)]
-    return EinsumModel(domain, reads, rel(spec.output, shapes[-1], "O"))
+    return EinsumModel(domain, reads, rel(spec.output, shapes[-1], "O"), unclipped(spec.output, "O"))
 
 
 def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) -> Counts:
@@ -261,6 +264,11 @@ def sum_over(poly: isl.PwQPolynomial, params: list[str], context: isl.Set) -> is
         if k >= 0:
             poly = poly.move_dims(isl.dim_type.in_, 0, isl.dim_type.param, k, 1).sum()
     return poly
+
+
+def mentioned_params(op: EinsumOp) -> set[str]:
+    """The size parameters an einsum's types mention."""
+    return _mentioned(op)
 
 
 def _mentioned(op: EinsumOp) -> set[str]:
