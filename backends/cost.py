@@ -435,9 +435,6 @@ class Inverse:
     both_factor: float
     least_bandwidth: float  # B/s with infinitely fast compute
 
-    def required(self, peak: float) -> float:
-        return peak * self.compute_factor
-
 
 def inverse_roofline(mode: str, works: list[Work], peaks: Peaks, latency_s: float) -> Inverse:
     timings = [peaks.time(w) for w in works]

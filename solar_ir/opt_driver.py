@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, SourceManager
-from .ops import ModuleOp
 from .parser import parse_module
 from .pass_manager import Pass, PassContext, PassManager, PassTiming
 from .printer import print_module
@@ -76,10 +75,6 @@ def process(text: str, file: str, first_line: int, passes: list[Pass], options: 
         return ChunkResult(output, engine, timings, True)
     except DiagnosticError:
         return ChunkResult(None, engine, timings, False)
-
-
-def parse_only(text: str, file: str) -> ModuleOp:
-    return parse_module(text, file)
 
 
 @dataclass

@@ -136,32 +136,31 @@ def _bias_letters(bias: Value, out: str) -> str:
     return out[len(out) - vtype(bias).rank:]
 
 
+def _contraction_plus_bias(n: TorchNode, operands: list[tuple[str, str]], out: str) -> Value:
+    """`beta * self + alpha * (contraction)`: the addmm family, the bias broadcast over the result's last letters."""
+    bias = n.tensor("self")
+    return contraction(n.em, [(n.tensor(name), letters) for name, letters in operands], out, n.out.dtype,
+                       bias=(bias, _bias_letters(bias, out)), alpha=n.get("alpha", 1), beta=n.get("beta", 1))
+
+
 @torch_op("addmm")
 def lower_addmm(n: TorchNode) -> Value:
-    bias = n.tensor("self")
-    return contraction(n.em, [(n.tensor("mat1"), "mk"), (n.tensor("mat2"), "kn")], "mn", n.out.dtype,
-                       bias=(bias, _bias_letters(bias, "mn")), alpha=n.get("alpha", 1), beta=n.get("beta", 1))
+    return _contraction_plus_bias(n, [("mat1", "mk"), ("mat2", "kn")], "mn")
 
 
 @torch_op("baddbmm")
 def lower_baddbmm(n: TorchNode) -> Value:
-    bias = n.tensor("self")
-    return contraction(n.em, [(n.tensor("batch1"), "bmk"), (n.tensor("batch2"), "bkn")], "bmn", n.out.dtype,
-                       bias=(bias, _bias_letters(bias, "bmn")), alpha=n.get("alpha", 1), beta=n.get("beta", 1))
+    return _contraction_plus_bias(n, [("batch1", "bmk"), ("batch2", "bkn")], "bmn")
 
 
 @torch_op("addbmm")
 def lower_addbmm(n: TorchNode) -> Value:
-    bias = n.tensor("self")
-    return contraction(n.em, [(n.tensor("batch1"), "bmk"), (n.tensor("batch2"), "bkn")], "mn", n.out.dtype,
-                       bias=(bias, _bias_letters(bias, "mn")), alpha=n.get("alpha", 1), beta=n.get("beta", 1))
+    return _contraction_plus_bias(n, [("batch1", "bmk"), ("batch2", "bkn")], "mn")
 
 
 @torch_op("addmv")
 def lower_addmv(n: TorchNode) -> Value:
-    bias = n.tensor("self")
-    return contraction(n.em, [(n.tensor("mat"), "mk"), (n.tensor("vec"), "k")], "m", n.out.dtype,
-                       bias=(bias, _bias_letters(bias, "m")), alpha=n.get("alpha", 1), beta=n.get("beta", 1))
+    return _contraction_plus_bias(n, [("mat", "mk"), ("vec", "k")], "m")
 
 
 @torch_op("mv")

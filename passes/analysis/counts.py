@@ -286,7 +286,3 @@ def _value(poly: isl.PwQPolynomial, values: dict[str, int]) -> int:
     if result is None:
         raise ValueError(f"the count {poly} needs values for its size parameters")
     return result
-
-
-def index_letters(expr: Expr) -> set[str]:
-    return {e.name for e in walk(expr) if isinstance(e, IndexRef)}

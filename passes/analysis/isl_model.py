@@ -317,10 +317,6 @@ def count(s: isl.Set, params: dict[str, int]) -> int | None:
     return evaluate(s.card(), params)
 
 
-def formula(poly: isl.PwQPolynomial) -> str:
-    return str(poly)
-
-
 def point_text(point: isl.Point, names: list[str], space_dims: int) -> str:
     """`%i = 3, %k = 0` for the first `space_dims` set coordinates of an ISL point."""
     parts = []
