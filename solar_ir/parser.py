@@ -9,7 +9,6 @@ import os
 import re
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import lark
@@ -33,6 +32,7 @@ from .expr import (
     Unary,
     negate,
 )
+from .grammar_tables import LARK_OPTIONS, grammar_text, load_shipped
 from .ops import (
     AffineFor,
     AffineIf,
@@ -510,7 +510,7 @@ def _cache_path() -> str | bool:
 
 @cache
 def _grammar_text() -> str:
-    return resources.files("solar.grammar").joinpath("sir.lark").read_text()
+    return grammar_text()
 
 
 class _Fallback(Exception):
@@ -654,18 +654,10 @@ class _FastLALR:
 class _Parser:
     def __init__(self) -> None:
         self.builder = _Builder()
-        self.lark = lark.Lark(
-            _grammar_text(),
-            parser="lalr",
-            lexer="contextual",
-            strict=True,
-            # Every IR object takes its position from a token; no rule needs Lark's `meta`.
-            propagate_positions=False,
-            maybe_placeholders=True,
-            transformer=self.builder,
-            start="file",
-            cache=_cache_path(),
-        )
+        grammar = _grammar_text()
+        shipped = load_shipped(grammar, self.builder)
+        # Stale or missing shipped tables (an edited grammar, another Lark): build them, cached per user.
+        self.lark = shipped or lark.Lark(grammar, transformer=self.builder, cache=_cache_path(), **LARK_OPTIONS)
         self.display = {t.name: self._display(t) for t in self.lark.terminals}
         self.fast = _FastLALR.create(self.lark, "file")
 

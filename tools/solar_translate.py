@@ -18,6 +18,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from solar.tools._entry import add_version
+
 PROG = "solar-translate"
 
 
@@ -33,6 +35,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> _Parser:
     p = _Parser(prog=PROG, allow_abbrev=False,
                 description="Translate a PyTorch or JAX program into SIR, validated against the original.")
+    add_version(p, PROG)
     p.add_argument("source", nargs="?", help="a KernelBench-style .py file (defines Model, get_inputs(), "
                    "get_init_inputs()), or with --framework jax a file defining forward() and get_inputs()")
     p.add_argument("-o", "--output", metavar="FILE.sir", help="where to write the IR (default: stdout)")
