@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import operator
 import os
 import sys
@@ -43,9 +44,11 @@ from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
 from .diagnostics import Problem, TranslationError, user_frame
+from .export_dims import ExportDims, explain_fixed, export_dynamic
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.registry import OutMeta, TorchNode
+from .reference_model import build_reference
 
 TORCH_DTYPES: dict[torch.dtype, DType] = {
     torch.float64: DType.F64,
@@ -96,6 +99,11 @@ class TorchTranslation:
     param_dims: dict[str, list[tuple[int, int]]]  # parameter → (user input index, dim) where it sizes an input
     decomposed: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # The least value export allows each size parameter (a conv's input must cover its kernel, say).
+    param_min: dict[str, int] = field(default_factory=dict)
+    # Input dims asked symbolic that stayed fixed, each with why (export_dims.explain_fixed).
+    fixed_dims: list[str] = field(default_factory=list)
+    input_names: list[str] = field(default_factory=list)  # the forward's parameter names
 
 
 # ---- sizes ----------------------------------------------------------------------------------------
@@ -198,46 +206,28 @@ def import_file(path: str, name: str | None = None) -> ModuleType:
     return mod
 
 
-def _dynamic_specs(inputs: Sequence[Any], dynamic: str) -> list[tuple[Any, ...]]:
-    """dynamic_shapes specs to try, most wanted first.
-
-    'batch': the leading dim of every input whose leading size equals the first input's (the batch), first
-    as one shared named Dim (one size parameter), then as Dim.AUTO each (export relates them as it can).
-    Inputs with another leading size (index lists, masks, tables) stay static: marking them too would give
-    unrelated parameters for sizes the program assumes equal, and non-affine sizes such as min(5, s)."""
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() >= 1]
-    if dynamic == "none" or not tensors:
-        return []
-    if dynamic == "all":
-        return [tuple({d: torch.export.Dim.AUTO for d in range(x.dim()) if x.shape[d] > 1} or None
-                      if isinstance(x, torch.Tensor) and x.dim() >= 1 else None for x in inputs)]
-    batch = tensors[0].shape[0]
-    if batch <= 1:
-        return []
-    shared = torch.export.Dim("batch", min=2)
-
-    def spec(dim: Any) -> tuple[Any, ...]:
-        return tuple({0: dim} if isinstance(x, torch.Tensor) and x.dim() >= 1 and x.shape[0] == batch else None
-                     for x in inputs)
-
-    return [spec(shared), spec(torch.export.Dim.AUTO)]
-
-
 def export_program(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"
                    ) -> torch.export.ExportedProgram:
-    """Builds the model and inputs on `device` and exports them; falls back to static shapes when the
-    batch dimension cannot stay symbolic."""
+    """Builds the model and inputs on `device` and exports them with the dims `dynamic` asks symbolic."""
+    return export_with_dims(problem, dynamic, device)[0]
+
+
+def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"
+                     ) -> tuple[torch.export.ExportedProgram, ExportDims, list[str]]:
+    """`export_program`, with what was asked of export and the forward's parameter names (for the header:
+    export_dims.explain_fixed). Falls back dim by dim, then to the batch alone, then to static shapes."""
     with torch.device(device):
         model = problem.make_model()
         inputs = tuple(problem.make_inputs())
     model.eval()
+    try:
+        names = [n for n in inspect.signature(model.forward).parameters if n not in ("self",)]
+    except (TypeError, ValueError):
+        names = []
     with _quiet():
-        for spec in _dynamic_specs(inputs, dynamic):
-            try:
-                return torch.export.export(model, inputs, dynamic_shapes=spec)
-            except Exception:
-                continue
-        return torch.export.export(model, inputs)
+        ep, info = export_dynamic(lambda spec: torch.export.export(model, inputs, dynamic_shapes=spec), inputs,
+                                  dynamic, names)
+    return ep, info, names
 
 
 @contextlib.contextmanager
@@ -367,7 +357,18 @@ class GraphLowering:
         engine = DiagnosticEngine()
         if not verify(module, engine):
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
-        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where)
+        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where,
+                                param_min=self.param_minimums())
+
+    def param_minimums(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for sym, name in self.syms.names.items():
+            vr = self.ep.range_constraints.get(sym)
+            try:
+                out[name] = max(1, int(vr.lower)) if vr is not None else 1
+            except (TypeError, ValueError, OverflowError):
+                out[name] = 1
+        return out
 
     def tensor_type(self, val: torch.Tensor) -> TensorType:
         return ttype([self.syms.dim(d) for d in val.shape], sir_dtype(val.dtype))
@@ -533,15 +534,17 @@ def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> To
         problem = load_problem(problem)
     start = time.perf_counter()
     try:
-        ep = export_program(problem, dynamic)
+        ep, info, names = export_with_dims(problem, dynamic)
     except Exception as err:
         try:
-            ep = export_program(problem, dynamic, device="cpu")
+            ep, info, names = export_with_dims(problem, dynamic, device="cpu")
         except Exception:
             first = str(err).splitlines()[0] if str(err) else ""
             raise LoweringError(f"torch.export failed: {type(err).__name__}: {first}") from None
     exported = time.perf_counter()
     result = lower_exported(ep, problem.name)
+    result.fixed_dims = explain_fixed(ep, info, names)
+    result.input_names = names
     result.timings["export"] = exported - start
     result.timings["lower"] = time.perf_counter() - exported - result.timings.get("decompose", 0.0)
     return result
@@ -572,14 +575,13 @@ def shrink_inputs(inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]]
 
 
 def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
-                     max_input_bytes: int = 1 << 30) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
+                     max_input_bytes: int = 1 << 26) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
     """A function making seeded inputs at the sizes `small`, running the original model on them, and returning
     (arrays for the IR's arguments, golden outputs)."""
 
     def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
-        torch.manual_seed(seed)
         np.random.seed(seed)
-        model = problem.make_model().eval()
+        model = build_reference(problem.make_model, seed)  # no layer initialisers: seeded normal weights
         torch.manual_seed(seed + 1)
         with torch.device("meta"):
             meta_inputs = list(problem.make_inputs())
