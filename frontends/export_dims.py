@@ -34,6 +34,7 @@ class ExportDims:
     asked: set[tuple[int, int]] = field(default_factory=set)  # (input index, dim) asked symbolic
     dropped: dict[tuple[int, int], str] = field(default_factory=dict)  # dims set static after a failed export
     mode: str = "all"  # the spec that exported: 'all', 'batch' or 'none'
+    fallback: str = ""  # why the translation fell back from 'all' (when it did)
 
 
 def _tensors(inputs: Sequence[Any]) -> list[tuple[int, torch.Tensor]]:
@@ -87,12 +88,14 @@ def _named_dim(err: Exception, names: Sequence[str], dims: set[tuple[int, int]])
 
 
 def export_dynamic(export: Callable[[Spec | None], torch.export.ExportedProgram], inputs: Sequence[Any],
-                   dynamic: str, names: Sequence[str] = ()) -> tuple[torch.export.ExportedProgram, ExportDims]:
-    """Exports through `export(spec)` with the dims `dynamic` asks for ('all', 'batch', 'none'), falling back
-    as the module docstring says. `names` are the forward's parameter names (to read export's errors)."""
+                   dynamic: str, names: Sequence[str] = (), dims: set[tuple[int, int]] | None = None
+                   ) -> tuple[torch.export.ExportedProgram, ExportDims]:
+    """Exports through `export(spec)` with the dims `dynamic` asks for ('all', 'batch', 'none'; `dims`, when
+    given, instead of all), falling back as the module docstring says. `names` are the forward's parameter
+    names (to read export's errors)."""
     info = ExportDims(mode=dynamic)
     if dynamic == "all":
-        dims = all_dims(inputs)
+        dims = set(all_dims(inputs) if dims is None else dims)
         info.asked = set(dims)
         for _ in range(MAX_RETRIES + 1):
             if not dims:
@@ -102,7 +105,7 @@ def export_dynamic(export: Callable[[Spec | None], torch.export.ExportedProgram]
             except Exception as err:
                 drop = _named_dim(err, names, dims) or max(dims)
                 dims.discard(drop)
-                info.dropped[drop] = _first_line(err)
+                info.dropped[drop] = f"export failed with it symbolic ({_first_line(err)})"
     if dynamic in ("all", "batch"):
         for spec in batch_specs(inputs):
             try:
@@ -157,9 +160,9 @@ def explain_fixed(ep: torch.export.ExportedProgram, info: ExportDims, names: Seq
             continue
         what = f"{names[i] if i < len(names) else f'input {i}'} dim {d} ({size})"
         if (i, d) in info.dropped:
-            why = f"export failed with it symbolic ({info.dropped[(i, d)]})"
+            why = info.dropped[(i, d)]
         elif info.mode != "all":
-            why = f"export failed with every dimension symbolic; it fell back to {info.mode} dims"
+            why = f"only {info.mode} dims stay symbolic: {info.fallback or 'export failed with more'}"
         else:
             owner = next((f"{k} {n} {list(s)}" for k, n, s in state if size in s), None)
             why = (f"tied to the fixed-size {owner}" if owner else

@@ -24,6 +24,7 @@ import importlib.util
 import inspect
 import operator
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -212,7 +213,8 @@ def export_program(problem: TorchProblem, dynamic: str = "batch", device: str = 
     return export_with_dims(problem, dynamic, device)[0]
 
 
-def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"
+def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str = "meta",
+                     dims: set[tuple[int, int]] | None = None
                      ) -> tuple[torch.export.ExportedProgram, ExportDims, list[str]]:
     """`export_program`, with what was asked of export and the forward's parameter names (for the header:
     export_dims.explain_fixed). Falls back dim by dim, then to the batch alone, then to static shapes."""
@@ -221,12 +223,18 @@ def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str 
         inputs = tuple(problem.make_inputs())
     model.eval()
     try:
-        names = [n for n in inspect.signature(model.forward).parameters if n not in ("self",)]
+        params = list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):
-        names = []
+        params = []
+    # `forward(self, *args)` takes one spec for all of its arguments, as a tuple.
+    varargs = bool(params) and params[0].kind is inspect.Parameter.VAR_POSITIONAL
+    names = [] if varargs else [p.name for p in params]
+
+    def export(spec: Any) -> torch.export.ExportedProgram:
+        return torch.export.export(model, inputs, dynamic_shapes=(spec,) if varargs and spec else spec)
+
     with _quiet():
-        ep, info = export_dynamic(lambda spec: torch.export.export(model, inputs, dynamic_shapes=spec), inputs,
-                                  dynamic, names)
+        ep, info = export_dynamic(export, inputs, dynamic, names, dims)
     return ep, info, names
 
 
@@ -294,6 +302,23 @@ class GraphLowering:
                 out[name] = ArgSource(str(spec.kind).lower(), spec.target or name)
         return out
 
+    def declare_sizes(self) -> dict[str, list[tuple[int, int]]]:
+        """Size parameters first: the symbolic dims of user inputs, in input order; returns where each sizes
+        an input."""
+        users = self.user_input_index()
+        for node in self.ep.graph.nodes:
+            val = node.meta.get("val")
+            if node.op == "placeholder" and node.name in users and isinstance(val, torch.Tensor):
+                for d, size in enumerate(val.shape):
+                    if isinstance(size, torch.SymInt):
+                        try:
+                            int(size.node.expr)
+                        except (TypeError, ValueError):
+                            hint = size.node.hint
+                            self.syms.declare(size.node.expr, d, int(hint) if hint is not None else 1,
+                                              users[node.name])
+        return self.syms.where
+
     def unsupported_nodes(self) -> list[torch.fx.Node]:
         out = []
         for node in self.ep.graph.nodes:
@@ -307,20 +332,8 @@ class GraphLowering:
     def lower(self) -> TorchTranslation:
         graph = self.ep.graph
         sources = self.arg_sources()
-        users = self.user_input_index()
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-        # Size parameters first: the batch dims of user inputs, in input order.
-        for node in placeholders:
-            val = node.meta.get("val")
-            if node.name in users and isinstance(val, torch.Tensor):
-                for d, size in enumerate(val.shape):
-                    if isinstance(size, torch.SymInt):
-                        try:
-                            int(size.node.expr)
-                        except (TypeError, ValueError):
-                            hint = size.node.hint
-                            self.syms.declare(size.node.expr, d, int(hint) if hint is not None else 1,
-                                              users[node.name])
+        self.declare_sizes()
         mb = ModuleBuilder(_sanitize_symbol(self.name), dict(self.syms.defaults))
         arg_types: list[tuple[str, TensorType]] = []
         arg_list: list[ArgSource] = []
@@ -529,25 +542,69 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslat
 
 
 def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> TorchTranslation:
-    """Exports and lowers a problem (or a KernelBench-style file)."""
+    """Exports and lowers a problem (or a KernelBench-style file). With `dynamic='all'`, sizes the IR cannot
+    express (a product of two symbolic dims, say) send the dims they name back to static, at most
+    `RELOWER_RETRIES` times, and then the translation runs with the batch dims alone."""
     if isinstance(problem, str):
         problem = load_problem(problem)
     start = time.perf_counter()
-    try:
-        ep, info, names = export_with_dims(problem, dynamic)
-    except Exception as err:
-        try:
-            ep, info, names = export_with_dims(problem, dynamic, device="cpu")
-        except Exception:
-            first = str(err).splitlines()[0] if str(err) else ""
-            raise LoweringError(f"torch.export failed: {type(err).__name__}: {first}") from None
+    ep, info, names = _export(problem, dynamic)
     exported = time.perf_counter()
-    result = lower_exported(ep, problem.name)
+    asked, dropped = set(info.asked), dict(info.dropped)
+    for attempt in range(RELOWER_RETRIES + 2):
+        try:
+            result = lower_exported(ep, problem.name)
+            break
+        except (TranslationError, LoweringError) as err:
+            if info.mode != "all" or attempt > RELOWER_RETRIES:
+                raise
+            where = GraphLowering(ep, problem.name).declare_sizes()
+            # One parameter at a time (the last declared of those the error names): a product of two
+            # symbolic sizes becomes affine when either one is fixed.
+            params = [p for p in where if p in set(_PARAM_NAME.findall(str(err)))]
+            named = set(where[params[-1]]) if params else set()
+            keep = asked - named - set(dropped)
+            reason = f"its size enters an expression the IR cannot express ({_first_error_line(err)})"
+            if not named or not keep or attempt == RELOWER_RETRIES:
+                ep, info, names = _export(problem, "batch")  # the last resort: only the batch shrinks
+                info.fallback = f"with more dims symbolic, the translation failed ({_first_error_line(err)})"
+                info.asked = asked
+                continue
+            dropped.update(dict.fromkeys(named, reason))
+            ep, info, names = _export(problem, "all", keep)
+            dropped.update(info.dropped)
+            info.asked, info.dropped = asked, dropped
     result.fixed_dims = explain_fixed(ep, info, names)
     result.input_names = names
     result.timings["export"] = exported - start
     result.timings["lower"] = time.perf_counter() - exported - result.timings.get("decompose", 0.0)
     return result
+
+
+RELOWER_RETRIES = 2
+_PARAM_NAME = re.compile(r"\b(BATCH\d*|DIM\d+)\b")
+
+
+def _first_error_line(err: Exception) -> str:
+    """The first error line that names a size parameter (else the first line)."""
+    lines = [ln.split("error: ", 1)[-1] for ln in str(err).splitlines() if "error: " in ln]
+    named = [ln for ln in lines if _PARAM_NAME.search(ln)]
+    text = named[0] if named else lines[0] if lines else (str(err).strip().splitlines() or [""])[0]
+    text = text.split(": `", 1)[0]
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _export(problem: TorchProblem, dynamic: str, dims: set[tuple[int, int]] | None = None
+            ) -> tuple[torch.export.ExportedProgram, ExportDims, list[str]]:
+    """Export on the meta device, else on the CPU (some programs need real data to trace)."""
+    try:
+        return export_with_dims(problem, dynamic, dims=dims)
+    except Exception as err:
+        try:
+            return export_with_dims(problem, dynamic, device="cpu", dims=dims)
+        except Exception:
+            first = str(err).splitlines()[0] if str(err) else ""
+            raise LoweringError(f"torch.export failed: {type(err).__name__}: {first}") from None
 
 
 # ---- validation inputs ------------------------------------------------------------------------------
