@@ -81,3 +81,10 @@ def test_every_tool_answers_version(tool: str, capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().out == f"{tool.replace('_', '-')} {package_version()}\n"
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
         assert package_version() == tomllib.load(fh)["project"]["version"]
+
+
+def test_running_an_f32_module_does_not_import_ml_dtypes() -> None:
+    """ml_dtypes (bf16 and f8 storage) costs most of a second to import; f32 programs never need it."""
+    code, modules = _modules_after("solar_run", "run", ["examples/matmul.sir", "--random-inputs"])
+    assert code == 0
+    assert "numba" in modules and "ml_dtypes" not in modules
