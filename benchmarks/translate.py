@@ -10,7 +10,7 @@ as a user runs it, in a fresh process; its wall time and peak resident memory (t
 kernel) are the figures. The baseline, measured in the same run and alternating with it, is the floor any
 translator pays: a fresh process that imports torch and runs `torch.export` of the program alone (built on
 the meta device, static shapes). The ratio is translate+validate / floor. A first, untimed run per program
-fills the kernel cache (as the first of an edit-run loop does) unless --cold. Targets (issue 13): median
+fills the kernel cache (as the first of an edit-run loop does) unless --cold or --no-warmup. Targets (issue 13): median
 <= 6 s, worst <= 30 s, peak <= 2 GB, median ratio <= 1.5.
 
 Corpus programs (--corpus frontend), in this process. Columns: translate = export (torch.export /
@@ -134,7 +134,7 @@ def gpu_main(args: argparse.Namespace) -> int:
     print(f"{'program':24s} {'translate+validate':>19s} {'peak RSS':>9s} {'floor':>8s} {'ratio':>6s}  ok")
     for path in gpu_programs(args.pattern):
         name = os.path.basename(path)[:-3]
-        if not args.cold:
+        if not args.cold and not args.no_warmup:
             _child([translate, path, "-o", os.devnull])  # fills the kernel cache
         wall, rss, code, last = _child([translate, path, "-o", os.devnull])
         floor, _, floor_code, floor_err = _child([sys.executable, "-c", _FLOOR.format(here=GPU_CORPUS, path=path)])
@@ -165,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                         "tests/frontend_corpus in this process")
     parser.add_argument("--pattern", default="", help="only programs whose path contains this")
     parser.add_argument("--cold", action="store_true", help="compile kernels into a fresh cache directory")
+    parser.add_argument("--no-warmup", action="store_true",
+                        help="gpu: skip the untimed first run (the kernel cache is already warm)")
     args = parser.parse_args(argv)
     if args.cold:
         os.environ["SOLAR_CACHE_DIR"] = tempfile.mkdtemp(prefix="solar-bench-")
