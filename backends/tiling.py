@@ -30,11 +30,11 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_array
 
+from solar.ir.analysis.isl_model import count, isl_expr
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
 from solar.ir.expr import Binary, Expr, IndexRef, free_indices, linear_form
 from solar.ir.ops import EinsumOp, FuncOp, Op, Value
 from solar.ir.types import Dim
-from solar.passes.analysis.isl_model import count, isl_expr
 
 # ---- the problem ------------------------------------------------------------------------------------
 
@@ -1339,7 +1339,7 @@ class IRChains:
     """Einsums of one function as tiling problems: tensors named by SSA value, and who reads what."""
 
     def __init__(self, func: FuncOp, values: dict[str, int]) -> None:
-        from solar.passes.analysis.units import Uses
+        from solar.ir.analysis.units import Uses
 
         self.values = values
         self.uses = Uses.of(func)
@@ -1450,7 +1450,7 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
 
 def einsum_units(ops: Sequence[Op]) -> list[list[EinsumOp]] | None:
     """The units (kernels) of a group or unit as einsum lists; None when one of them is not einsums."""
-    from solar.passes.analysis.units import units_of
+    from solar.ir.analysis.units import units_of
 
     units = []
     for unit in units_of(list(ops)):

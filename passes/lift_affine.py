@@ -8,14 +8,8 @@ from typing import Any
 
 import islpy as isl
 
-from solar.ir.diagnostics import DiagnosticEngine
-from solar.ir.einsum_spec import parse_spec
-from solar.ir.expr import Expr, format_expr
-from solar.ir.ops import EinsumOp, ForOp, FuncOp, KernelOp, ModuleOp, Op
-from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.types import format_dim
-from solar.passes.analysis.counts import einsum_model, mentioned_params
-from solar.passes.analysis.isl_model import (
+from solar.ir.analysis.counts import einsum_model, mentioned_params
+from solar.ir.analysis.isl_model import (
     KernelModel,
     UnsupportedForISL,
     build_model,
@@ -23,6 +17,12 @@ from solar.passes.analysis.isl_model import (
     param_text,
     point_text,
 )
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.einsum_spec import parse_spec
+from solar.ir.expr import Expr, format_expr
+from solar.ir.ops import EinsumOp, ForOp, FuncOp, KernelOp, ModuleOp, Op
+from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.types import format_dim
 
 
 def ops_with_loops(func: FuncOp) -> Iterator[tuple[Op, dict[str, tuple[Expr, Expr]]]]:

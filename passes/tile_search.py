@@ -25,10 +25,10 @@ from solar.backends.tiling import (
     group_result,
     resolve_buffer,
 )
+from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, GroupOp, ModuleOp, Op
 from solar.ir.pass_manager import Pass, PassContext
-from solar.passes.analysis.units import units_of
 from solar.targets.loader import TargetError, load_target
 
 CURVE_SCHEMA = "solar.tile-curve"
