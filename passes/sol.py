@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
-from solar.backends.report import add_cache_aware, analyse, plot, render, to_json, write_json
+from solar.backends.report import analyse, plot, render, to_json, write_json
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
@@ -73,7 +73,7 @@ class SOL(Pass):
         tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
-                why = add_cache_aware(r, model, tiling.buffer)
+                why = tiling.add_cache_aware(r, model)
                 if why is not None:
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name

@@ -14,17 +14,20 @@ import islpy as isl
 from rich.console import Console
 from rich.table import Table
 
-from solar.backends.tiling import (
+from solar.backends.cost import CostModel
+from solar.backends.report import TargetReport
+from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
     GroupResult,
     IRChains,
-    Unfusable,
+    add_cache_aware,
     curve,
     describe,
     einsum_units,
     group_result,
     resolve_buffer,
 )
+from solar.backends.tiling_problem import Unfusable
 from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, GroupOp, ModuleOp, Op
@@ -44,6 +47,11 @@ class TileSearchResult:
     target: str
     einsums: list[dict[str, Any]] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_cache_aware(self, report: TargetReport, model: CostModel) -> str | None:
+        """--sol's cache-aware mode on one target's report, under the buffer this search was given (resolved
+        again for that target); why the mode is not available there, or None."""
+        return add_cache_aware(report, model, self.buffer)
 
 
 @dataclass(frozen=True)
