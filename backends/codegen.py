@@ -49,7 +49,8 @@ from solar.ir.ops import AffineFor, AffineIf, Assign, EinsumOp, KernelOp, KStmt
 from solar.ir.types import TensorType
 
 from . import loop_analysis as analysis
-from .dtypes import STORAGE, compute_dtype, identity, is_rounded
+from .dtypes import STORAGE, compute_dtype, identity, is_rounded, round_array
+from .einsum import geometry
 from .errors import UnsupportedError
 from .loop_analysis import IntervalEnv
 
@@ -366,8 +367,6 @@ def convert_constant(value: float | int | bool, target: DType) -> float | int | 
                 return 0
             return int(min(max(value, info.min), info.max))
         return int(np.array(int(value)).astype(STORAGE[target]))
-    from .dtypes import round_array
-
     return float(round_array(np.array([float(value)], dtype=np.float32 if target != DType.F64 else np.float64),
                              target)[0])
 
@@ -839,8 +838,6 @@ class EinsumGen(Emitter):
     def __init__(self, op: EinsumOp, precomputed: bool = False) -> None:
         super().__init__()
         self.op = op
-        from .einsum import geometry
-
         geo = geometry(op)
         self.spec: EinsumSpec = geo.spec
         self.out = op.outputs[0]

@@ -10,9 +10,9 @@ from rich.table import Table
 
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
 from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
+from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
-from solar.passes.lift_affine import model_kernels, ops_with_loops
 
 
 @dataclass(frozen=True)
