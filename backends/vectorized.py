@@ -39,7 +39,7 @@ from solar.ir.expr import (
 )
 from solar.ir.ops import EinsumOp
 
-from .codegen import Emitter, compute_class, convert_constant, resolve_type, unify_types
+from .codegen_expr import SourceEmitter, compute_class, convert_constant, resolve_type, unify_types
 from .dtypes import STORAGE, compute_dtype, identity, round_array
 from .einsum import LinearEntry, geometry, operand_view
 from .errors import UnsupportedError
@@ -94,7 +94,7 @@ def vector_plan(op: EinsumOp) -> VectorPlan | None:
     return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
 
 
-class _Eval(Emitter):
+class _Eval(SourceEmitter):
     """Evaluates SIR scalar expressions on broadcast NumPy arrays, typed as the generated loops are."""
 
     def __init__(self, op: EinsumOp, arrays: dict[str, Any], types: dict[str, DType]) -> None:
