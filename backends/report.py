@@ -91,7 +91,7 @@ def _intensity(w: Work) -> str:
     return "∞" if math.isinf(ai) else f"{ai:.3g}"
 
 
-def render(reports: list[TargetReport], module_name: str) -> str:
+def render_report(reports: list[TargetReport], module_name: str) -> str:
     buf = StringIO()
     # Wide enough that no table wraps its cells (several targets side by side); tables keep their own width.
     console = Console(file=buf, width=1000, color_system=None)

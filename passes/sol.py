@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
-from solar.backends.report import analyse, plot, render, to_json, write_json
+from solar.backends.report import analyse, plot, render_report, to_json, write_json
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
@@ -77,7 +77,7 @@ class SOL(Pass):
                 if why is not None:
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name
-        ctx.report(render(reports, name))
+        ctx.report(render_report(reports, name))
         ctx.results[self.name] = reports
         if self.report:
             write_json(to_json(reports, name, model.values, self.allow_tf32), self.report)
