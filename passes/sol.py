@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
-from solar.backends.report import analyse, plot, render_report, to_json, write_json
+from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
@@ -100,7 +100,7 @@ class SOL(Pass):
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
 
-def _cached(entry: dict[str, Any], report: Any, k: int) -> dict[str, Any]:
+def _cached(entry: dict[str, Any], report: TargetReport, k: int) -> dict[str, Any]:
     """A group's entry with its cache-aware bytes, when that mode was computed (after --tile-search)."""
     ca = report.cache_aware
     if ca is not None:

@@ -27,7 +27,7 @@ from solar.backends.tiling_ir import (
     group_result,
     resolve_buffer,
 )
-from solar.backends.tiling_problem import Unfusable
+from solar.backends.tiling_problem import Mapping, Unfusable
 from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, GroupOp, ModuleOp, Op
@@ -158,7 +158,7 @@ class TileSearch(Pass):
         plot_curve(doc, str(path.with_suffix(".png")))
 
 
-def _traffic(m: Any) -> float | None:
+def _traffic(m: Mapping | None) -> float | None:
     return None if m is None else m.traffic
 
 
