@@ -17,7 +17,9 @@ from typing import Any
 
 from solar.ir.ops import EinsumOp, FuncOp
 
-from .tiling import EinsumDesc, IRChains, Mapping, Space, Unfusable, problem_of, space_of
+from .tiling import Space
+from .tiling_ir import IRChains, problem_of, space_of
+from .tiling_problem import EinsumDesc, Mapping, Unfusable
 
 Key = tuple[Any, ...]
 

@@ -1,12 +1,12 @@
 """End to end: source -> SOL report per program of benchmarks/gpu_corpus, with the time of every stage.
 
 Each program runs in a fresh process, as `solar-translate FILE -o m.sir && solar-opt m.sir --lift-einsum
---fuse --sol=h100,b200,mi300x,tpu-v5p` would, but in one interpreter so that the stages are timed apart:
+--fuse --sol=h100,b200,mi300x,a100` would, but in one interpreter so that the stages are timed apart:
 
 - start-up: importing torch and SOLAR's frontend (the floor every torch translation pays);
 - translate: torch.export (every input dim dynamic) and lowering to SIR;
 - validate: the original and the IR at reduced sizes, compared;
-- lift: --lift-einsum; fuse: --fuse; sol: --sol on four targets (H100, B200, MI300X, TPU v5p).
+- lift: --lift-einsum; fuse: --fuse; sol: --sol on four targets (H100, B200, MI300X, A100).
 
 The total of a program is the wall time of its process. The median over the programs is the figure (target
 8 s, issue 13); the median of each stage is printed beside it, and the start-up is the named baseline.
@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "gpu_corpus")
-TARGETS = "h100,b200,mi300x,tpu-v5p"
+TARGETS = "h100,b200,mi300x,a100"
 STAGES = ("start-up", "translate", "validate", "lift", "fuse", "sol")
 
 _CHILD = """
