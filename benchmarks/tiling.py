@@ -143,7 +143,7 @@ def network_sir(blocks: int, tokens: int, width: int, hidden: int, dtype: str = 
 
 def run_network(blocks: int) -> tuple[float, float, int]:
     """(the pass on the network, the per-einsum baseline, einsums) in seconds of CLOCK."""
-    from solar.backends.tiling import IRChains, build_problem, resolve_buffer, space_of
+    from solar.backends.tiling_ir import IRChains, resolve_buffer, space_of
     from solar.ir import parse_and_verify
     from solar.ir.diagnostics import DiagnosticEngine
     from solar.ir.ops import EinsumOp
