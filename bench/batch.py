@@ -9,17 +9,18 @@ hanging problem is recorded (status `timeout` or `crashed`) and the batch goes o
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from .worker import failed_record, run_isolated, serve
+from .worker import READY, failed_record, run_isolated, serve
 
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "Output"}
 
@@ -118,7 +119,7 @@ class _Slot:
     proc: Any
     conn: Connection
     task: Task | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    ready: bool = False  # the worker has imported what problems need (the time limit starts after)
 
 
 def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
@@ -136,16 +137,27 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
         return _Slot(proc, parent)
 
     slots = [start() for _ in range(max(1, min(batch.jobs, len(tasks))))]
+    failed_starts = 0
     try:
         while pending or any(s.task is not None for s in slots):
-            for s in slots:
-                if s.task is None and pending:
+            for k, s in enumerate(slots):
+                if not s.ready and s.conn.poll():
+                    with contextlib.suppress(EOFError, OSError):
+                        s.ready = s.conn.recv() == READY
+                    failed_starts = 0 if s.ready else failed_starts
+                if not s.ready and not s.proc.is_alive():
+                    failed_starts += 1
+                    if failed_starts > 3 * len(slots):
+                        raise RuntimeError(f"worker processes die while starting (exit status {s.proc.exitcode})")
+                    slots[k] = s = start()
+                if s.ready and s.task is None and pending:
                     s.task = pending.pop()
                     s.task.started = time.perf_counter()
                     on_start(s.task)
                     s.conn.send((s.task.key, s.task.path, opts))
             busy = [s for s in slots if s.task is not None]
-            ready = wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=0.2)
+            starting = [s.conn for s in slots if not s.ready]
+            ready = wait([s.conn for s in busy] + [s.proc.sentinel for s in busy] + starting, timeout=0.2)
             now = time.perf_counter()
             for k, s in enumerate(slots):
                 if s.task is None:
@@ -215,18 +227,25 @@ def run_dask(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
             cluster.close()
 
 
-def tasks_for(root: str, done: dict[str, Any]) -> Iterator[Task]:
+def tasks_for(root: str, done: dict[str, Any], match: list[str] | None = None) -> Iterator[Task]:
+    """Problems under `root` not in `done`, and when `match` is given those whose path relative to
+    `root` matches one of its shell patterns (`conv*`, `torch/mm_*`)."""
     for path in discover(root):
         key = os.path.relpath(path, root)
-        if key not in done:
-            yield Task(key, os.path.abspath(path))
+        if key in done:
+            continue
+        if match and not any(fnmatch.fnmatch(key, pat) or fnmatch.fnmatch(os.path.basename(key), pat)
+                             for pat in match):
+            continue
+        yield Task(key, os.path.abspath(path))
 
 
 def run_batch(root: str, opts: dict[str, Any], batch: BatchOptions, results: ResultsFile, resume: bool,
-              progress: Any = None) -> list[dict[str, Any]]:
-    """Every problem under `root` not yet in `results` (with `resume`); returns all records, old and new."""
+              progress: Any = None, match: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every problem under `root` (matching `match`) not yet in `results` (with `resume`); returns all
+    records, old and new."""
     done = results.done() if resume else {}
-    tasks = list(tasks_for(root, done))
+    tasks = list(tasks_for(root, done, match))
     records = list(done.values())
     results.open(append=resume)
     bar = progress.start(len(tasks) + len(done), len(done)) if progress is not None else None

@@ -15,13 +15,17 @@ from typing import Any
 from .problem import RECORD_VERSION, BenchOptions, bench_problem
 
 _MARK = "@@solar-bench-record@@ "
+READY = "ready"  # what a pool worker sends once its imports are done
 
 
 def serve(conn: Connection) -> None:
     """A pool worker: problems in, records out, until told to stop (None)."""
     _quiet_logs()
-    import torch  # noqa: F401  (imported while idle, not inside the first problem's time limit)
+    import torch  # noqa: F401  (imported before the first problem, outside its time limit)
 
+    import solar.frontends.torch_export  # noqa: F401
+
+    conn.send(READY)
     while True:
         task = conn.recv()
         if task is None:

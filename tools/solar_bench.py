@@ -68,6 +68,8 @@ def build_parser() -> _Parser:
     batch.add_argument("--plot", metavar="FILE.png", help="the headroom plot")
     batch.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, or 'local' for a "
                        "LocalCluster of --jobs workers")
+    batch.add_argument("--match", action="append", metavar="GLOB",
+                       help="only problems whose path (relative to PATH) or file name matches (repeatable)")
     batch.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -114,8 +116,8 @@ def run(argv: Sequence[str]) -> int:
         opts = _options(args)
         if os.path.isdir(args.path):
             return _batch(args, opts)
-        if args.out or args.resume or args.plot or args.dask:
-            raise _UsageError("--out, --resume, --plot and --dask are for a directory of problems")
+        if args.out or args.resume or args.plot or args.dask or args.match:
+            raise _UsageError("--out, --resume, --plot, --match and --dask are for a directory of problems")
         return _single(args, opts)
     except _UsageError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
@@ -157,7 +159,7 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
             raise _UsageError("--dask needs dask.distributed (pip install distributed)") from None
     progress = None if args.no_progress else BatchProgress()
     records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, args.timeout, args.dask),
-                        ResultsFile(args.out), args.resume, progress)
+                        ResultsFile(args.out), args.resume, progress, args.match)
     sys.stdout.write(render_summary(records))
     if args.plot:
         try:

@@ -552,3 +552,19 @@ def test_loaded_machine_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = calibrate.measure(0.5)
     assert doc["calibration"]["loaded"] is True
     assert "loaded" in doc["notes"]
+
+
+def test_recalibration_keeps_the_higher_peak() -> None:
+    import copy
+
+    from solar.targets.loader import parse_target
+
+    doc = calibrate.measure(0.5)
+    earlier = copy.deepcopy(doc)
+    earlier["compute"]["fp32_vector"]["value"] *= 10  # a quieter moment reached more
+    earlier["memory"]["dram_bandwidth"]["value"] /= 10  # and a busier one less
+    bw = doc["memory"]["dram_bandwidth"]["value"]
+    calibrate.keep_higher(doc, parse_target(earlier, "earlier.yaml"))
+    assert doc["compute"]["fp32_vector"]["value"] == earlier["compute"]["fp32_vector"]["value"]
+    assert doc["compute"]["fp32_vector"]["note"].startswith("kept from the calibration of")
+    assert doc["memory"]["dram_bandwidth"]["value"] == bw
