@@ -278,7 +278,7 @@ def _load_jax(path: str, mod: Any, request: SizeRequest) -> Program:
 
 
 _ARGS_HEADER = re.compile(r"^// Arguments: (.*)$", re.M)
-_ARG = re.compile(r"%(\S+) = (input|parameter|buffer|constant) (\S+)")
+_ARG = re.compile(r"%([^,\s]+) = (input|parameter|buffer|constant) ([^,\s]+)")
 
 
 def _load_sir(path: str, request: SizeRequest, opts: BenchOptions) -> Program:

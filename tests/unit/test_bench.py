@@ -262,3 +262,40 @@ def test_cli_refuses_to_clobber_results(tmp_path: Path, capsys: pytest.CaptureFi
     assert cli([str(tmp_path), "--out", str(out), "--no-measure"]) == 1
     assert "exists: --resume continues it" in capsys.readouterr().err
     assert out.read_text() == '{"problem": "x.py", "status": "ok"}\n'
+
+
+# ---- other inputs and framework modes ------------------------------------------------------------------
+
+
+def test_a_sir_with_its_source(tmp_path: Path) -> None:
+    from solar.tools.solar_translate import main as translate
+
+    sir = tmp_path / "layernorm.sir"
+    assert translate([str(DATA / "layernorm.py"), "--no-validate", "-o", str(sir)]) == 0
+    rec = bench_problem(str(sir), _opts(source=str(DATA / "layernorm.py"), sizes={"params": {"BATCH": 8}}))
+    assert rec["status"] == "ok", rec["errors"]
+    assert rec["sizes"] == {"BATCH": 8}
+    assert rec["counts"]["bytes"]["whole_graph"] == 4 * (8 * 128 * 2 + 2 * 128)
+    assert rec["headroom"]["host"]["eager"]["whole_graph"]["min"] >= 1.0
+    # The IR fixes the sizes that are not its parameters: asking to change one is an error, not a mismatch.
+    rec = bench_problem(str(sir), _opts(source=str(DATA / "layernorm.py"), sizes={"params": {"dim": 64}}))
+    assert rec["status"] == "error" and "not a size parameter" in rec["errors"][0]["message"]
+
+
+def test_jax_jit_is_measured() -> None:
+    pytest.importorskip("jax")
+    corpus = Path(__file__).parents[1] / "frontend_corpus" / "jax" / "softmax.py"
+    rec = bench_problem(str(corpus), _opts(frameworks=["eager", "compile", "jit"]))
+    assert rec["status"] == "ok" and rec["framework"] == "jax", rec["errors"]
+    assert list(rec["measurements"]) == ["jit"]
+    for mode in LOWER_BOUND_MODES:
+        assert rec["headroom"]["host"]["jit"][mode]["min"] >= 1.0
+
+
+def test_compile_is_skipped_without_a_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(measure, "cxx_compiler", lambda: None)
+    rec = bench_problem(str(DATA / "softmax.py"), _opts(frameworks=["eager", "compile"]))
+    assert rec["status"] == "ok"
+    assert rec["measurements"]["compile"]["skipped"].startswith("no C++ compiler found")
+    assert any(n.startswith("compile: skipped (no C++ compiler") for n in rec["notes"])
+    assert rec["measurements"]["eager"]["min_s"] > 0 and "compile" not in rec["headroom"]["host"]
