@@ -80,7 +80,7 @@ def bench_problem(path: str, opts: BenchOptions) -> dict[str, Any]:
         device = _device(opts.device)
         rec["device"] = {"kind": device}
         if device == "cpu" and opts.device == "auto":
-            rec["notes"].append("GPU: skipped (no CUDA device; measured on the CPU)")
+            rec["notes"].append("GPU: skipped (no CUDA device" + ("; measured on the CPU)" if opts.measure else ")"))
         stage = "translate"
         prog = load_program(path, request, opts)
         rec["framework"] = prog.framework
@@ -216,6 +216,11 @@ def _set_globals(mod: Any, request: SizeRequest, dims: set[int], ir_params: dict
 
 def _ir_params(request: SizeRequest, module: Any, source: dict[str, int], scaled_source: bool) -> dict[str, int]:
     declared = {p.name: p.default for p in module.params if p.default is not None}
+    unknown = [k for k in request.params if k not in source and k not in declared]
+    if unknown:
+        known = ", ".join(sorted(set(source) | set(declared))) or "none"
+        raise SizeError(f"--param {unknown[0]}: neither a size parameter of the IR nor a module-level integer of "
+                        f"the source (known: {known})")
     rest = SizeRequest({k: v for k, v in request.params.items() if k not in source},
                        None if scaled_source else request.scale)
     _, params = resolve(rest, {}, {}, declared)

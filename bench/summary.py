@@ -30,9 +30,7 @@ def render_problem(rec: dict[str, Any]) -> str:
     console = _console(buf)
     name = rec.get("problem", "?")
     if rec.get("status") != "ok" and "bounds" not in rec:
-        for e in rec.get("errors", []):
-            console.print(f"{name}: {e['stage']}: {e['message']}", markup=False, highlight=False)
-        return buf.getvalue()
+        return ""  # nothing was bounded: the errors are the whole story (solar-bench prints them on stderr)
     sizes = ", ".join(f"{k}={v}" for k, v in {**rec.get("source_sizes", {}), **rec.get("sizes", {})}.items())
     console.print(f"solar-bench {name} ({rec.get('framework')}; sizes {sizes or 'as written'})", markup=False,
                   highlight=False)

@@ -141,7 +141,7 @@ def test_gpu_path_is_skipped_without_cuda(monkeypatch: pytest.MonkeyPatch, capsy
     monkeypatch.setattr(problem, "cuda_available", lambda: False)
     rec = bench_problem(str(DATA / "softmax.py"), _opts(device="auto", measure=False))
     assert rec["status"] == "ok" and rec["device"] == {"kind": "cpu"}
-    assert "GPU: skipped (no CUDA device; measured on the CPU)" in rec["notes"]
+    assert "GPU: skipped (no CUDA device)" in rec["notes"]
     code = cli([str(DATA / "softmax.py"), "--device", "cuda", "--no-measure"])
     err = capsys.readouterr().err
     assert code == 1
