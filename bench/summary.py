@@ -160,7 +160,8 @@ def plot_headroom(records: list[dict[str, Any]], path: str) -> None:
     import matplotlib.pyplot as plt
 
     series = headroom_series(records)
-    panels = sorted({(t, fw) for t, fw, _ in series})
+    fw_order = {m: i for i, m in enumerate(FRAMEWORK_MODES)}
+    panels = sorted({(t, fw) for t, fw, _ in series}, key=lambda p: (p[0], fw_order.get(p[1], 9), p[1]))
     if not panels:
         raise ValueError("no problem has a measured headroom to plot")
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)

@@ -466,6 +466,10 @@ def host_target(*, recalibrate: bool = False, budget_s: float = DEFAULT_BUDGET_S
     if not recalibrate and previous is not None:
         return previous
     doc = measure(budget_s)
+    if doc["calibration"]["loaded"]:
+        # Something else competed for the machine: a second pass gives the quiet moments another chance.
+        keep_higher(doc, parse_target(measure(budget_s), "(second calibration pass)"))
+        doc["calibration"]["passes"] = 2
     if previous is not None:
         keep_higher(doc, previous)
     try:
