@@ -238,6 +238,14 @@ def _torch_rates(budget_s: float, threads: int) -> dict[str, list[KernelRate]]:
     return out
 
 
+def _load_average() -> float | None:
+    """The 1-minute load average (runnable processes), or None where the OS does not say."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def _max_freq_hz() -> float | None:
     """The highest clock the OS says any CPU may run at (cpufreq's cpuinfo_max_freq, boost included). None
     where it does not say (many virtual machines): `cpu MHz` is the current or nominal clock, not a bound."""
@@ -322,6 +330,7 @@ def _set_torch_threads(n: int | None) -> int | None:
 def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
     """Run the calibration and return the host target as a native-format YAML document."""
     t_start = time.perf_counter()
+    load_before = _load_average()
     info = _cpuinfo()
     caches = _cache_totals()
     llc_level = max(caches) if caches else None
@@ -352,7 +361,10 @@ def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
     spreads = {r.kernel: round(r.spread, 3) for r in (*kernels["fp32"], *bw_rates)}
     # The spread of the kernels that set the figures tells whether something else ran meanwhile.
     top = [max(kernels["fp32"], key=lambda r: r.best), best_bw]
-    loaded = any(r.spread > LOADED_SPREAD for r in top)
+    # Steady contention slows every repeat alike (no spread): a run queue as long as the CPU count before
+    # we started says so too.
+    busy = load_before is not None and load_before >= cpus
+    loaded = busy or any(r.spread > LOADED_SPREAD for r in top)
 
     def runtime_bytes(value: int | None, note: str) -> dict[str, Any] | str:
         return {"value": value, "unit": "B", "source": "runtime", "note": note} if value else "unknown"
@@ -387,8 +399,8 @@ def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
     notes = ("Measured on this machine by solar.targets.calibrate: upper bounds of what its libraries reach "
              "(derived from the CPU, or the best kernel with a margin; targets/README.md).")
     if loaded:
-        notes += (" The machine was loaded during calibration (repeats spread up to "
-                  f"{max(r.spread for r in top):.2f}x): recalibrate on a quiet machine.")
+        notes += (f" The machine was loaded during calibration (load average {load_before}, repeats spread up "
+                  f"to {max(r.spread for r in top):.2f}x): recalibrate on a quiet machine.")
     return {
         "schema": 1,
         "name": "host",
@@ -415,6 +427,7 @@ def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
             "derived_flop_per_s": derived,
             "margins": {"compute": COMPUTE_MARGIN, "bandwidth": BANDWIDTH_MARGIN},
             "loaded": loaded,
+            "load_average_before": load_before,
             "spread": spreads,
             "kernels_flop_per_s": {key: {r.kernel: float(r.best) for r in rates} for key, rates in kernels.items()},
             "bandwidth": {"array_bytes": bw_bytes, "best_B_per_s": {r.kernel: float(r.best) for r in bw_rates}},
