@@ -21,9 +21,15 @@ READY = "ready"  # what a pool worker sends once its imports are done
 def serve(conn: Connection) -> None:
     """A pool worker: problems in, records out, until told to stop (None)."""
     _quiet_logs()
-    import torch  # noqa: F401  (imported before the first problem, outside its time limit)
+    # Imported before the first problem, outside its time limit: torch, torch.export and dynamo (which
+    # torch.export loads on first use), the frontends.
+    import torch
+    import torch._dynamo  # noqa: F401
+    import torch.export  # noqa: F401
 
     import solar.frontends.torch_export  # noqa: F401
+
+    del torch
 
     conn.send(READY)
     while True:

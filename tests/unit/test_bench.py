@@ -211,7 +211,7 @@ def test_batch_records_failures_and_resumes(tmp_path: Path) -> None:
         "crashes.py", "fails.py", "hangs.py", "ok_a.py", os.path.join("sub", "ok_b.py")]
     out = tmp_path / "runs.jsonl"
     opts = _opts(measure=False).to_json()
-    records = run_batch(str(root), opts, BatchOptions(jobs=2, timeout_s=15), ResultsFile(str(out)), resume=False)
+    records = run_batch(str(root), opts, BatchOptions(jobs=2, timeout_s=40), ResultsFile(str(out)), resume=False)
     status = {r["problem"]: r["status"] for r in records}
     assert status == {"ok_a.py": "ok", os.path.join("sub", "ok_b.py"): "ok", "fails.py": "error",
                       "hangs.py": "timeout", "crashes.py": "crashed"}
@@ -227,7 +227,7 @@ def test_batch_records_failures_and_resumes(tmp_path: Path) -> None:
     # An interruption: ok_a's line lost and a torn line at the end. --resume runs only ok_a again.
     kept = [ln for ln in lines if json.loads(ln)["problem"] != "ok_a.py"]
     out.write_text("\n".join(kept) + "\n" + '{"problem": "ok_a.py", "sta')
-    again = run_batch(str(root), opts, BatchOptions(jobs=1, timeout_s=15), ResultsFile(str(out)), resume=True)
+    again = run_batch(str(root), opts, BatchOptions(jobs=1, timeout_s=40), ResultsFile(str(out)), resume=True)
     assert sorted(r["problem"] for r in again) == sorted(status)
     final = [json.loads(ln) for ln in out.read_text().splitlines()]
     assert [r["problem"] for r in final] == [json.loads(ln)["problem"] for ln in kept] + ["ok_a.py"]
