@@ -24,8 +24,8 @@ def serve(conn: Connection) -> None:
     # Imported before the first problem, outside its time limit: torch, torch.export and dynamo (which
     # torch.export loads on first use), the frontends.
     import torch
-    import torch._dynamo  # noqa: F401
-    import torch.export  # noqa: F401
+    import torch._dynamo
+    import torch.export
 
     import solar.frontends.torch_export  # noqa: F401
 
