@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks
-from solar.backends.report import add_cache_aware, analyse
+from solar.backends.report import analyse
+from solar.backends.tiling_ir import add_cache_aware
+from solar.ir.analysis.units import VIEW_OPS, boundary
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp, Value
 from solar.ir.pass_manager import PassContext, PassManager
-from solar.passes.analysis.units import VIEW_OPS, boundary
 from solar.passes.bind_params import BindParams
 from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
