@@ -33,6 +33,7 @@ def commands() -> list[tuple[str, list[str]]]:
         ("solar-opt --version", [tool("solar-opt"), "--version"]),
         ("solar-run --help", [tool("solar-run"), "--help"]),
         ("solar-translate --help", [tool("solar-translate"), "--help"]),
+        ("solar-bench --help", [tool("solar-bench"), "--help"]),
     ]
 
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import run_main
+from solar.tools._entry import add_version, run_main
 
 PROG = "solar-bench"
 EXIT_VIOLATION = 3
@@ -38,6 +38,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> _Parser:
     p = _Parser(prog=PROG, allow_abbrev=False,
                 description="Measure a PyTorch or JAX program (or a directory of them) against its speed of light.")
+    add_version(p, PROG)
     p.add_argument("path", help="a problem file (KernelBench-style .py, a JAX file with forward() and get_inputs(), "
                    "or a .sir with --source), or a directory of problem files (batch mode)")
     p.add_argument("--target", default="host", help="targets, comma-separated (default host; the measuring "

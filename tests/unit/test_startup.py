@@ -61,7 +61,8 @@ def test_a_pass_that_needs_a_library_still_loads_it() -> None:
     assert "solar.passes.lift_affine" in modules and "islpy" in modules
 
 
-@pytest.mark.parametrize(("module", "entry"), [("solar_run", "run"), ("solar_translate", "main")])
+@pytest.mark.parametrize(("module", "entry"), [("solar_run", "run"), ("solar_translate", "main"),
+                                               ("solar_bench", "run")])
 def test_help_of_the_other_tools_imports_no_heavy_library(module: str, entry: str) -> None:
     code, modules = _modules_after(module, entry, ["--help"])
     assert code == 0
@@ -69,12 +70,12 @@ def test_help_of_the_other_tools_imports_no_heavy_library(module: str, entry: st
     assert "numpy" not in modules
 
 
-@pytest.mark.parametrize("tool", ["solar_opt", "solar_run", "solar_translate"])
+@pytest.mark.parametrize("tool", ["solar_opt", "solar_run", "solar_translate", "solar_bench"])
 def test_every_tool_answers_version(tool: str, capsys: pytest.CaptureFixture[str]) -> None:
     import importlib
 
     mod = importlib.import_module(f"solar.tools.{tool}")
-    entry = mod.run if tool != "solar_translate" else mod.main
+    entry = mod.main if tool == "solar_translate" else mod.run
     with pytest.raises(SystemExit) as stop:
         entry(["--version"])
     assert stop.value.code == 0
