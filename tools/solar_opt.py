@@ -147,6 +147,15 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[An
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
 
 
+def _forward_reorder_target(passes: list[Any]) -> list[Any]:
+    """reorder-einsum{objective=sol} without a target prices orders on the target of the --sol pass."""
+    sol = next((p for p in passes if p.name == "sol"), None)
+    if sol is None:
+        return passes
+    return [dataclasses.replace(p, target=sol.target, allow_tf32=sol.allow_tf32)
+            if p.name == "reorder-einsum" and p.objective == "sol" and not p.target else p for p in passes]
+
+
 def _forward_tile_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
     """--tile-curve sets the `curve` option of the --tile-search pass."""
     if not args.tile_curve:
@@ -208,6 +217,7 @@ def run(argv: Sequence[str]) -> int:
             return 0
         passes = _forward_sol_options(_build_pipeline(items), args)
         passes = _forward_tile_options(passes, args)
+        passes = _forward_reorder_target(passes)
         for name in args.print_ir_after:
             registry.load(name)  # an unknown name is an error, not a silent no-op
     except (_UsageError, PassOptionError) as err:
