@@ -9,7 +9,7 @@ DeepSeek describes. docs/reorder.md has the figures.
 import torch
 
 # Query tokens per step (decode: a few), cached tokens, model width, heads, head width, latent width.
-Q_LEN, KV_LEN, D_MODEL, HEADS, D_HEAD, D_LATENT = 1, 4096, 2048, 16, 128, 512
+Q_LEN, KV_LEN, D_MODEL, HEADS, D_HEAD, D_LATENT = 8, 4096, 2048, 16, 128, 512
 
 
 class Model(torch.nn.Module):
