@@ -16,6 +16,10 @@ from solar.passes import registry
 from solar.tools._entry import run_main
 
 PROG = "solar-opt"
+# --emit formats other than SIR: 'module:function' taking the module and returning the text to write.
+EMITTERS = {"sir": "", "dot": "solar.backends.export_dot:emit_dot",
+            "nvsolar-yaml": "solar.backends.export_nvsolar:emit_nvsolar",
+            "timeloop": "solar.backends.export_timeloop:emit_timeloop"}
 
 
 class _UsageError(Exception):
@@ -71,6 +75,10 @@ def build_parser() -> _Parser:
                    help="print the IR after the named pass (repeatable)")
     p.add_argument("--no-verify", action="store_true", help="do not verify the IR after each pass")
     p.add_argument("--time-passes", action="store_true", help="report the time spent in each pass (stderr)")
+    p.add_argument("--emit", choices=sorted(EMITTERS), default="sir",
+                   help="what to write after the passes: the IR (sir), the einsum graph as Graphviz (dot), as "
+                   "NVIDIA SOLAR's YAML (nvsolar-yaml), or one Timeloop problem per einsum (timeloop; -o names a "
+                   "directory) (docs/exports.md)")
     p.add_argument("--split-input-file", action="store_true",
                    help="process each '// -----' separated chunk on its own")
     p.add_argument("--verify-diagnostics", action="store_true",
@@ -165,6 +173,18 @@ def _forward_tile_options(passes: list[Any], args: argparse.Namespace) -> list[A
     return [dataclasses.replace(p, curve=args.tile_curve) if p.name == "tile-search" else p for p in passes]
 
 
+def _emitter(name: str, output: str) -> Any:
+    if name == "sir":
+        return None
+    import importlib
+
+    module_name, func = EMITTERS[name].split(":")
+    emit = getattr(importlib.import_module(module_name), func)
+    if name == "timeloop" and output != "-":
+        return lambda module: emit(module, directory=output)
+    return emit
+
+
 def _list_targets() -> str:
     from solar.targets.loader import list_targets, load_target
 
@@ -236,7 +256,9 @@ def run(argv: Sequence[str]) -> int:
         return 1
 
     options = OptOptions(not args.no_verify, args.print_ir_after_all, set(args.print_ir_after),
-                         args.verify_diagnostics)
+                         args.verify_diagnostics, _emitter(args.emit, args.output))
+    if args.emit == "timeloop" and args.output != "-":
+        args.output = "-"  # the emitter wrote one file per einsum into the directory; stdout gets their list
     chunks = split_input(text) if args.split_input_file else [(text, 1)]
     sources = SourceManager()
     outputs: list[str] = []
