@@ -35,12 +35,15 @@ from solar.ir.ops import EinsumOp, ModuleOp
 
 
 def timeloop_problems(module: ModuleOp) -> list[tuple[str, str]]:
-    """(einsum symbol, problem document) for every einsum of the entry function."""
-    graph = einsum_graph(module)
+    """(name, problem document) for every einsum of every function; the name is the einsum's symbol, after
+    its function's name when the module has several."""
     out: list[tuple[str, str]] = []
-    for node in graph.nodes:
-        if isinstance(node.op, EinsumOp):
-            out.append((node.id, problem_yaml(node.op, graph.values)))
+    for func in module.funcs:
+        graph = einsum_graph(module, func.name)
+        prefix = f"{func.name}." if len(module.funcs) > 1 else ""
+        for node in graph.nodes:
+            if isinstance(node.op, EinsumOp):
+                out.append((prefix + node.id, problem_yaml(node.op, graph.values)))
     return out
 
 
@@ -73,11 +76,12 @@ def problem(op: EinsumOp, values: dict[str, int]) -> tuple[dict[str, Any], list[
             if form is None:
                 raise ExportError(f"@{op.symbol}: subscript entry {entry} is not affine")
             coeffs, const = form
-            if const:
+            if const and coeffs:
                 notes.append(f"the constant offset {const:+d} of a window is dropped (Timeloop projections "
                              "have no constant term)")
             if not coeffs:
-                raise ExportError(f"@{op.symbol}: a constant subscript has no Timeloop projection")
+                notes.append(f"the constant subscript ({const}) of a size-1 dimension is left out of the projection")
+                continue
             products = []
             for name, c in coeffs:
                 letter = name[1:]
