@@ -18,8 +18,6 @@ worse than any candidate on that objective.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import opt_einsum
@@ -145,26 +143,16 @@ def candidates(net: Network, alpha: float | None = None) -> list[Order]:
     return found
 
 
-def best_order(net: Network, objective: str, dtype: DType, peaks: Peaks | None, scale: bool,
-               accept: Callable[[Order], bool] | None = None) -> tuple[Order, Cost]:
+def best_order(net: Network, objective: str, dtype: DType, peaks: Peaks | None, scale: bool) -> tuple[Order, Cost]:
     """The cheapest candidate order for `objective` ('flops', 'bytes' or 'sol', which needs `peaks`)."""
     alpha = None
     if peaks is not None:
         alpha = peaks.compute(dtype, True) / peaks.bandwidth * dtype.itemsize
     best: tuple[Order, Cost] | None = None
     for order in candidates(net, alpha):
-        if accept is not None and not accept(order):
-            continue
         cost = order_cost(order, net, dtype, peaks, scale)
         if best is None or cost.key(objective) < best[1].key(objective):
             best = (order, cost)
     assert best is not None
     return best
 
-
-def flops_counter(works: list[Work]) -> Counter[DType]:
-    total: Counter[DType] = Counter()
-    for w in works:
-        total.update(w.flops_tensor)
-        total.update(w.flops_vector)
-    return total

@@ -8,13 +8,15 @@ from typing import Any
 
 from solar.backends.contraction_order import OBJECTIVES, Cost, Network, Order, add_work, best_order
 from solar.backends.cost import Peaks, Work
-from solar.backends.report import quantity
+from solar.backends.report import quantity, seconds
 from solar.ir.expr import Binary, Expr, FloatLit, NameRef
 from solar.ir.ops import (
     Binding,
     EinsumOp,
     EinsumStmt,
     FuncOp,
+    GroupOp,
+    KernelOp,
     ModuleOp,
     Op,
     ReshapeOp,
@@ -26,7 +28,7 @@ from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import defined_values
 from solar.ir.types import TensorType
 from solar.passes.analysis.counts import einsum_counts
-from solar.passes.analysis.einsum_chains import RELABEL_OPS, Atom, Chain, ChainFinder, expand
+from solar.passes.analysis.einsum_chains import RELABEL_OPS, Atom, Chain, ChainFinder
 from solar.passes.analysis.units import Uses, walk_blocks
 from solar.targets.loader import TargetError, load_target
 
@@ -156,8 +158,8 @@ class _Rewrite:
         what = (f"reorder-einsum: chain @{chain.root.symbol} ({len(net.inputs)} tensors, {len(chain.einsums)} "
                 f"einsums, \"{net.equation}\")")
         figures = (f"FLOPs {quantity(before.flops)} → {quantity(after.flops)}, bytes {quantity(before.bytes)} → "
-                   f"{quantity(after.bytes)}" + (f", {self.peaks.target.name} SOL {_time(before.seconds)} → "
-                                                  f"{_time(after.seconds)}" if self.peaks is not None else ""))
+                   f"{quantity(after.bytes)}" + (f", {self.peaks.target.name} SOL {seconds(before.seconds)} → "
+                                                  f"{seconds(after.seconds)}" if self.peaks is not None else ""))
         if after.key(self.opts.objective) >= before.key(self.opts.objective):
             self.ctx.diagnostics.remark(f"{what} is already in its best order for {self.opts.objective}: {figures}",
                                         chain.root.loc)
@@ -235,7 +237,7 @@ class _Rewrite:
         chain = self.chain
         root = chain.root
         taken = {v.name for v in defined_values(self.func)}
-        symbols = {op.symbol for op in self.func.walk() if isinstance(op, EinsumOp) or hasattr(op, "symbol")}
+        symbols = {op.symbol for op in self.func.walk() if isinstance(op, EinsumOp | KernelOp | GroupOp)}
         dims = {letters[a]: a.dim for a in letters}
         new_ops: list[Op] = []
         base = root.results[0].name
@@ -374,10 +376,3 @@ def _kernel_of(op: EinsumOp) -> Any:
     return k.name if isinstance(k, SymbolRef) else op.symbol
 
 
-def _time(seconds: float) -> str:
-    from solar.backends.report import seconds as fmt
-
-    return fmt(seconds)
-
-
-__all__ = ["ChainReport", "ReorderEinsum", "ReorderResult", "expand"]
