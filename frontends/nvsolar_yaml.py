@@ -107,10 +107,30 @@ class _Importer:
         line, col = self.lines.get(layer, (0, 0))
         return GraphImportError(f"layer '{layer}': {message}", line, col)
 
+    def ordered(self) -> list[tuple[str, dict[str, Any]]]:
+        """The layers with each after the layers whose tensors it reads (file order where that holds)."""
+        layers = [(str(k), v) for k, v in self.doc["layers"].items()]
+        for lid, layer in layers:
+            if not isinstance(layer, dict) or not isinstance(layer.get("tensor_names"), dict):
+                raise self.error(lid, "is not a mapping with tensor_names")
+        maker = {name: lid for lid, layer in layers for name in layer["tensor_names"].get("outputs") or []}
+        done: set[str] = set()
+        out: list[tuple[str, dict[str, Any]]] = []
+        pending = list(layers)
+        while pending:
+            ready = [(lid, layer) for lid, layer in pending
+                     if all(maker.get(n, lid) in done or maker.get(n) == lid or n not in maker
+                            for n in layer["tensor_names"].get("inputs") or [])]
+            if not ready:
+                raise self.error(pending[0][0], "is part of a cycle: it reads tensors made by layers that read it")
+            for item in ready:
+                done.add(item[0])
+                out.append(item)
+            pending = [p for p in pending if p[0] not in done]
+        return out
+
     def run(self) -> str:
-        for lid, layer in self.doc["layers"].items():
-            if not isinstance(layer, dict):
-                raise self.error(str(lid), "is not a mapping")
+        for lid, layer in self.ordered():
             try:
                 self._layer(str(lid), layer)
             except (KeyError, IndexError, TypeError) as err:

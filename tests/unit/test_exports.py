@@ -181,3 +181,12 @@ def test_dot_renders(fmt: str, tmp_path: Path) -> None:
         assert b"<svg" in data and b"@scores" in data
     else:
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_import_orders_layers_by_their_tensors() -> None:
+    """A graph whose layers are listed consumers first imports as the same program."""
+    module = lifted("mlp")
+    doc = graph_of(module)
+    doc["layers"] = dict(reversed(list(doc["layers"].items())))
+    back = translate_nvsolar(yaml.safe_dump(doc, sort_keys=False), "reversed.yaml")
+    assert totals(back) == totals(module)
