@@ -14,9 +14,9 @@ import graphviz
 
 from solar.backends.einsum_graph import Graph, Node, einsum_graph, element_type
 from solar.backends.report import quantity, seconds
+from solar.ir.analysis.counts import Counts, einsum_counts
 from solar.ir.expr import format_expr
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, Value
-from solar.passes.analysis.counts import Counts, einsum_counts
 
 _SHAPES = {"einsum": "box", "kernel": "box3d"}
 

@@ -16,10 +16,10 @@ from typing import Any
 import yaml
 
 from solar.backends.einsum_graph import Graph, Node, einsum_graph
+from solar.ir.analysis.counts import is_contraction
 from solar.ir.einsum_spec import parse_spec
 from solar.ir.expr import Binary, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary, format_expr, linear_form
 from solar.ir.ops import EinsumOp, ModuleOp, PermuteOp, Value
-from solar.passes.analysis.counts import is_contraction
 
 TORCH_DTYPES = {"f64": "torch.float64", "f32": "torch.float32", "tf32": "torch.float32", "bf16": "torch.bfloat16",
                 "f16": "torch.float16", "f8e4m3": "torch.float8_e4m3fn", "f8e5m2": "torch.float8_e5m2",

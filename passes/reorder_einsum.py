@@ -9,6 +9,9 @@ from typing import Any
 from solar.backends.contraction_order import OBJECTIVES, Cost, Network, Order, add_work, best_order
 from solar.backends.cost import Peaks, Work
 from solar.backends.report import quantity, seconds
+from solar.ir.analysis.counts import einsum_counts
+from solar.ir.analysis.einsum_chains import RELABEL_OPS, Atom, Chain, ChainFinder
+from solar.ir.analysis.units import Uses, walk_blocks
 from solar.ir.expr import Binary, Expr, FloatLit, NameRef
 from solar.ir.ops import (
     Binding,
@@ -27,9 +30,6 @@ from solar.ir.ops import (
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import defined_values
 from solar.ir.types import TensorType
-from solar.passes.analysis.counts import einsum_counts
-from solar.passes.analysis.einsum_chains import RELABEL_OPS, Atom, Chain, ChainFinder
-from solar.passes.analysis.units import Uses, walk_blocks
 from solar.targets.loader import TargetError, load_target
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -17,7 +17,7 @@ from solar.backends.export_nvsolar import emit_nvsolar
 from solar.backends.export_timeloop import problem, timeloop_problems
 from solar.frontends.nvsolar_yaml import GraphImportError, translate_nvsolar
 from solar.ir import EinsumOp, ModuleOp, load
-from solar.passes.analysis.counts import einsum_counts
+from solar.ir.analysis.counts import einsum_counts
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["matmul", "conv2d", "softmax", "mlp", "layernorm", "rmsnorm", "bmm_bf16", "mlp_heads"]

@@ -19,11 +19,11 @@ from test_sol_support import run_passes
 from solar.backends.executor import prepare
 from solar.backends.inputs import random_inputs
 from solar.ir import DiagnosticEngine, EinsumOp, ModuleOp, load, parse_module, verify
+from solar.ir.analysis.counts import einsum_counts
+from solar.ir.analysis.einsum_chains import NotLinear, linear_einsum, reshape_groups
 from solar.ir.pass_manager import PassContext, PassManager
 from solar.ir.printer import print_module
 from solar.passes import registry
-from solar.passes.analysis.counts import einsum_counts
-from solar.passes.analysis.einsum_chains import NotLinear, linear_einsum, reshape_groups
 from solar.passes.reorder_einsum import ReorderEinsum
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
