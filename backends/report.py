@@ -41,6 +41,7 @@ class TargetReport:
     modes: dict[str, ModeResult]
     inverse: dict[str, Inverse] | None
     cache_aware: CacheAware | None = None  # set by tiling_ir.add_cache_aware after --tile-search
+    before_reorder: TargetReport | None = None  # the same program in its written order, after --reorder-einsum
 
     @property
     def name(self) -> str:
@@ -153,6 +154,19 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
             ca = r.cache_aware
             row += [seconds(ca.mode.seconds), ca.mode.bound] if ca is not None else ["n/a", ""]
         totals.add_row(*row)
+    if first.before_reorder is not None:
+        # After --reorder-einsum (docs/reorder.md): the program as written, and what the new order gains.
+        for m in MODES:
+            res = first.before_reorder.modes[m]
+            row = [f"before reorder: {labels[m]}", quantity(res.flops), quantity(res.bytes)]
+            for r in reports:
+                b = r.before_reorder
+                row += [seconds(b.modes[m].seconds), b.modes[m].bound] if b is not None else ["n/a", ""]
+            totals.add_row(*row)
+        gain = ["reorder gain (before ÷ after, fused)", "", ""]
+        for r in reports:
+            gain += [f"{reorder_gain(r)['fused']:.2f}×" if r.before_reorder is not None else "", ""]
+        totals.add_row(*gain)
     console.print(totals)
     if aware:
         console.print("cache-aware: fused groups moving their least traffic under a buffer of " + ", ".join(
@@ -220,8 +234,26 @@ def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int
                     "least_bandwidth": i.least_bandwidth}
                 for m, i in r.inverse.items()},
             "cache_aware": _cache_aware_json(r.cache_aware),
+            "reorder": _reorder_json(r),
         })
     return doc
+
+
+def reorder_gain(report: TargetReport) -> dict[str, float]:
+    """Time in the written order ÷ time in the reordered one, per mode."""
+    before = report.before_reorder
+    assert before is not None
+    return {m: (before.modes[m].seconds / res.seconds if res.seconds > 0 else 1.0) for m, res in report.modes.items()}
+
+
+def _reorder_json(r: TargetReport) -> dict[str, Any] | None:
+    """After --reorder-einsum: the modes of the program in its written order, and the gain (added in version 1;
+    null otherwise)."""
+    if r.before_reorder is None:
+        return None
+    return {"before": {m: {"time_s": res.seconds, "bound": res.bound, "flops": res.flops, "bytes": res.bytes}
+                       for m, res in r.before_reorder.modes.items()},
+            "gain": reorder_gain(r)}
 
 
 def _cache_aware_json(ca: CacheAware | None) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ PASSES: dict[str, str] = {
     "lift-einsum": "solar.passes.lift_einsum:LiftEinsum",
     "print-counts": "solar.passes.print_counts:PrintCounts",
     "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",
+    "reorder-einsum": "solar.passes.reorder_einsum:ReorderEinsum",
     "sol": "solar.passes.sol:SOL",
     "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",
     "symbol-dce": "solar.passes.symbol_dce:SymbolDCE",

@@ -10,8 +10,9 @@ from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
-from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
+from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
+from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
 from solar.targets.loader import TargetError, load_target
 
@@ -70,6 +71,14 @@ class SOL(Pass):
             loc = err.op.loc if err.op is not None else module.loc
             ctx.diagnostics.error(f"sol: {err}", loc)
             return
+        reordered = ctx.results.get("reorder-einsum")
+        if reordered is not None:  # --reorder-einsum ran: the written order too, for comparison
+            try:
+                before = CostModel(_as_costed(ctx, reordered.original, module))
+                for r in reports:
+                    r.before_reorder = analyse(before, r.peaks, latency)
+            except CostError as err:
+                ctx.diagnostics.remark(f"sol: no figures for the order before --reorder-einsum: {err}", module.loc)
         tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
@@ -99,6 +108,19 @@ class SOL(Pass):
                  "fusion_gain": r.fusion_gain,
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
+
+def _as_costed(ctx: PassContext, original: ModuleOp, current: ModuleOp) -> ModuleOp:
+    """The module as it was before --reorder-einsum, inlined and fused as the current one is, so that both
+    orders are priced alike."""
+    work = copy.deepcopy(original)
+    if any(op.opname == "solar.call" for op in work.walk()):
+        Inline().apply(ctx, work)
+    groups = [op for op in current.walk() if isinstance(op, GroupOp)]
+    if groups and not any(isinstance(op, GroupOp) for op in work.walk()):
+        mode = groups[0].attrs.get("mode", "greedy")
+        Fuse(mode=str(mode)).apply(ctx, work)
+    return work
+
 
 def _cached(entry: dict[str, Any], report: TargetReport, k: int) -> dict[str, Any]:
     """A group's entry with its cache-aware bytes, when that mode was computed (after --tile-search)."""

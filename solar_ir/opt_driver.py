@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, SourceManager
+from .ops import ModuleOp
 from .parser import parse_module
 from .pass_manager import Pass, PassContext, PassManager, PassTiming
 from .printer import print_module
@@ -18,12 +19,18 @@ SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
 EXPECTED = re.compile(r"//\s*expected-(error|warning|remark|note)(@[-+]?\d+|@above|@below)?\s*\{\{(.*?)\}\}")
 
 
+class EmitError(ValueError):
+    """An output format (`solar-opt --emit=...`) cannot express the module; the message is for the user."""
+
+
 @dataclass
 class OptOptions:
     verify_each: bool = True
     print_after_all: bool = False
     print_after: set[str] = field(default_factory=set)
     verify_diagnostics: bool = False
+    # Renders the module after the pipeline instead of printing it as SIR (solar-opt --emit=dot, ...).
+    emit: Callable[[ModuleOp], str] | None = None
 
 
 @dataclass
@@ -70,7 +77,14 @@ def process(text: str, file: str, first_line: int, passes: list[Pass], options: 
         finally:
             timings.extend(manager.timings)
         start = time.perf_counter()
-        output = print_module(module)
+        if options.emit is not None:
+            try:
+                output = options.emit(module)
+            except EmitError as err:
+                engine.error(str(err), module.loc)
+                return ChunkResult(None, engine, timings, False)
+        else:
+            output = print_module(module)
         timings.append(PassTiming("(print)", time.perf_counter() - start))
         return ChunkResult(output, engine, timings, True)
     except DiagnosticError:

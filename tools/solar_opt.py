@@ -15,6 +15,10 @@ from solar.passes.catalog import CATALOG, PassInfo, info_of_class
 from solar.tools._entry import add_version, run_main
 
 PROG = "solar-opt"
+# --emit formats other than SIR: 'module:function' taking the module and returning the text to write.
+EMITTERS = {"sir": "", "dot": "solar.backends.export_dot:emit_dot",
+            "nvsolar-yaml": "solar.backends.export_nvsolar:emit_nvsolar",
+            "timeloop": "solar.backends.export_timeloop:emit_timeloop"}
 
 
 class _UsageError(Exception):
@@ -71,6 +75,10 @@ def build_parser() -> _Parser:
                    help="print the IR after the named pass (repeatable)")
     p.add_argument("--no-verify", action="store_true", help="do not verify the IR after each pass")
     p.add_argument("--time-passes", action="store_true", help="report the time spent in each pass (stderr)")
+    p.add_argument("--emit", choices=sorted(EMITTERS), default="sir",
+                   help="what to write after the passes: the IR (sir), the einsum graph as Graphviz (dot), as "
+                   "NVIDIA SOLAR's YAML (nvsolar-yaml), or one Timeloop problem per einsum (timeloop; -o names a "
+                   "directory) (docs/exports.md)")
     p.add_argument("--split-input-file", action="store_true",
                    help="process each '// -----' separated chunk on its own")
     p.add_argument("--verify-diagnostics", action="store_true",
@@ -157,6 +165,15 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[An
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
 
 
+def _forward_reorder_target(passes: list[Any]) -> list[Any]:
+    """reorder-einsum{objective=sol} without a target prices orders on the target of the --sol pass."""
+    sol = next((p for p in passes if p.name == "sol"), None)
+    if sol is None:
+        return passes
+    return [dataclasses.replace(p, target=sol.target, allow_tf32=sol.allow_tf32)
+            if p.name == "reorder-einsum" and p.objective == "sol" and not p.target else p for p in passes]
+
+
 def _forward_tile_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
     """--tile-curve sets the `curve` option of the --tile-search pass."""
     if not args.tile_curve:
@@ -164,6 +181,18 @@ def _forward_tile_options(passes: list[Any], args: argparse.Namespace) -> list[A
     if not any(p.name == "tile-search" for p in passes):
         raise _UsageError("--tile-curve needs the --tile-search pass, e.g. --tile-search=l2")
     return [dataclasses.replace(p, curve=args.tile_curve) if p.name == "tile-search" else p for p in passes]
+
+
+def _emitter(name: str, output: str) -> Any:
+    if name == "sir":
+        return None
+    import importlib
+
+    module_name, func = EMITTERS[name].split(":")
+    emit = getattr(importlib.import_module(module_name), func)
+    if name == "timeloop" and output != "-":
+        return lambda module: emit(module, directory=output)
+    return emit
 
 
 def _list_targets() -> str:
@@ -218,6 +247,7 @@ def run(argv: Sequence[str]) -> int:
             return 0
         passes = _forward_sol_options(_build_pipeline(items), args)
         passes = _forward_tile_options(passes, args)
+        passes = _forward_reorder_target(passes)
         for name in args.print_ir_after:
             if name not in registry.table:  # an unknown name is an error, not a silent no-op
                 registry.load(name)
@@ -241,7 +271,9 @@ def run(argv: Sequence[str]) -> int:
         return 1
 
     options = OptOptions(not args.no_verify, args.print_ir_after_all, set(args.print_ir_after),
-                         args.verify_diagnostics)
+                         args.verify_diagnostics, _emitter(args.emit, args.output))
+    if args.emit == "timeloop" and args.output != "-":
+        args.output = "-"  # the emitter wrote one file per einsum into the directory; stdout gets their list
     chunks = split_input(text) if args.split_input_file else [(text, 1)]
     sources = SourceManager()
     outputs: list[str] = []

@@ -40,6 +40,9 @@ def build_parser() -> _Parser:
                    "get_init_inputs()), or with --framework jax a file defining forward() and get_inputs()")
     p.add_argument("-o", "--output", metavar="FILE.sir", help="where to write the IR (default: stdout)")
     p.add_argument("--framework", choices=["torch", "jax"], default="torch")
+    p.add_argument("--from", dest="source_format", choices=["python", "nvsolar-yaml"], default="python",
+                   help="what the source is: a Python program (default), or NVIDIA SOLAR's einsum graph YAML "
+                   "(docs/exports.md)")
     p.add_argument("--entry", metavar="MODULE:CALLABLE",
                    help="translate this callable (a module path or file, then ':' and the name) instead of Model")
     p.add_argument("--example-inputs", metavar="FILE.npz", help="inputs for --entry, in the order stored")
@@ -169,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from solar.frontends.lowering.core import LoweringError
 
         try:
+            if args.source_format == "nvsolar-yaml":
+                return _nvsolar(args)
             if args.llm or args.llm_only:
                 return _llm(args)
             if args.framework == "jax":
@@ -209,6 +214,32 @@ def _finish(module: Any, report: Any, lines: list[str], output: str | None) -> i
         lines.append("Validation: skipped (--no-validate)")
     header = "".join(f"// {line}\n" for line in lines)
     _write(header + print_module(module), output)
+    return 0
+
+
+def _nvsolar(args: argparse.Namespace) -> int:
+    from solar.frontends.nvsolar_yaml import GraphImportError, translate_nvsolar
+    from solar.ir import print_module
+    from solar.ir.diagnostics import DiagnosticError
+
+    if not args.source:
+        raise _UsageError("--from nvsolar-yaml needs the graph file, e.g. solar-translate --from nvsolar-yaml g.yaml")
+    with open(args.source, encoding="utf-8") as fh:
+        text = fh.read()
+    try:
+        module = translate_nvsolar(text, args.source)
+    except GraphImportError as err:
+        where = f"{args.source}:{err.line}:{err.col}" if err.line else args.source
+        lines = text.splitlines()
+        context = f"{lines[err.line - 1]}\n{' ' * max(err.col - 1, 0)}^\n" if 0 < err.line <= len(lines) else ""
+        sys.stderr.write(f"{where}: error: {err}\n{context}")
+        return 1
+    except DiagnosticError as err:
+        sys.stderr.write(err.format())
+        return 1
+    header = (f"// Translated by {PROG} from {args.source} (NVIDIA SOLAR einsum graph)\n"
+              "// Validation: none (an einsum graph has no program to run against)\n")
+    _write(header + print_module(module), args.output)
     return 0
 
 

@@ -60,11 +60,13 @@ def units_of(block: list[Op]) -> list[Unit]:
         elif isinstance(op, EinsumOp):
             origin = origin_kernel(op)
             last = units[-1] if units else None
-            if (origin is not None and last is not None and last.kind == "einsum"
-                    and origin_kernel(last.ops[-1]) == origin):
+            # Steps of a reordered chain (--reorder-einsum) are each their own unit, as a path executor runs them.
+            step = op.attrs.get("reorder")
+            if (origin is not None and last is not None and last.kind == "einsum" and step is None
+                    and origin_kernel(last.ops[-1]) == origin and "reorder" not in last.ops[-1].attrs):
                 last.ops.append(op)
             else:
-                units.append(Unit([op], origin or op.symbol, "einsum"))
+                units.append(Unit([op], op.symbol if step is not None else origin or op.symbol, "einsum"))
         elif isinstance(op, KernelOp):
             units.append(Unit([op], op.symbol, "kernel"))
         elif isinstance(op, MOVE_OPS):
