@@ -41,6 +41,10 @@ CATALOG: dict[str, PassInfo] = {
         (OptionInfo("counts", "bool", "True"),)),
     "print-counts": PassInfo("Print exact points, MACs, FLOPs and bytes per op and for the module"),
     "print-op-stats": PassInfo("Print the number of ops of each kind"),
+    "reorder-einsum": PassInfo(
+        "Re-associate einsum chains to cut FLOPs (objective=flops|bytes|sol, recompute=false)",
+        (OptionInfo("objective", "str", "'flops'"), OptionInfo("target", "str", "''"),
+         OptionInfo("allow_tf32", "bool", "False"), OptionInfo("recompute", "bool", "False")), "objective"),
     "sol": PassInfo(
         "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)",
         (OptionInfo("target", "str", "'h100'"), OptionInfo("allow_tf32", "bool", "False"),
