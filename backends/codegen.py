@@ -10,8 +10,9 @@ Semantics follow docs/ir.md ("Execution semantics and dtypes"):
   touch disjoint elements of everything they write (`loop_analysis.partitions`);
 - a reduction whose target does not move inside a loop is kept in a scalar across that loop (what a C
   compiler would do after proving no aliasing, which Numba cannot prove for arrays);
-- floats narrower than f32 are computed in f32 and rounded at every plain store; a buffer that is a
-  reduction target is an f32 accumulator for the whole kernel, rounded once when the kernel ends;
+- floats narrower than f32 are computed in f32 and rounded at every plain store; a float buffer that is the
+  target of a `+=` or `*=` reduction is an f64 accumulator for the whole kernel (`wide_accumulator`),
+  rounded once when the kernel ends, so a long f32 sum is as close as PyTorch's pairwise or blocked one;
 - an access that cannot be proven in bounds gets a run-time check that records the failure in `err`
   (raising inside a `prange` body would make Numba drop the parallel loop) and reads element 0 instead.
 """
@@ -82,6 +83,13 @@ from solar.backends.runtime import *  # noqa: F401,F403
 _JIT_OPTIONS = 'cache=True, error_model="numpy", fastmath={{"reassoc"}}, parallel={parallel}'
 
 
+def wide_accumulator(reduction: str | None, dtype: DType) -> bool:
+    """A float sum or product target accumulates in f64 (docs/ir.md, "Reductions accumulate wide"): a
+    sequential f32 sum over 10^6 terms drifts by ~1e-3 relative, far more than the framework's own pairwise
+    or blocked sum. max=/min= are exact in any order, so they keep the compute dtype."""
+    return reduction in ("add", "mul") and dtype.is_float and dtype != DType.F64
+
+
 def compute_class(dtype: DType) -> DType:
     """The dtype a value is computed in, as a DType: F32 for every float narrower than f64."""
     if dtype.is_float and dtype != DType.F64:
@@ -110,6 +118,7 @@ class GeneratedKernel:
     outer_indices: list[str]  # enclosing solar.for indices passed as trailing integer arguments
     output_init: list[float | int | bool | None]  # identity fill per output, None = zeros
     accumulators: list[bool]  # per output: a reduction target (rounded once at the end, not per store)
+    wide: list[bool] = field(default_factory=list)  # per output: an f64 accumulator (`wide_accumulator`)
     checks: list[BoundsCheck] = field(default_factory=list)
     prange_loops: int = 0
     hoisted: int = 0
@@ -129,6 +138,15 @@ class _TensorInfo:
     @property
     def dtype(self) -> DType:
         return self.type.dtype
+
+    @property
+    def wide(self) -> bool:
+        return wide_accumulator(self.reduction, self.type.dtype)
+
+    @property
+    def array_dtype(self) -> np.dtype:
+        """The dtype of the array the kernel sees: f64 for a wide accumulator, else the compute dtype."""
+        return np.dtype(np.float64) if self.wide else compute_dtype(self.type.dtype)
 
 
 class Emitter:
@@ -435,11 +453,11 @@ class KernelGen(Emitter):
         for t in infos:
             if t.role == "local":
                 shape = t.shape or (1,)
-                dt = compute_dtype(t.dtype).name
+                dt = t.array_dtype.name
                 if t.reduction is None:
                     self.line(f"{t.canon} = np.zeros({shape!r}, dtype=np.{dt})")
                 else:
-                    ident = literal(identity(t.reduction, t.dtype), compute_class(t.dtype))
+                    ident = literal(identity(t.reduction, t.dtype), DType.F64 if t.wide else compute_class(t.dtype))
                     self.line(f"{t.canon} = np.full({shape!r}, {ident}, dtype=np.{dt})")
         env = IntervalEnv()
         for name in self.outer:
@@ -457,6 +475,7 @@ class KernelGen(Emitter):
             outer_indices=list(self.outer),
             output_init=[None if t.reduction is None else identity(t.reduction, t.dtype) for t in outputs],
             accumulators=[t.reduction is not None for t in outputs],
+            wide=[t.wide for t in outputs],
             checks=self.checks,
             prange_loops=self.prange_loops,
             hoisted=self.hoisted,
@@ -927,7 +946,9 @@ class EinsumGen(Emitter):
             self.line(f"{self.acc} = r[{out_idx}]")
         else:
             red = first.reduction
-            self.line(f"{self.acc} = {literal(identity(red, out_t) if red else 0, ctx)}")
+            wide = wide_accumulator(red, out_t)
+            target = "accw" if wide else self.acc  # an f64 sum, narrowed once after the reduced loops
+            self.line(f"{target} = {literal(identity(red, out_t) if red else 0, DType.F64 if wide else ctx)}")
             if on_element:
                 self.line(f"if {' and '.join(self.constraint(c) for c in on_element)}:")
                 self.indent += 1
@@ -938,8 +959,10 @@ class EinsumGen(Emitter):
                 if rest:
                     self.line(f"if {' and '.join(self.constraint(c) for c in rest)}:")
                     self.indent += 1
-            self.combine_line(self.acc, red, self.value(first.value, ctx), out_t, ctx.is_float)
+            self.combine_line(target, red, self.value(first.value, ctx), out_t, ctx.is_float)
             self.indent = body_indent
+            if wide:
+                self.line(f"{self.acc} = np.{compute_dtype(ctx).name}(accw)")
         if epilogue is not None:
             self.line(f"{self.acc} = {self.value(epilogue.value, ctx)}")
         store = f"{_ROUNDERS[out_t]}({self.acc})" if is_rounded(out_t) else self.acc

@@ -23,6 +23,7 @@ import contextlib
 import importlib.util
 import operator
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,7 +43,7 @@ from solar.ir.ops import ModuleOp, Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, TranslationError, user_frame
+from .diagnostics import HarnessError, Problem, TranslationError, user_frame
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.registry import OutMeta, TorchNode
@@ -96,6 +97,14 @@ class TorchTranslation:
     param_dims: dict[str, list[tuple[int, int]]]  # parameter → (user input index, dim) where it sizes an input
     decomposed: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # Lifted constants (`ep.constants`) with real values that stay function arguments (too large to print
+    # as module constants): validation supplies these values, never looking them up on the model.
+    constants: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+# A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
+# a larger one stays an argument whose value validation takes from the exported program.
+MODULE_CONSTANT_LIMIT = 4096
 
 
 # ---- sizes ----------------------------------------------------------------------------------------
@@ -334,6 +343,8 @@ class GraphLowering:
         mb = ModuleBuilder(_sanitize_symbol(self.name), dict(self.syms.defaults))
         arg_types: list[tuple[str, TensorType]] = []
         arg_list: list[ArgSource] = []
+        inlined = self.module_constants(placeholders, sources)
+        placeholders = [n for n in placeholders if n not in inlined]
         for node in placeholders:
             val = node.meta.get("val")
             if not isinstance(val, torch.Tensor):
@@ -348,6 +359,11 @@ class GraphLowering:
         for node, value in zip(tensor_nodes, fb.args, strict=True):
             env[node] = value
         em = Emitter(fb)
+        for node, value in inlined.items():
+            dtype = sir_dtype(value.dtype)
+            data = value.detach().cpu()
+            data = data.float() if data.dtype in (torch.bfloat16, torch.float16) else data
+            env[node] = em.constant(data.tolist(), list(value.shape), dtype)
         outputs: list[Value] = []
         for node in graph.nodes:
             if node.op == "placeholder":
@@ -367,7 +383,25 @@ class GraphLowering:
         engine = DiagnosticEngine()
         if not verify(module, engine):
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
-        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where)
+        kept = {str(a.key): self.ep.constants[str(a.key)] for a in arg_list
+                if a.kind == "constant" and made_in_forward(str(a.key))
+                and _has_values(self.ep.constants.get(str(a.key)))}
+        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where, constants=kept)
+
+    def module_constants(self, placeholders: list[torch.fx.Node], sources: dict[str, ArgSource]
+                         ) -> dict[torch.fx.Node, torch.Tensor]:
+        """Constants made in `forward` (such as `torch.tensor(self.c)`) small enough to print: they become
+        `solar.constant`s instead of arguments. Tensor attributes of the model (made in `__init__`) stay
+        arguments, read from the seeded model at validation: their values may be random."""
+        out: dict[torch.fx.Node, torch.Tensor] = {}
+        for node in placeholders:
+            src = sources.get(node.name)
+            if src is None or src.kind != "constant" or not made_in_forward(str(src.key)):
+                continue
+            value = self.ep.constants.get(str(src.key))
+            if _has_values(value) and value.numel() <= MODULE_CONSTANT_LIMIT and value.dtype in TORCH_DTYPES:
+                out[node] = value
+        return out
 
     def tensor_type(self, val: torch.Tensor) -> TensorType:
         return ttype([self.syms.dim(d) for d in val.shape], sir_dtype(val.dtype))
@@ -467,6 +501,16 @@ class GraphLowering:
             elif not self.problems:
                 self.problems.append(Problem("output", f"output {arg} is not a tensor", None))
         return outs
+
+
+def made_in_forward(target: str) -> bool:
+    """True for a constant that export lifted from a tensor made in `forward`: its lift pass names them
+    `lifted_tensor_N`; tensor attributes of the model keep their attribute path."""
+    return re.fullmatch(r"lifted_tensor_\d+", target) is not None
+
+
+def _has_values(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.device.type != "meta"
 
 
 def _is_tensor(node: torch.fx.Node) -> bool:
@@ -571,12 +615,19 @@ def shrink_inputs(inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]]
     return out
 
 
-def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
-                     max_input_bytes: int = 1 << 30) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
-    """A function making seeded inputs at the sizes `small`, running the original model on them, and returning
-    (arrays for the IR's arguments, golden outputs)."""
+class ReferenceCase:
+    """Seeded inputs at the sizes `small`, the original model run on them: calling it returns (arrays for the
+    IR's arguments, golden outputs); `wide()` runs the same model and inputs in float64 (validation's check
+    of the framework's own rounding, frontends/validate.py). Failures of the user's code (building the model
+    or inputs, running forward) propagate as they are; failures of this harness raise `HarnessError`."""
 
-    def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def __init__(self, problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
+                 max_input_bytes: int = 1 << 30) -> None:
+        self.problem, self.tr, self.seed, self.small = problem, tr, seed, small
+        self.max_input_bytes = max_input_bytes
+
+    def build(self) -> tuple[torch.nn.Module, list[Any]]:
+        problem, tr, seed = self.problem, self.tr, self.seed
         torch.manual_seed(seed)
         np.random.seed(seed)
         model = problem.make_model().eval()
@@ -584,20 +635,55 @@ def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, sma
         with torch.device("meta"):
             meta_inputs = list(problem.make_inputs())
         size = sum(x.numel() * x.element_size() for x in meta_inputs if isinstance(x, torch.Tensor))
-        if size <= max_input_bytes:
-            inputs = shrink_inputs(list(problem.make_inputs()), tr.param_dims, small)
+        if size <= self.max_input_bytes:
+            full = list(problem.make_inputs())
+            inputs = _harness("shrinking the inputs", lambda: shrink_inputs(full, tr.param_dims, self.small))
         else:
-            inputs = synth_inputs(meta_inputs, tr.param_dims, small, seed)
+            inputs = _harness("making inputs", lambda: synth_inputs(meta_inputs, tr.param_dims, self.small, seed))
+        return model, inputs
+
+    def __call__(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        model, inputs = self.build()
         with torch.no_grad():
             golden = model(*inputs)
         golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
-        args: list[np.ndarray] = []
-        for src in tr.args:
-            x = inputs[int(src.key)] if src.kind == "input" else operator.attrgetter(str(src.key))(model)
-            args.append(to_numpy(x) if isinstance(x, torch.Tensor) else np.asarray(x))
+        args = [_harness(f"reading the value of argument {k} ({src.kind} {src.key})",
+                         lambda src=src: self.argument(src, model, inputs)) for k, src in enumerate(self.tr.args)]
         return args, [to_numpy(g) for g in golden_list if isinstance(g, torch.Tensor)]
 
-    return run
+    def argument(self, src: ArgSource, model: torch.nn.Module, inputs: list[Any]) -> np.ndarray:
+        if src.kind == "input":
+            x = inputs[int(src.key)]
+        elif src.kind == "constant" and str(src.key) in self.tr.constants:
+            x = self.tr.constants[str(src.key)]  # made in forward: its value is the exported one
+        else:
+            x = operator.attrgetter(str(src.key))(model)  # a parameter, buffer or tensor attribute
+        return to_numpy(x) if isinstance(x, torch.Tensor) else np.asarray(x)
+
+    def wide(self) -> list[np.ndarray] | None:
+        """The golden outputs of the model and inputs in float64, or None without float inputs or weights."""
+        model, inputs = self.build()
+        model = model.double()
+        inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        with torch.no_grad():
+            golden = model(*inputs)
+        golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
+        return [to_numpy(g.double() if g.is_floating_point() else g) for g in golden_list
+                if isinstance(g, torch.Tensor)]
+
+
+def _harness(what: str, step: Callable[[], Any]) -> Any:
+    try:
+        return step()
+    except Exception as err:
+        raise HarnessError(f"{what}: {type(err).__name__}: {err}") from err
+
+
+def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
+                     max_input_bytes: int = 1 << 30) -> ReferenceCase:
+    """A `ReferenceCase`: seeded inputs at the sizes `small`, the original model run on them, returning
+    (arrays for the IR's arguments, golden outputs)."""
+    return ReferenceCase(problem, tr, seed, small, max_input_bytes)
 
 
 def synth_inputs(meta_inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int],

@@ -197,6 +197,9 @@ def _finish(module: Any, report: Any, lines: list[str], output: str | None) -> i
     if report is not None:
         record(module, report)
         lines += report.header()
+        if report.internal:
+            sys.stderr.write(f"{PROG}: {report.error}\n")
+            return 2
         if not report.ok:
             sys.stderr.write(f"{PROG}: error: {report.summary()}\n")
             return 1

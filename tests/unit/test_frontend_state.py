@@ -1,0 +1,71 @@
+"""Programs whose values do not all come from inputs and weights: constants made in `forward`, constant
+attributes, and who is to blame when validation cannot run."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from solar.frontends.torch_export import (  # noqa: E402
+    ArgSource,
+    TorchProblem,
+    load_problem,
+    reference_runner,
+    translate_problem,
+)
+from solar.frontends.validate import small_sizes, validate_sized  # noqa: E402
+from solar.ir import print_module  # noqa: E402
+
+CASES = os.path.join(os.path.dirname(__file__), "..", "frontend_corpus", "cases")
+
+
+def _validate(problem: TorchProblem, tr):  # type: ignore[no-untyped-def]
+    return validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), small_sizes(tr.module))
+
+
+def test_constants_made_in_forward_become_module_constants() -> None:
+    problem = load_problem(os.path.join(CASES, "lifted_constant.py"))
+    tr = translate_problem(problem)
+    text = print_module(tr.module)
+    assert "solar.constant 0.5 : tensor<f32>" in text and "solar.constant [2.0] : tensor<1xf32>" in text
+    assert [(a.kind, a.key) for a in tr.args] == [("constant", "offset"), ("input", 0)]
+    report = _validate(problem, tr)
+    assert report.ok and report.max_abs_error == 0.0, report.summary()
+
+
+def test_large_forward_constants_stay_arguments_with_exported_values() -> None:
+    class Big(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x + torch.tensor([float(k % 7) for k in range(5000)])
+
+    problem = TorchProblem(Big, lambda: [torch.randn(2, 5000)], "big")
+    tr = translate_problem(problem)
+    assert [a.kind for a in tr.args] == ["constant", "input"] and list(tr.constants) == ["lifted_tensor_0"]
+    assert _validate(problem, tr).ok
+
+
+def test_a_real_failure_of_the_original_says_so() -> None:
+    class FailsOnData(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if x.device.type == "cpu":  # traced on the meta device, so export never sees this
+                raise ValueError("refusing CPU tensors")
+            return x * 2
+
+    problem = TorchProblem(FailsOnData, lambda: [torch.randn(2, 3)], "fails")
+    tr = translate_problem(problem, dynamic="none")
+    report = _validate(problem, tr)
+    assert not report.ok and not report.internal
+    assert report.error == "the original program failed on the validation inputs: ValueError: refusing CPU tensors"
+
+
+def test_a_failure_of_the_harness_is_an_internal_error_with_its_cause() -> None:
+    problem = load_problem(os.path.join(CASES, "lifted_constant.py"))
+    tr = translate_problem(problem)
+    tr.args[0] = ArgSource("buffer", "no_such_buffer")
+    report = _validate(problem, tr)
+    assert not report.ok and report.internal
+    assert report.error.startswith("internal error in validation: reading the value of argument 0 (buffer "
+                                   "no_such_buffer): AttributeError")
