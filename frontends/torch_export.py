@@ -100,6 +100,8 @@ class TorchTranslation:
     # Lifted constants (`ep.constants`) with real values that stay function arguments (too large to print
     # as module constants): validation supplies these values, never looking them up on the model.
     constants: dict[str, torch.Tensor] = field(default_factory=dict)
+    # Python numbers among the user's inputs (by input position): constants of the IR, with these values.
+    scalars: dict[int, int | float | bool] = field(default_factory=dict)
 
 
 # A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
@@ -345,11 +347,15 @@ class GraphLowering:
         arg_list: list[ArgSource] = []
         inlined = self.module_constants(placeholders, sources)
         placeholders = [n for n in placeholders if n not in inlined]
+        scalars: dict[torch.fx.Node, int | float | bool] = {}
         for node in placeholders:
             val = node.meta.get("val")
+            if isinstance(val, int | float | bool) and node.name in users:
+                scalars[node] = val  # a Python number among the inputs: a constant of the program
+                continue
             if not isinstance(val, torch.Tensor):
                 self.problems.append(Problem("input", f"input '{node.name}' is a {type(val).__name__}, not a "
-                                             "tensor: only tensor inputs are supported", None))
+                                             "tensor or a Python number: it is not supported", None))
                 continue
             arg_types.append((_sanitize_value(node.name), self.tensor_type(val)))
             arg_list.append(sources.get(node.name, ArgSource("input", node.name)))
@@ -358,6 +364,7 @@ class GraphLowering:
         tensor_nodes = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor)]
         for node, value in zip(tensor_nodes, fb.args, strict=True):
             env[node] = value
+        env.update(scalars)
         em = Emitter(fb)
         for node, value in inlined.items():
             dtype = sir_dtype(value.dtype)
@@ -386,7 +393,8 @@ class GraphLowering:
         kept = {str(a.key): self.ep.constants[str(a.key)] for a in arg_list
                 if a.kind == "constant" and made_in_forward(str(a.key))
                 and _has_values(self.ep.constants.get(str(a.key)))}
-        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where, constants=kept)
+        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where, constants=kept,
+                                scalars={users[n.name]: v for n, v in scalars.items()})
 
     def module_constants(self, placeholders: list[torch.fx.Node], sources: dict[str, ArgSource]
                          ) -> dict[torch.fx.Node, torch.Tensor]:

@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (importing a family registers its entries)
     reduction,
     shape,
     softmax,
+    upsample,
 )
 from .core import Emitter, LoweringError
 from .registry import JAX_LOWERINGS, TORCH_LOWERINGS, TorchNode, jax_prim, torch_op
