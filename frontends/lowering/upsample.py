@@ -33,6 +33,11 @@ class _Axis:
     b: int
     d: int
 
+    def numerator(self, o: Expr) -> Expr:
+        """A(o) as an index expression."""
+        prod = o if self.a == 1 else Binary("*", IntLit(self.a), o)
+        return Binary("+", prod, IntLit(self.b)) if self.b else prod
+
     def lower_tap(self, o: int) -> int:
         return max(self.a * o + self.b, 0) // self.d
 
@@ -86,34 +91,54 @@ def lower_upsample_linear(n: TorchNode) -> Value:
             raise n.unsupported(str(err)) from None
     acc = acc_dtype(t.dtype)
     kb = n.em.kernel([(x, "X")], [("Y", ttype(out, t.dtype))])
+    # The weights of each axis's two taps, computed once per output coordinate into on-chip locals (as a
+    # library precomputes them), so each output element costs only its interpolation.
+    for k, ax in enumerate(axes):
+        interior = [r for r in ax.ranges() if r[0] == "in"]
+        if not interior or ax.d == 1:
+            continue
+        kb.local(f"W{k}", ttype([ax.out], acc))
+        kb.local(f"V{k}", ttype([ax.out], acc))
+        _, first, end = interior[0]
+        with loops(kb, [end], f"w{k}_", lower=[first]) as (o,):
+            kb.assign(access(f"W{k}", [o]), Binary("/", Cast(acc, Binary("mod", ax.numerator(o), IntLit(ax.d))),
+                                                   lit(float(ax.d), acc)))
+            kb.assign(access(f"V{k}", [o]), Binary("-", lit(1.0, acc), access(f"W{k}", [o])))
     lead = t.rank - nsp
     for combo in itertools.product(*[ax.ranges() for ax in axes]):
         lows = [0] * lead + [r[1] for r in combo]
         ends = list(out[:lead]) + [r[2] for r in combo]
         with loops(kb, ends, "i", lower=lows) as idx:
-            per_axis = [_taps(ax, kind, idx[lead + k], acc) for k, (ax, (kind, _, _)) in enumerate(zip(axes, combo,
-                                                                                                      strict=True))]
-            total: Expr | None = None
-            for taps in itertools.product(*per_axis):
-                term: Expr = cast(access("X", [*idx[:lead], *(i for i, _ in taps)]), t.dtype, acc)
-                for _, w in taps:
-                    if w is not None:
-                        term = Binary("*", term, w)
-                total = term if total is None else Binary("+", total, term)
-            assert total is not None
-            kb.assign(access("Y", idx), cast(total, acc, t.dtype))
+            taps = [_taps(ax, kind, idx[lead + k], k) for k, (ax, (kind, _, _)) in enumerate(zip(axes, combo,
+                                                                                                 strict=True))]
+
+            kb.assign(access("Y", idx), cast(_interpolate(taps, [], idx[:lead], t.dtype, acc), acc, t.dtype))
     return kb.results[0]
 
 
-def _taps(ax: _Axis, kind: str, o: Expr, acc: DType) -> list[tuple[Expr, Expr | None]]:
-    """(index, weight) of each tap along one axis for outputs `o` of a range; weight None means 1."""
+def _interpolate(taps: list[list[tuple[Expr, Expr | None]]], chosen: list[Expr], lead: list[Expr], dtype: DType,
+                 acc: DType) -> Expr:
+    """Separable: a lerp along the first remaining axis of lerps along the later ones, 3·(2^d − 1)
+    operations for d interpolated axes (fewer where an axis has one tap)."""
+    k = len(chosen)
+    if k == len(taps):
+        return cast(access("X", [*lead, *chosen]), dtype, acc)
+    total: Expr | None = None
+    for i, w in taps[k]:
+        inner = _interpolate(taps, [*chosen, i], lead, dtype, acc)
+        term = inner if w is None else Binary("*", inner, w)
+        total = term if total is None else Binary("+", total, term)
+    assert total is not None
+    return total
+
+
+def _taps(ax: _Axis, kind: str, o: Expr, k: int) -> list[tuple[Expr, Expr | None]]:
+    """(index, weight) of each tap along axis k for outputs `o` of a range; weight None means 1."""
     if kind == "low":
         return [(IntLit(0), None)]
     if kind == "high":
         return [(IntLit(ax.size - 1), None)]
-    num = Binary("+", Binary("*", IntLit(ax.a), o), IntLit(ax.b)) if ax.b else Binary("*", IntLit(ax.a), o)
     if ax.d == 1:
-        return [(num, None)]  # src is an integer: one tap, weight 1
-    i0 = Binary("floordiv", num, IntLit(ax.d))
-    frac = Binary("/", Cast(acc, Binary("mod", num, IntLit(ax.d))), lit(float(ax.d), acc))
-    return [(i0, Binary("-", lit(1.0, acc), frac)), (Binary("+", i0, IntLit(1)), frac)]
+        return [(ax.numerator(o), None)]  # src is an integer: one tap, weight 1
+    i0 = Binary("floordiv", ax.numerator(o), IntLit(ax.d))
+    return [(i0, access(f"V{k}", [o])), (Binary("+", i0, IntLit(1)), access(f"W{k}", [o]))]
