@@ -102,6 +102,8 @@ class TorchTranslation:
     constants: dict[str, torch.Tensor] = field(default_factory=dict)
     # Python numbers among the user's inputs (by input position): constants of the IR, with these values.
     scalars: dict[int, int | float | bool] = field(default_factory=dict)
+    # Buffers and parameters that `forward` updates in place: their new values are the last outputs.
+    state: list[str] = field(default_factory=list)
 
 
 # A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
@@ -287,6 +289,7 @@ class GraphLowering:
         self.name = name
         self.syms = SymbolNames()
         self.problems: list[Problem] = []
+        self.state: list[str] = []  # buffers/parameters updated in place: their new values end the outputs
 
     def user_input_index(self) -> dict[str, int]:
         idx = 0
@@ -394,7 +397,7 @@ class GraphLowering:
                 if a.kind == "constant" and made_in_forward(str(a.key))
                 and _has_values(self.ep.constants.get(str(a.key)))}
         return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where, constants=kept,
-                                scalars={users[n.name]: v for n, v in scalars.items()})
+                                scalars={users[n.name]: v for n, v in scalars.items()}, state=list(self.state))
 
     def module_constants(self, placeholders: list[torch.fx.Node], sources: dict[str, ArgSource]
                          ) -> dict[torch.fx.Node, torch.Tensor]:
@@ -497,18 +500,27 @@ class GraphLowering:
                 raise LoweringError(f"internal error: lowering produced {v.type}, export says {meta.type}")
 
     def collect_outputs(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> list[Value]:
+        """The user's outputs, then the new value of every buffer or parameter that `forward` updates in
+        place (`copy_`, `add_`, `index_put_`: export's functional graph returns them), in the graph's order;
+        `self.state` lists their targets."""
         kinds = torch.export.graph_signature.OutputKind
-        outs = []
+        outs: list[Value] = []
+        state: list[Value] = []
         specs = self.ep.graph_signature.output_specs
         for spec, arg in zip(specs, node.args[0], strict=True):  # type: ignore[arg-type]
-            if spec.kind != kinds.USER_OUTPUT:
-                continue  # buffer mutations (e.g. batch-norm running stats in training) are not outputs
+            mutation = spec.kind in (kinds.BUFFER_MUTATION, kinds.PARAMETER_MUTATION)
+            if spec.kind != kinds.USER_OUTPUT and not mutation:
+                continue
             v = env.get(arg) if isinstance(arg, torch.fx.Node) else None
             if isinstance(v, Value):
-                outs.append(v)
+                if mutation:
+                    state.append(v)
+                    self.state.append(str(spec.target))
+                else:
+                    outs.append(v)
             elif not self.problems:
                 self.problems.append(Problem("output", f"output {arg} is not a tensor", None))
-        return outs
+        return outs + state
 
 
 def made_in_forward(target: str) -> bool:
@@ -652,12 +664,22 @@ class ReferenceCase:
 
     def __call__(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
         model, inputs = self.build()
+        # Read before forward: buffers updated in place must enter the IR with their old values.
+        args = [_harness(f"reading the value of argument {k} ({src.kind} {src.key})",
+                         lambda src=src: self.argument(src, model, inputs)) for k, src in enumerate(self.tr.args)]
+        return args, self.outputs(model, inputs, to_numpy)
+
+    def outputs(self, model: torch.nn.Module, inputs: list[Any], convert: Callable[[torch.Tensor], np.ndarray]
+                ) -> list[np.ndarray]:
+        """Runs forward: the user's outputs, then the new values of the state it updates in place."""
         with torch.no_grad():
             golden = model(*inputs)
         golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
-        args = [_harness(f"reading the value of argument {k} ({src.kind} {src.key})",
-                         lambda src=src: self.argument(src, model, inputs)) for k, src in enumerate(self.tr.args)]
-        return args, [to_numpy(g) for g in golden_list if isinstance(g, torch.Tensor)]
+        out = [convert(g) for g in golden_list if isinstance(g, torch.Tensor)]
+        for target in self.tr.state:
+            out.append(_harness(f"reading the updated state {target}",
+                                lambda target=target: convert(operator.attrgetter(target)(model))))
+        return out
 
     def argument(self, src: ArgSource, model: torch.nn.Module, inputs: list[Any]) -> np.ndarray:
         if src.kind == "input":
@@ -666,18 +688,14 @@ class ReferenceCase:
             x = self.tr.constants[str(src.key)]  # made in forward: its value is the exported one
         else:
             x = operator.attrgetter(str(src.key))(model)  # a parameter, buffer or tensor attribute
-        return to_numpy(x) if isinstance(x, torch.Tensor) else np.asarray(x)
+        return to_numpy(x).copy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
     def wide(self) -> list[np.ndarray] | None:
         """The golden outputs of the model and inputs in float64, or None without float inputs or weights."""
         model, inputs = self.build()
         model = model.double()
         inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        with torch.no_grad():
-            golden = model(*inputs)
-        golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
-        return [to_numpy(g.double() if g.is_floating_point() else g) for g in golden_list
-                if isinstance(g, torch.Tensor)]
+        return self.outputs(model, inputs, lambda g: to_numpy(g.double() if g.is_floating_point() else g))
 
 
 def _harness(what: str, step: Callable[[], Any]) -> Any:

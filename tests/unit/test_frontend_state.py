@@ -69,3 +69,26 @@ def test_a_failure_of_the_harness_is_an_internal_error_with_its_cause() -> None:
     assert not report.ok and report.internal
     assert report.error.startswith("internal error in validation: reading the value of argument 0 (buffer "
                                    "no_such_buffer): AttributeError")
+
+
+def test_state_updated_in_place_becomes_outputs() -> None:
+    """`self.hidden.copy_(h0)`, `self.count.add_(...)`, `self.table.index_put_(...)`: the new values of the
+    buffers follow the user's output, and validation compares them with the buffers after forward."""
+    problem = load_problem(os.path.join(CASES, "inplace_state.py"))
+    tr = translate_problem(problem)
+    assert tr.state == ["hidden", "count", "table"]
+    assert len(tr.module.entry.result_types) == 4
+    report = _validate(problem, tr)
+    assert report.ok and len(report.outputs) == 4, report.summary()
+
+
+def test_python_numbers_among_the_inputs_are_constants() -> None:
+    class Scale(torch.nn.Module):
+        def forward(self, a: torch.Tensor, s: float) -> torch.Tensor:
+            return a * s
+
+    problem = TorchProblem(Scale, lambda: [torch.randn(3, 4), 3.14], "scalar")
+    tr = translate_problem(problem)
+    assert tr.scalars == {1: 3.14} and [a.kind for a in tr.args] == ["input"]
+    assert "3.14" in print_module(tr.module)
+    assert _validate(problem, tr).ok
