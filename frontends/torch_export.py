@@ -104,6 +104,7 @@ class TorchTranslation:
     scalars: dict[int, int | float | bool] = field(default_factory=dict)
     # Buffers and parameters that `forward` updates in place: their new values are the last outputs.
     state: list[str] = field(default_factory=list)
+    decomposed_ops: list[str] = field(default_factory=list)  # ops without a lowering, decomposed instead
 
 
 # A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
@@ -587,6 +588,7 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslat
         raise TranslationError(second.problems, f"{len(second.problems)} unsupported op(s) in {name}")
     out = second.lower()
     out.decomposed = True
+    out.decomposed_ops = sorted({display_name(n.target) for n in missing})
     out.timings["decompose"] = time.perf_counter() - start
     return out
 
