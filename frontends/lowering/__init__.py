@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (importing a family registers its entries)
     pooling,
     recurrent,
     reduction,
+    selection,
     shape,
     softmax,
     upsample,

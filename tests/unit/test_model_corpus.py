@@ -52,4 +52,4 @@ def test_model_family(path: str) -> None:
 
 def test_the_corpus_covers_every_family() -> None:
     names = {os.path.basename(p) for p in harness.model_programs()}
-    assert {"llama_gqa.py", "bert.py", "vit.py", "unet.py", "flax_transformer.py"} <= names
+    assert {"llama_gqa.py", "bert.py", "vit.py", "moe.py", "unet.py", "flax_transformer.py"} <= names
