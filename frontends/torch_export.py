@@ -46,6 +46,7 @@ from solar.ir.verifier import verify
 from .diagnostics import HarnessError, Problem, TranslationError, user_frame
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
+from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode
 
 TORCH_DTYPES: dict[torch.dtype, DType] = {
@@ -391,6 +392,9 @@ class GraphLowering:
         fb.ret(*outputs)
         module = mb.module
         module.attrs["origin"] = "torch.export"
+        drawn = sorted({display_name(n.target) for n in graph.nodes if n.op == "call_function" and _draws_random(n)})
+        if drawn:
+            module.attrs["random"] = drawn  # validated by statistics (frontends/validate.py)
         engine = DiagnosticEngine()
         if not verify(module, engine):
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
@@ -522,6 +526,16 @@ class GraphLowering:
             elif not self.problems:
                 self.problems.append(Problem("output", f"output {arg} is not a tensor", None))
         return outs + state
+
+
+def _draws_random(node: torch.fx.Node) -> bool:
+    key = op_key(node.target)
+    if key in RANDOM_OPS:
+        return True
+    if key in ("aten::dropout", "aten::native_dropout"):
+        args = list(node.args)
+        return bool(args[1] if len(args) > 1 else 0.0) and bool(args[2] if len(args) > 2 else node.kwargs.get("train"))
+    return False
 
 
 def made_in_forward(target: str) -> bool:

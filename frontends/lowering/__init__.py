@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (importing a family registers its entries)
     norm,
     pointwise,
     pooling,
+    random,
     recurrent,
     reduction,
     selection,

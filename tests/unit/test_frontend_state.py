@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -12,12 +13,15 @@ torch = pytest.importorskip("torch")
 from solar.frontends.torch_export import (  # noqa: E402
     ArgSource,
     TorchProblem,
+    callable_problem,
     load_problem,
     reference_runner,
     translate_problem,
 )
-from solar.frontends.validate import small_sizes, validate_sized  # noqa: E402
+from solar.frontends.validate import compare_statistics, small_sizes, validate_sized  # noqa: E402
 from solar.ir import print_module  # noqa: E402
+from solar.ir.dtypes import DType  # noqa: E402
+from solar.ir.ops import KernelOp  # noqa: E402
 
 CASES = os.path.join(os.path.dirname(__file__), "..", "frontend_corpus", "cases")
 
@@ -92,3 +96,29 @@ def test_python_numbers_among_the_inputs_are_constants() -> None:
     assert tr.scalars == {1: 3.14} and [a.kind for a in tr.args] == ["input"]
     assert "3.14" in print_module(tr.module)
     assert _validate(problem, tr).ok
+
+
+def test_random_ops_write_their_output_and_validate_by_statistics() -> None:
+    """torch.randn in forward (an LSTM's initial state), rand_like, bernoulli and training-mode dropout:
+    each is a generator kernel that only writes; validation compares statistics and the header says so."""
+    problem = load_problem(os.path.join(CASES, "suite_lstm_randn.py"))
+    tr = translate_problem(problem)
+    assert tr.module.attrs["random"] == ["aten.randn.default"]
+    gen = [op for op in tr.module.entry.walk() if isinstance(op, KernelOp) and op.symbol.startswith("rand")]
+    assert gen and all(not op.inputs for op in gen)  # no reads: a generator writes its output
+    report = _validate(problem, tr)
+    assert report.ok, report.summary()
+    assert "validated by shape, dtype and statistics" in report.note
+    for fn in (lambda x: torch.rand_like(x) * x, lambda x: torch.bernoulli(torch.sigmoid(x)),
+               lambda x: torch.nn.functional.dropout(x, 0.3, training=True)):
+        p = callable_problem(fn, [torch.randn(64, 32)], "rnd")
+        t = translate_problem(p)
+        assert _validate(p, t).ok
+
+
+def test_statistics_fail_a_different_distribution() -> None:
+    rng = np.random.default_rng(0)
+    normal = rng.standard_normal(4096).astype(np.float32)
+    assert compare_statistics(rng.standard_normal(4096).astype(np.float32), normal, DType.F32, 0).ok
+    assert not compare_statistics(rng.uniform(size=4096).astype(np.float32), normal, DType.F32, 0).ok
+    assert not compare_statistics(normal + 0.2, normal, DType.F32, 0).ok
