@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from solar.ir.builder import KernelBuilder
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Cast, Expr, IntLit
 from solar.ir.ops import Value
@@ -25,14 +26,19 @@ _PRIME = 2147483647  # 2^31 − 1: the MINSTD modulus
 _BITS = 1 << 24  # uniform values on a grid of 2^-24: every one an exact f32
 
 
-def _uniform(flat: Expr, stream: int, dtype: DType) -> Expr:
+def _uniform(kb: KernelBuilder, idx: list[Expr], flat: Expr, stream: int, dtype: DType) -> Expr:
     """A value in (0, 1) from the flat index: an affine scramble, a squaring and a MINSTD step mod 2^31 − 1
-    (i64 arithmetic, which wraps as SIR integers do), then 24 bits of it."""
-    h: Expr = Binary("mod", Binary("+", Binary("*", flat, IntLit(2654435761)), IntLit(12345 + 7919 * stream)),
-                     IntLit(_PRIME))
-    h = Binary("mod", Binary("+", Binary("*", h, h), IntLit(7 + stream)), IntLit(_PRIME))
-    h = Binary("mod", Binary("*", h, IntLit(48271)), IntLit(_PRIME))
-    bits = Cast(dtype, Binary("mod", h, IntLit(_BITS)))
+    (i64 arithmetic, which wraps as SIR integers do), then 24 bits of it. The scrambled index is kept in an
+    on-chip local so the squaring reads it instead of computing it twice."""
+    name = f"h{stream}"
+    kb.local(name, ttype([], DType.I64))
+    h0 = Binary("mod", Binary("+", Binary("*", flat, IntLit(2654435761)), IntLit(12345 + 7919 * stream)),
+                IntLit(_PRIME))
+    kb.assign(access(name, []), h0)
+    h = access(name, [])
+    h2 = Binary("mod", Binary("+", Binary("*", h, h), IntLit(7 + stream)), IntLit(_PRIME))
+    h3 = Binary("mod", Binary("*", h2, IntLit(48271)), IntLit(_PRIME))
+    bits = Cast(dtype, Binary("mod", h3, IntLit(_BITS)))
     return Binary("/", Binary("+", bits, lit(0.5, dtype)), lit(float(_BITS), dtype))
 
 
@@ -43,11 +49,11 @@ def random_kernel(em: Emitter, shape: tuple, dtype: DType, normal: bool) -> Valu
     kb = em.kernel([], [("Y", ttype(shape, dtype))], "rand")
     with loops(kb, shape) as idx:
         flat = linear_index(idx, shape)
-        u = _uniform(flat, stream, compute)
+        u = _uniform(kb, idx, flat, stream, compute)
         if normal:
             radius = fcall("sqrt", Binary("*", lit(-2.0, compute), fcall("log", u)))
             v: Expr = Binary("*", radius, fcall("cos", Binary("*", lit(2 * math.pi, compute),
-                                                              _uniform(flat, stream + 1, compute))))
+                                                              _uniform(kb, idx, flat, stream + 1, compute))))
         else:
             v = u
         kb.assign(access("Y", idx), v if compute == dtype else Cast(dtype, v))
