@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Run as a script, this folder is sys.path[0]; this file's name would then shadow the `coverage` package
+# that Numba imports.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != HERE]
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "frontend_corpus"))
 
 
