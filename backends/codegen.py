@@ -10,8 +10,9 @@ Semantics follow docs/ir.md ("Execution semantics and dtypes"):
   touch disjoint elements of everything they write (`loop_analysis.partitions`);
 - a reduction whose target does not move inside a loop is kept in a scalar across that loop (what a C
   compiler would do after proving no aliasing, which Numba cannot prove for arrays);
-- floats narrower than f32 are computed in f32 and rounded at every plain store; a buffer that is a
-  reduction target is an f32 accumulator for the whole kernel, rounded once when the kernel ends;
+- floats narrower than f32 are computed in f32 and rounded at every plain store; a float buffer that is the
+  target of a `+=` or `*=` reduction is an f64 accumulator for the whole kernel (`wide_accumulator`),
+  rounded once when the kernel ends, so a long f32 sum is as close as PyTorch's pairwise or blocked one;
 - an access that cannot be proven in bounds gets a run-time check that records the failure in `err`
   (raising inside a `prange` body would make Numba drop the parallel loop) and reads element 0 instead.
 """
@@ -49,7 +50,7 @@ from .codegen_expr import (
     compute_class,
     literal,
 )
-from .dtypes import compute_dtype, identity, is_rounded
+from .dtypes import identity, is_rounded
 from .loop_analysis import IntervalEnv
 
 
@@ -62,6 +63,7 @@ class GeneratedKernel:
     outer_indices: list[str]  # enclosing solar.for indices passed as trailing integer arguments
     output_init: list[float | int | bool | None]  # identity fill per output, None = zeros
     accumulators: list[bool]  # per output: a reduction target (rounded once at the end, not per store)
+    wide: list[bool] = field(default_factory=list)  # per output: an f64 accumulator (`wide_accumulator`)
     checks: list[BoundsCheck] = field(default_factory=list)
     prange_loops: int = 0
     hoisted: int = 0
@@ -110,11 +112,11 @@ class KernelGen(SourceEmitter):
         for t in infos:
             if t.role == "local":
                 shape = t.shape or (1,)
-                dt = compute_dtype(t.dtype).name
+                dt = t.array_dtype.name
                 if t.reduction is None:
                     self.line(f"{t.canon} = np.zeros({shape!r}, dtype=np.{dt})")
                 else:
-                    ident = literal(identity(t.reduction, t.dtype), compute_class(t.dtype))
+                    ident = literal(identity(t.reduction, t.dtype), DType.F64 if t.wide else compute_class(t.dtype))
                     self.line(f"{t.canon} = np.full({shape!r}, {ident}, dtype=np.{dt})")
         env = IntervalEnv()
         for name in self.outer:
@@ -132,6 +134,7 @@ class KernelGen(SourceEmitter):
             outer_indices=list(self.outer),
             output_init=[None if t.reduction is None else identity(t.reduction, t.dtype) for t in outputs],
             accumulators=[t.reduction is not None for t in outputs],
+            wide=[t.wide for t in outputs],
             checks=self.checks,
             prange_loops=self.prange_loops,
             hoisted=self.hoisted,

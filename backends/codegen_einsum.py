@@ -21,8 +21,16 @@ from solar.ir.expr import (
 from solar.ir.ops import EinsumOp
 
 from . import loop_analysis as analysis
-from .codegen_expr import JIT_OPTIONS, MIN_PARALLEL_POINTS, ROUNDERS, SourceEmitter, compute_class, literal
-from .dtypes import identity, is_rounded
+from .codegen_expr import (
+    JIT_OPTIONS,
+    MIN_PARALLEL_POINTS,
+    ROUNDERS,
+    SourceEmitter,
+    compute_class,
+    literal,
+    wide_accumulator,
+)
+from .dtypes import compute_dtype, identity, is_rounded
 from .einsum import geometry
 from .errors import UnsupportedError
 from .loop_analysis import IntervalEnv
@@ -133,7 +141,9 @@ class EinsumGen(SourceEmitter):
             self.line(f"{self.acc} = r[{out_idx}]")
         else:
             red = first.reduction
-            self.line(f"{self.acc} = {literal(identity(red, out_t) if red else 0, ctx)}")
+            wide = wide_accumulator(red, out_t)
+            target = "accw" if wide else self.acc  # an f64 sum, narrowed once after the reduced loops
+            self.line(f"{target} = {literal(identity(red, out_t) if red else 0, DType.F64 if wide else ctx)}")
             if on_element:
                 self.line(f"if {' and '.join(self.constraint(c) for c in on_element)}:")
                 self.indent += 1
@@ -144,8 +154,10 @@ class EinsumGen(SourceEmitter):
                 if rest:
                     self.line(f"if {' and '.join(self.constraint(c) for c in rest)}:")
                     self.indent += 1
-            self.combine_line(self.acc, red, self.value(first.value, ctx), out_t, ctx.is_float)
+            self.combine_line(target, red, self.value(first.value, ctx), out_t, ctx.is_float)
             self.indent = body_indent
+            if wide:
+                self.line(f"{self.acc} = np.{compute_dtype(ctx).name}(accw)")
         if epilogue is not None:
             self.line(f"{self.acc} = {self.value(epilogue.value, ctx)}")
         store = f"{ROUNDERS[out_t]}({self.acc})" if is_rounded(out_t) else self.acc

@@ -62,6 +62,13 @@ from solar.backends.runtime import *  # noqa: F401,F403
 JIT_OPTIONS = 'cache=True, error_model="numpy", fastmath={{"reassoc"}}, parallel={parallel}'
 
 
+def wide_accumulator(reduction: str | None, dtype: DType) -> bool:
+    """A float sum or product target accumulates in f64 (docs/ir.md, "Reductions accumulate wide"): a
+    sequential f32 sum over 10^6 terms drifts by ~1e-3 relative, far more than the framework's own pairwise
+    or blocked sum. max=/min= are exact in any order, so they keep the compute dtype."""
+    return reduction in ("add", "mul") and dtype.is_float and dtype != DType.F64
+
+
 def compute_class(dtype: DType) -> DType:
     """The dtype a value is computed in, as a DType: F32 for every float narrower than f64."""
     if dtype.is_float and dtype != DType.F64:
@@ -95,6 +102,15 @@ class TensorInfo:
     @property
     def dtype(self) -> DType:
         return self.type.dtype
+
+    @property
+    def wide(self) -> bool:
+        return wide_accumulator(self.reduction, self.type.dtype)
+
+    @property
+    def array_dtype(self) -> np.dtype:
+        """The dtype of the array the kernel sees: f64 for a wide accumulator, else the compute dtype."""
+        return np.dtype(np.float64) if self.wide else compute_dtype(self.type.dtype)
 
 
 class SourceEmitter:

@@ -248,7 +248,10 @@ def _reduce_single(v: np.ndarray, letters: list[str], out: list[str], reduction:
             f: Any = np.any if reduction == "max" else np.all
         else:
             f = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}[reduction or "add"]
-        v = np.asarray(f(v, axis=axes)).astype(v.dtype, copy=False)  # an i32 sum wraps back to i32
+        # Float sums and products accumulate in f64 (`codegen_expr.wide_accumulator`); NumPy's pairwise sum
+        # covers only the innermost contiguous axis, other axes it adds in sequence.
+        wide = {"dtype": np.float64} if reduction in (None, "add", "mul") and v.dtype.kind == "f" else {}
+        v = np.asarray(f(v, axis=axes, **wide)).astype(v.dtype, copy=False)  # an i32 sum wraps back to i32
     return v.transpose([kept.index(k) for k in out if k in kept])
 
 

@@ -334,7 +334,10 @@ class _Kernel:
         self.fn = jit.dispatcher(self.gen.source)
         self.in_types = [b.value.type for b in op.inputs if b.value.type is not None]
         self.out_types = [d.type for d in op.outputs]
-        self.sig = _numba_sig([(compute_dtype(t.dtype), t.rank) for t in [*self.in_types, *self.out_types]],
+        self.out_dtypes = [np.dtype(np.float64) if wide else compute_dtype(t.dtype)
+                           for t, wide in zip(self.out_types, self.gen.wide, strict=True)]
+        self.sig = _numba_sig([(compute_dtype(t.dtype), t.rank) for t in self.in_types]
+                              + [(dt, t.rank) for dt, t in zip(self.out_dtypes, self.out_types, strict=True)],
                               len(self.gen.outer_indices))
 
     def compile(self) -> None:
@@ -343,9 +346,8 @@ class _Kernel:
     def __call__(self, inputs: list[np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
         args = [_kernel_array(a, t.dtype) for a, t in zip(inputs, self.in_types, strict=True)]
         outs = []
-        for t, init in zip(self.out_types, self.gen.output_init, strict=True):
+        for t, init, cdt in zip(self.out_types, self.gen.output_init, self.out_dtypes, strict=True):
             shape = t.concrete_shape() or (1,)
-            cdt = compute_dtype(t.dtype)
             outs.append(np.zeros(shape, cdt) if init is None else np.full(shape, init, cdt))
         outer = [np.int64(idx[name]) for name in self.gen.outer_indices]
         err = np.zeros(2, np.int64)

@@ -268,7 +268,9 @@ def evaluate(plan: VectorPlan, operands: list[np.ndarray], threads: int) -> np.n
             elif out_t.is_bool:
                 reduced = (np.any if red == "max" else np.all)(value, axis=axes)
             else:
-                reduced = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}[red](value, axis=axes)
+                # Sums and products of floats accumulate in f64, as kernels do (`codegen_expr.wide_accumulator`).
+                wide = {"dtype": np.float64} if red in ("add", "mul") and out_t.is_float else {}
+                reduced = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}[red](value, axis=axes, **wide)
             reduced = np.asarray(reduced).astype(compute_dtype(out_t), copy=False)
             if len(op.body) > 1:
                 used = {n.name for n in walk(op.body[1].value) if isinstance(n, NameRef)}

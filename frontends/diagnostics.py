@@ -110,3 +110,8 @@ class TranslationError(Exception):
 
 class ValidationError(Exception):
     """The translated IR ran but its outputs differ from the original program's beyond tolerance."""
+
+
+class HarnessError(Exception):
+    """Validation's own machinery failed (not the user's program): reported as an internal error with its
+    cause, never as a failure of the original."""

@@ -44,10 +44,11 @@ from solar.ir.ops import ModuleOp, Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, TranslationError, user_frame
+from .diagnostics import HarnessError, Problem, TranslationError, user_frame
 from .export_dims import ExportDims, explain_fixed, export_dynamic
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
+from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode
 from .reference_model import build_reference
 
@@ -105,6 +106,19 @@ class TorchTranslation:
     # Input dims asked symbolic that stayed fixed, each with why (export_dims.explain_fixed).
     fixed_dims: list[str] = field(default_factory=list)
     input_names: list[str] = field(default_factory=list)  # the forward's parameter names
+    # Lifted constants (`ep.constants`) with real values that stay function arguments (too large to print
+    # as module constants): validation supplies these values, never looking them up on the model.
+    constants: dict[str, torch.Tensor] = field(default_factory=dict)
+    # Python numbers among the user's inputs (by input position): constants of the IR, with these values.
+    scalars: dict[int, int | float | bool] = field(default_factory=dict)
+    # Buffers and parameters that `forward` updates in place: their new values are the last outputs.
+    state: list[str] = field(default_factory=list)
+    decomposed_ops: list[str] = field(default_factory=list)  # ops without a lowering, decomposed instead
+
+
+# A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
+# a larger one stays an argument whose value validation takes from the exported program.
+MODULE_CONSTANT_LIMIT = 4096
 
 
 # ---- sizes ----------------------------------------------------------------------------------------
@@ -274,6 +288,7 @@ class GraphLowering:
         self.name = name
         self.syms = SymbolNames()
         self.problems: list[Problem] = []
+        self.state: list[str] = []  # buffers/parameters updated in place: their new values end the outputs
 
     def user_input_index(self) -> dict[str, int]:
         idx = 0
@@ -332,16 +347,23 @@ class GraphLowering:
     def lower(self) -> TorchTranslation:
         graph = self.ep.graph
         sources = self.arg_sources()
+        users = self.user_input_index()
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         self.declare_sizes()
         mb = ModuleBuilder(_sanitize_symbol(self.name), dict(self.syms.defaults))
         arg_types: list[tuple[str, TensorType]] = []
         arg_list: list[ArgSource] = []
+        inlined = self.module_constants(placeholders, sources)
+        placeholders = [n for n in placeholders if n not in inlined]
+        scalars: dict[torch.fx.Node, int | float | bool] = {}
         for node in placeholders:
             val = node.meta.get("val")
+            if isinstance(val, int | float | bool) and node.name in users:
+                scalars[node] = val  # a Python number among the inputs: a constant of the program
+                continue
             if not isinstance(val, torch.Tensor):
                 self.problems.append(Problem("input", f"input '{node.name}' is a {type(val).__name__}, not a "
-                                             "tensor: only tensor inputs are supported", None))
+                                             "tensor or a Python number: it is not supported", None))
                 continue
             arg_types.append((_sanitize_value(node.name), self.tensor_type(val)))
             arg_list.append(sources.get(node.name, ArgSource("input", node.name)))
@@ -350,7 +372,13 @@ class GraphLowering:
         tensor_nodes = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor)]
         for node, value in zip(tensor_nodes, fb.args, strict=True):
             env[node] = value
+        env.update(scalars)
         em = Emitter(fb)
+        for node, value in inlined.items():
+            dtype = sir_dtype(value.dtype)
+            data = value.detach().cpu()
+            data = data.float() if data.dtype in (torch.bfloat16, torch.float16) else data
+            env[node] = em.constant(data.tolist(), list(value.shape), dtype)
         outputs: list[Value] = []
         for node in graph.nodes:
             if node.op == "placeholder":
@@ -367,11 +395,18 @@ class GraphLowering:
         fb.ret(*outputs)
         module = mb.module
         module.attrs["origin"] = "torch.export"
+        drawn = sorted({display_name(n.target) for n in graph.nodes if n.op == "call_function" and _draws_random(n)})
+        if drawn:
+            module.attrs["random"] = drawn  # validated by statistics (frontends/validate.py)
         engine = DiagnosticEngine()
         if not verify(module, engine):
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
+        kept = {str(a.key): self.ep.constants[str(a.key)] for a in arg_list
+                if a.kind == "constant" and made_in_forward(str(a.key))
+                and _has_values(self.ep.constants.get(str(a.key)))}
         return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where,
-                                param_min=self.param_minimums())
+                                param_min=self.param_minimums(), constants=kept,
+                                scalars={users[n.name]: v for n, v in scalars.items()}, state=list(self.state))
 
     def param_minimums(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -381,6 +416,21 @@ class GraphLowering:
                 out[name] = max(1, int(vr.lower)) if vr is not None else 1
             except (TypeError, ValueError, OverflowError):
                 out[name] = 1
+        return out
+
+    def module_constants(self, placeholders: list[torch.fx.Node], sources: dict[str, ArgSource]
+                         ) -> dict[torch.fx.Node, torch.Tensor]:
+        """Constants made in `forward` (such as `torch.tensor(self.c)`) small enough to print: they become
+        `solar.constant`s instead of arguments. Tensor attributes of the model (made in `__init__`) stay
+        arguments, read from the seeded model at validation: their values may be random."""
+        out: dict[torch.fx.Node, torch.Tensor] = {}
+        for node in placeholders:
+            src = sources.get(node.name)
+            if src is None or src.kind != "constant" or not made_in_forward(str(src.key)):
+                continue
+            value = self.ep.constants.get(str(src.key))
+            if _has_values(value) and value.numel() <= MODULE_CONSTANT_LIMIT and value.dtype in TORCH_DTYPES:
+                out[node] = value
         return out
 
     def tensor_type(self, val: torch.Tensor) -> TensorType:
@@ -469,18 +519,47 @@ class GraphLowering:
                 raise LoweringError(f"internal error: lowering produced {v.type}, export says {meta.type}")
 
     def collect_outputs(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> list[Value]:
+        """The user's outputs, then the new value of every buffer or parameter that `forward` updates in
+        place (`copy_`, `add_`, `index_put_`: export's functional graph returns them), in the graph's order;
+        `self.state` lists their targets."""
         kinds = torch.export.graph_signature.OutputKind
-        outs = []
+        outs: list[Value] = []
+        state: list[Value] = []
         specs = self.ep.graph_signature.output_specs
         for spec, arg in zip(specs, node.args[0], strict=True):  # type: ignore[arg-type]
-            if spec.kind != kinds.USER_OUTPUT:
-                continue  # buffer mutations (e.g. batch-norm running stats in training) are not outputs
+            mutation = spec.kind in (kinds.BUFFER_MUTATION, kinds.PARAMETER_MUTATION)
+            if spec.kind != kinds.USER_OUTPUT and not mutation:
+                continue
             v = env.get(arg) if isinstance(arg, torch.fx.Node) else None
             if isinstance(v, Value):
-                outs.append(v)
+                if mutation:
+                    state.append(v)
+                    self.state.append(str(spec.target))
+                else:
+                    outs.append(v)
             elif not self.problems:
                 self.problems.append(Problem("output", f"output {arg} is not a tensor", None))
-        return outs
+        return outs + state
+
+
+def _draws_random(node: torch.fx.Node) -> bool:
+    key = op_key(node.target)
+    if key in RANDOM_OPS:
+        return True
+    if key in ("aten::dropout", "aten::native_dropout"):
+        args = list(node.args)
+        return bool(args[1] if len(args) > 1 else 0.0) and bool(args[2] if len(args) > 2 else node.kwargs.get("train"))
+    return False
+
+
+def made_in_forward(target: str) -> bool:
+    """True for a constant that export lifted from a tensor made in `forward`: its lift pass names them
+    `lifted_tensor_N`; tensor attributes of the model keep their attribute path."""
+    return re.fullmatch(r"lifted_tensor_\d+", target) is not None
+
+
+def _has_values(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.device.type != "meta"
 
 
 def _is_tensor(node: torch.fx.Node) -> bool:
@@ -537,6 +616,7 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslat
         raise TranslationError(second.problems, f"{len(second.problems)} unsupported op(s) in {name}")
     out = second.lower()
     out.decomposed = True
+    out.decomposed_ops = sorted({display_name(n.target) for n in missing})
     out.timings["decompose"] = time.perf_counter() - start
     return out
 
@@ -556,8 +636,16 @@ def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> To
             result = lower_exported(ep, problem.name)
             break
         except (TranslationError, LoweringError) as err:
-            if info.mode != "all" or attempt > RELOWER_RETRIES:
+            if info.mode == "none" or attempt > RELOWER_RETRIES:
                 raise
+            if info.mode != "all":
+                if not _PARAM_NAME.search(str(err)):
+                    raise
+                # The batch dims alone are still more than the IR can take (a top-k along the batch): static.
+                ep, info, names = _export(problem, "none")
+                info.fallback = f"with the batch dims symbolic, the translation failed ({_first_error_line(err)})"
+                info.asked = asked
+                continue
             where = GraphLowering(ep, problem.name).declare_sizes()
             # One parameter at a time (the last declared of those the error names): a product of two
             # symbolic sizes becomes affine when either one is fixed.
@@ -631,32 +719,81 @@ def shrink_inputs(inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]]
     return out
 
 
-def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
-                     max_input_bytes: int = 1 << 26) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
-    """A function making seeded inputs at the sizes `small`, running the original model on them, and returning
-    (arrays for the IR's arguments, golden outputs)."""
+class ReferenceCase:
+    """Seeded inputs at the sizes `small`, the original model run on them: calling it returns (arrays for the
+    IR's arguments, golden outputs); `wide()` runs the same model and inputs in float64 (validation's check
+    of the framework's own rounding, frontends/validate.py). Failures of the user's code (building the model
+    or inputs, running forward) propagate as they are; failures of this harness raise `HarnessError`."""
 
-    def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def __init__(self, problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
+                 max_input_bytes: int = 1 << 26) -> None:
+        self.problem, self.tr, self.seed, self.small = problem, tr, seed, small
+        self.max_input_bytes = max_input_bytes
+
+    def build(self) -> tuple[torch.nn.Module, list[Any]]:
+        problem, tr, seed = self.problem, self.tr, self.seed
+        torch.manual_seed(seed)
         np.random.seed(seed)
         model = build_reference(problem.make_model, seed)  # no layer initialisers: seeded normal weights
         torch.manual_seed(seed + 1)
         with torch.device("meta"):
             meta_inputs = list(problem.make_inputs())
         size = sum(x.numel() * x.element_size() for x in meta_inputs if isinstance(x, torch.Tensor))
-        if size <= max_input_bytes:
-            inputs = shrink_inputs(list(problem.make_inputs()), tr.param_dims, small)
+        if size <= self.max_input_bytes:
+            full = list(problem.make_inputs())
+            inputs = _harness("shrinking the inputs", lambda: shrink_inputs(full, tr.param_dims, self.small))
         else:
-            inputs = synth_inputs(meta_inputs, tr.param_dims, small, seed)
+            inputs = _harness("making inputs", lambda: synth_inputs(meta_inputs, tr.param_dims, self.small, seed))
+        return model, inputs
+
+    def __call__(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        model, inputs = self.build()
+        # Read before forward: buffers updated in place must enter the IR with their old values.
+        args = [_harness(f"reading the value of argument {k} ({src.kind} {src.key})",
+                         lambda src=src: self.argument(src, model, inputs)) for k, src in enumerate(self.tr.args)]
+        return args, self.outputs(model, inputs, to_numpy)
+
+    def outputs(self, model: torch.nn.Module, inputs: list[Any], convert: Callable[[torch.Tensor], np.ndarray]
+                ) -> list[np.ndarray]:
+        """Runs forward: the user's outputs, then the new values of the state it updates in place."""
         with torch.no_grad():
             golden = model(*inputs)
         golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
-        args: list[np.ndarray] = []
-        for src in tr.args:
-            x = inputs[int(src.key)] if src.kind == "input" else operator.attrgetter(str(src.key))(model)
-            args.append(to_numpy(x) if isinstance(x, torch.Tensor) else np.asarray(x))
-        return args, [to_numpy(g) for g in golden_list if isinstance(g, torch.Tensor)]
+        out = [convert(g) for g in golden_list if isinstance(g, torch.Tensor)]
+        for target in self.tr.state:
+            out.append(_harness(f"reading the updated state {target}",
+                                lambda target=target: convert(operator.attrgetter(target)(model))))
+        return out
 
-    return run
+    def argument(self, src: ArgSource, model: torch.nn.Module, inputs: list[Any]) -> np.ndarray:
+        if src.kind == "input":
+            x = inputs[int(src.key)]
+        elif src.kind == "constant" and str(src.key) in self.tr.constants:
+            x = self.tr.constants[str(src.key)]  # made in forward: its value is the exported one
+        else:
+            x = operator.attrgetter(str(src.key))(model)  # a parameter, buffer or tensor attribute
+        return to_numpy(x).copy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+    def wide(self) -> list[np.ndarray] | None:
+        """The golden outputs of the model and inputs in float64, or None without float inputs or weights."""
+        model, inputs = self.build()
+        model = model.double()
+        inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        return self.outputs(model, inputs, lambda g: to_numpy(g.double() if g.is_floating_point() else g))
+
+
+def _harness(what: str, step: Callable[[], Any]) -> Any:
+    try:
+        return step()
+    except Exception as err:
+        raise HarnessError(f"{what}: {type(err).__name__}: {err}") from err
+
+
+def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
+                     max_input_bytes: int = 1 << 26) -> ReferenceCase:
+    """A `ReferenceCase`: seeded inputs at the sizes `small`, the original model run on them, returning
+    (arrays for the IR's arguments, golden outputs)."""
+    return ReferenceCase(problem, tr, seed, small, max_input_bytes)
 
 
 def synth_inputs(meta_inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int],

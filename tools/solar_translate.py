@@ -207,6 +207,9 @@ def _finish(module: Any, report: Any, lines: list[str], output: str | None) -> i
     if report is not None:
         record(module, report)
         lines += report.header()
+        if report.internal:
+            sys.stderr.write(f"{PROG}: {report.error}\n")
+            return 2
         if not report.ok:
             sys.stderr.write(f"{PROG}: error: {report.summary()}\n")
             return 1
@@ -266,6 +269,12 @@ def _torch(args: argparse.Namespace) -> int:
     lines = [f"Translated by {PROG} from {origin} (torch.export, torch {torch.__version__})"]
     srcs = ", ".join(f"%{v.name} = {a.kind} {a.key}" for v, a in zip(tr.module.entry.args, tr.args, strict=True))
     lines.append(f"Arguments: {srcs}")
+    if tr.scalars:
+        lines.append("Python numbers among the inputs, as constants: "
+                     + ", ".join(f"input {k} = {v!r}" for k, v in sorted(tr.scalars.items())))
+    if tr.state:
+        lines.append(f"State updated in place, its new values the last {len(tr.state)} output(s): "
+                     + ", ".join(tr.state))
     report = None
     if not args.no_validate:
         from solar.frontends.export_dims import size_lines

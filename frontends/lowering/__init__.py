@@ -15,10 +15,13 @@ from . import (  # noqa: F401  (importing a family registers its entries)
     norm,
     pointwise,
     pooling,
+    random,
     recurrent,
     reduction,
+    selection,
     shape,
     softmax,
+    upsample,
 )
 from .core import Emitter, LoweringError
 from .registry import JAX_LOWERINGS, TORCH_LOWERINGS, TorchNode, jax_prim, torch_op

@@ -465,3 +465,12 @@ def lower_gather(n: JaxNode) -> Value:
     f = flat_index(em, xt.shape, idx2, axis)
     flat = em.reshape(x, (prod_dims(xt.shape),))
     return em.gather(flat, f, 0)
+
+
+@jax_prim("while")
+def lower_while(n: JaxNode) -> Value:
+    """A while loop's trip count is data here (a traced bound or a data-dependent condition): SIR loops
+    have static trip counts. `fori_loop` with Python-int bounds traces to `scan`, which is lowered."""
+    raise n.unsupported("a while loop whose trip count is not known when tracing: give it a static bound, "
+                        "e.g. jax.lax.fori_loop(0, N, body, init) with a Python int N (it traces to scan, which "
+                        "becomes solar.for), or jax.lax.scan(body, init, length=N)")

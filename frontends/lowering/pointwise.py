@@ -140,8 +140,13 @@ for _name, _fn in UNARY.items():
 def lower_dropout(n: TorchNode) -> Value | list[Value]:
     # Exported in eval mode: dropout is the identity (native_dropout also returns a keep-mask).
     x = n.tensor("input") if "input" in n.args else n.tensor("self")
-    if n.get("train", False):
-        raise n.unsupported("dropout in training mode is random; export the model with .eval()")
+    if n.get("train", False) and n.get("p", 0.0):
+        if n.op not in ("aten::dropout", "aten::native_dropout"):
+            raise n.unsupported(f"{n.op.split('::')[1]} in training mode")
+        from .random import training_dropout  # the generator kernels live with the random ops
+
+        out, mask = training_dropout(n, x, float(n["p"]))
+        return [out, mask] if n.op == "aten::native_dropout" else out
     if n.op == "aten::native_dropout":
         mask = pointwise(n.em, [x], DType.I1, lambda a: lit(True, DType.I1), result=DType.I1, hint="mask")
         return [x, mask]

@@ -174,7 +174,7 @@ def lower_unbind(n: TorchNode) -> list[Value]:
     dim = norm_dim(n.get("dim", 0), t.rank)
     size = t.shape[dim]
     if not isinstance(size, int):
-        raise n.unsupported("unbind along a symbolic dimension")
+        raise n.unsupported(f"unbind along a symbolic dimension ({size})")
     shape = t.shape[:dim] + t.shape[dim + 1:]
     return [n.em.slice(x, select_index(x, dim, i), shape) for i in range(size)]
 
@@ -232,7 +232,7 @@ def lower_split(n: TorchNode) -> list[Value]:
     dim = norm_dim(n.get("dim", 0), t.rank)
     size = t.shape[dim]
     if not isinstance(size, int):
-        raise n.unsupported("split along a symbolic dimension")
+        raise n.unsupported(f"split along a symbolic dimension ({size})")
     s = n.args.get("split_size", n.args.get("split_sizes", n.args.get("split_size_or_sizes")))
     sizes = [min(s, size - k) for k in range(0, size, s)] if isinstance(s, int) else list(s)
     return split_sizes(n, x, dim, sizes)
@@ -245,7 +245,7 @@ def lower_chunk(n: TorchNode) -> list[Value]:
     dim = norm_dim(n.get("dim", 0), t.rank)
     size = t.shape[dim]
     if not isinstance(size, int):
-        raise n.unsupported("chunk along a symbolic dimension")
+        raise n.unsupported(f"chunk along a symbolic dimension ({size})")
     step = -(-size // n["chunks"])
     return split_sizes(n, x, dim, [min(step, size - k) for k in range(0, size, step)])
 
@@ -307,7 +307,18 @@ def lower_roll(n: TorchNode) -> Value:
     t = vtype(x)
     shifts, dims = list(n["shifts"]), list(n.get("dims", []))
     if not dims:
-        raise n.unsupported("roll without dims (over the flattened tensor)")
+        # Over the flattened tensor: a view as one axis, rolled, viewed back.
+        if not all(isinstance(d, int) for d in t.shape) or len(shifts) != 1:
+            raise n.unsupported("roll of the flattened tensor with symbolic sizes or several shifts")
+        total = 1
+        for d in t.shape:
+            total *= int(d)
+        flat = n.em.reshape(x, [total])
+        s = shifts[0] % total if total else 0
+        if s == 0:
+            return x
+        a, b = split_sizes(n, flat, 0, [total - s, s])
+        return n.em.reshape(n.em.concat([b, a], 0), list(t.shape))
     y = x
     for s, d in zip(shifts, dims, strict=True):
         d = norm_dim(d, t.rank)
@@ -328,15 +339,15 @@ def lower_pad(n: TorchNode) -> Value:
     t = vtype(x)
     pad = list(n["pad"])
     mode = n.get("mode", "constant")
-    if mode != "constant":
-        raise n.unsupported(f"padding mode '{mode}' (only constant padding is supported)")
-    value = n.get("value", 0.0) or 0.0
     # pad lists (left, right) pairs from the last dimension backwards; negative entries crop.
     lows = [0] * t.rank
     highs = [0] * t.rank
     for k in range(len(pad) // 2):
         d = t.rank - 1 - k
         lows[d], highs[d] = pad[2 * k], pad[2 * k + 1]
+    if mode != "constant":
+        return border_pad(n, x, lows, highs, mode)
+    value = n.get("value", 0.0) or 0.0
     out = n.out.shape
     kb = n.em.kernel([(x, "X")], [("Y", ttype(out, t.dtype))])
     with loops(kb, out) as idx:
@@ -348,6 +359,98 @@ def lower_pad(n: TorchNode) -> Value:
         dst = [dexpr(canon(Binary("+", j, IntLit(lo)))) if lo else j for j, lo in zip(jdx, lows, strict=True)]
         kb.assign(access("Y", dst), access("X", jdx))
     return kb.results[0]
+
+
+@torch_op("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
+          "replication_pad3d", "_pad_circular")
+def lower_named_pad(n: TorchNode) -> Value:
+    x = n.tensor("self")
+    rank = vtype(x).rank
+    pad = list(n["padding"] if "padding" in n.args else n["pad"])
+    lows, highs = [0] * rank, [0] * rank
+    for k in range(len(pad) // 2):
+        lows[rank - 1 - k], highs[rank - 1 - k] = pad[2 * k], pad[2 * k + 1]
+    mode = "reflect" if "reflection" in n.op else "replicate" if "replication" in n.op else "circular"
+    return border_pad(n, x, lows, highs, mode)
+
+
+def _border_source(o: Expr, lo: int, size: int, region: str, mode: str) -> Expr:
+    """The input index that output index `o` of one region (left halo, interior, right halo) reads: affine
+    in `o` in every region, which is why each region is its own loop nest."""
+    if region == "in":
+        return o if lo == 0 else canon(Binary("-", o, IntLit(lo)))
+    if mode == "replicate":
+        return IntLit(0 if region == "left" else size - 1)
+    if mode == "circular":
+        return canon(Binary("+", o, IntLit(size - lo if region == "left" else -lo - size)))
+    # reflect: the edge element is not repeated (o = lo - 1 reads 1; o = lo + size reads size - 2)
+    if region == "left":
+        return canon(Binary("-", IntLit(lo), o))
+    return canon(Binary("-", IntLit(2 * size - 2 + lo), o))
+
+
+def border_pad(n: TorchNode, x: Value, lows: list[int], highs: list[int], mode: str) -> Value:
+    """Reflect, replicate and circular padding: one copy kernel whose body is a loop nest per combination
+    of regions (left halo, interior, right halo) of the padded dims, each with an affine source index, so
+    every output element is written once and every access is affine."""
+    t = vtype(x)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise n.unsupported(f"padding mode '{mode}'")
+    padded = [d for d in range(t.rank) if lows[d] or highs[d]]
+    for d in padded:
+        size = t.shape[d]
+        if not isinstance(size, int):
+            raise n.unsupported(f"{mode} padding along a symbolic dimension")
+        if lows[d] < 0 or highs[d] < 0:
+            raise n.unsupported(f"{mode} padding with a negative (cropping) amount")
+        limit = size - 1 if mode == "reflect" else size if mode == "circular" else BIG
+        if max(lows[d], highs[d]) > limit:
+            raise n.unsupported(f"{mode} padding of {max(lows[d], highs[d])} on a dimension of {size}")
+    out = n.out.shape
+    kb = n.em.kernel([(x, "X")], [("Y", ttype(out, t.dtype))])
+    spans = {"left": lambda d: (0, lows[d]), "in": lambda d: (lows[d], lows[d] + int(t.shape[d])),
+             "right": lambda d: (lows[d] + int(t.shape[d]), lows[d] + int(t.shape[d]) + highs[d])}
+    for regions in itertools.product(*[("left", "in", "right")] * len(padded)):
+        where = dict(zip(padded, regions, strict=True))
+        ranges = [spans[where[d]](d) if d in where else (0, out[d]) for d in range(t.rank)]
+        if any(isinstance(a, int) and isinstance(b, int) and b <= a for a, b in ranges):
+            continue
+        with loops(kb, [b for _, b in ranges], "i", lower=[a for a, _ in ranges]) as idx:
+            src = [_border_source(i, lows[d], int(t.shape[d]), where[d], mode) if d in where else i
+                   for d, i in enumerate(idx)]
+            kb.assign(access("Y", idx), access("X", src))
+    return kb.results[0]
+
+
+@torch_op("unfold")
+def lower_unfold(n: TorchNode) -> Value:
+    """`x.unfold(dim, size, step)`: windows as a new last axis. A view in PyTorch, so composition ops here
+    (no kernel, no traffic): non-overlapping windows (step = size) are a slice, a reshape and a permute;
+    overlapping ones are `size` strided slices concatenated along the new axis."""
+    x = n.tensor("self")
+    t = vtype(x)
+    dim, size, step = norm_dim(n["dimension"], t.rank), int(n["size"]), int(n["step"])
+    count = n.out.shape[dim]
+    if not isinstance(count, int):
+        raise n.unsupported("unfold along a symbolic dimension")
+    shape = list(t.shape)
+    if step == size:
+        entries = full_entries(t.shape)
+        entries[dim] = SliceEntry(start=IntLit(0), stop=IntLit(count * size))
+        shape[dim] = count * size
+        y = x if dims_equal(t.shape[dim], count * size) else n.em.slice(x, entries, shape)
+        split = [*shape[:dim], count, size, *shape[dim + 1:]]
+        y = n.em.reshape(y, split)
+        perm = [k for k in range(len(split)) if k != dim + 1] + [dim + 1]
+        return n.em.permute(y, perm)
+    parts = []
+    shape[dim] = count
+    for j in range(size):
+        entries = full_entries(t.shape)
+        entries[dim] = SliceEntry(start=IntLit(j), stop=IntLit(j + step * (count - 1) + 1),
+                                  step=IntLit(step) if step != 1 else None)
+        parts.append(n.em.reshape(n.em.slice(x, entries, shape), [*shape, 1]))
+    return n.em.concat(parts, len(shape))
 
 
 def _tri(n: TorchNode, upper: bool) -> Value:

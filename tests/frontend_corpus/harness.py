@@ -29,6 +29,22 @@ def jax_programs() -> list[str]:
     return sorted(glob.glob(os.path.join(HERE, "jax", "*.py")))
 
 
+MODELS = os.path.join(os.path.dirname(HERE), "model_corpus")
+
+
+def model_programs() -> list[str]:
+    """Real model families built from configurations alone (tests/model_corpus/): KernelBench-style PyTorch
+    files, and JAX/Flax files defining `forward` and `get_inputs` (no `Model`)."""
+    return sorted(p for p in glob.glob(os.path.join(MODELS, "*.py")) if not os.path.basename(p).startswith("_"))
+
+
+def is_jax_program(path: str) -> bool:
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    defines_forward = "\ndef forward(" in text or "\nforward, " in text or "\nforward = " in text
+    return "\nclass Model(" not in text and defines_forward
+
+
 @dataclass
 class LiftedCounts:
     tensor: int = 0

@@ -36,6 +36,18 @@ def test_unsupported_primitives_reported_together() -> None:
     assert info.value.ops == ["sort", "while"]
     text = info.value.format()
     assert "jax_unsupported.py:8:" in text and "jax_unsupported.py:9:" in text
+    assert "give it a static bound, e.g. jax.lax.fori_loop(0, N, body, init) with a Python int N" in text
+
+
+def test_a_loop_with_a_static_bound_is_lowered() -> None:
+    import jax
+
+    def f(x):  # type: ignore[no-untyped-def]
+        return jax.lax.fori_loop(0, 3, lambda i, acc: acc * 2.0 + 1.0, x)
+
+    x = np.ones((2, 3), np.float32)
+    tr = translate_jax(f, [x], "loop")
+    assert validate(tr.module, jax_reference(f, [x], tr), {}).ok
 
 
 def test_closed_over_constants_become_arguments() -> None:

@@ -4,7 +4,7 @@ import torch
 class Model(torch.nn.Module):
     def forward(self, x):
         s = torch.sort(x, dim=1)[0]
-        return s + torch.topk(x, 2, dim=1)[0].sum()
+        return s + torch.kthvalue(x, 2, dim=1)[0].sum()
 
 
 def get_inputs():
