@@ -9,6 +9,7 @@ PASSES: dict[str, str] = {
     "lift-affine": "solar.passes.lift_affine:LiftAffine",
     "lift-einsum": "solar.passes.lift_einsum:LiftEinsum",
     "print-counts": "solar.passes.print_counts:PrintCounts",
+    "print-intensity": "solar.passes.print_intensity:PrintIntensity",
     "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",
     "sol": "solar.passes.sol:SOL",
     "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
+from typing import Literal
 
 from solar.ir.analysis.units import VIEW_OPS, Unit, units_of
 from solar.ir.ops import (
@@ -23,7 +25,8 @@ from solar.ir.ops import (
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import replace_uses
 
-MODES = ("greedy", "producer-consumer", "none")
+FuseMode = Literal["greedy", "producer-consumer", "none"]
+MODES: tuple[str, ...] = typing.get_args(FuseMode)
 
 
 def is_map(unit: Unit) -> bool:
@@ -64,12 +67,9 @@ class Fuse(Pass):
     name = "fuse"
     summary = "Group units of execution into fusion groups (mode=greedy|producer-consumer|none)"
     primary_option = "mode"
-    mode: str = "greedy"
+    mode: FuseMode = "greedy"  # the pass manager checks the value (Literal options)
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
-        if self.mode not in MODES:
-            ctx.diagnostics.error(f"fuse: mode must be one of {', '.join(MODES)}, not '{self.mode}'", module.loc)
-            return
         if self.mode == "none":
             return
         for func in module.funcs:

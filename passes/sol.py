@@ -39,6 +39,7 @@ class SOL(Pass):
 
     name = "sol"
     summary = "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)"
+    preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
     primary_option = "target"
     target: str = "h100"
     allow_tf32: bool = False
@@ -64,7 +65,7 @@ class SOL(Pass):
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
         try:
-            model = CostModel(work)
+            model = ctx.analysis(CostModel, work)
             reports = [analyse(model, Peaks(t, self.allow_tf32), latency) for t in targets]
         except CostError as err:
             loc = err.op.loc if err.op is not None else module.loc
@@ -73,7 +74,7 @@ class SOL(Pass):
         tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
-                why = tiling.add_cache_aware(r, model)
+                why = tiling.add_cache_aware(ctx, r, model)
                 if why is not None:
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name

@@ -1,5 +1,7 @@
 """Passes, their options, pipelines (`a,b{opt=v}`) and the pass manager that runs them with verification,
-IR dumps and timing."""
+IR dumps and timing; the analysis manager that caches what passes compute about a module; and the kit every
+pass uses (diagnostics prefixed with the pass's name, the bound-parameter check). docs/writing-a-pass.md
+shows all of it on a real pass."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-from .diagnostics import DiagnosticEngine, DiagnosticError
+from .diagnostics import DiagnosticEngine, DiagnosticError, Location
 from .ops import ModuleOp
 from .printer import print_module
 from .verifier import verify
@@ -22,6 +24,37 @@ class PassOptionError(ValueError):
     """A bad pipeline, pass name or option; the message is meant for the user."""
 
 
+A = TypeVar("A")
+
+
+class AnalysisManager:
+    """Analyses of a module, computed once and shared by the passes that ask for them, by type.
+
+    An analysis is any class built from the module alone (`Kind(module)`, e.g. `CostModel`, `KernelModels`,
+    `Tilings`). The pass manager forgets every analysis after a pass that may change the IR (one whose
+    `preserves_analyses` is false), so a pass never sees an analysis of an IR that is gone."""
+
+    def __init__(self) -> None:
+        self._cache: dict[type, tuple[ModuleOp, Any]] = {}
+        self.computed: list[type] = []  # every analysis built, in order (what a cache miss cost)
+
+    def get(self, kind: type[A], module: ModuleOp) -> A:
+        hit = self._cache.get(kind)
+        if hit is not None and hit[0] is module:
+            return hit[1]
+        value = kind(module)  # type: ignore[call-arg]
+        self._cache[kind] = (module, value)
+        self.computed.append(kind)
+        return value
+
+    def cached(self, kind: type[A]) -> A | None:
+        hit = self._cache.get(kind)
+        return None if hit is None else hit[1]
+
+    def invalidate(self) -> None:
+        self._cache.clear()
+
+
 @dataclass(slots=True)
 class PassContext:
     diagnostics: DiagnosticEngine
@@ -29,6 +62,11 @@ class PassContext:
     report: Callable[[str], None] = print
     # Results that later passes read (e.g. the SOL report), by pass name.
     results: dict[str, Any] = field(default_factory=dict)
+    analyses: AnalysisManager = field(default_factory=AnalysisManager)
+
+    def analysis(self, kind: type[A], module: ModuleOp) -> A:
+        """The analysis `kind` of `module`, computed on first use and kept until a pass changes the IR."""
+        return self.analyses.get(kind, module)
 
 
 @dataclass(frozen=True)
@@ -43,10 +81,54 @@ class Pass:
     summary: ClassVar[str] = ""
     primary_option: ClassVar[str | None] = None
     free_options: ClassVar[bool] = False
+    # Passes whose work this one reads. The pass manager stops with a clear error, before any pass runs, when
+    # one is neither earlier in the pipeline nor already done on the input (`prerequisite_met`); it does not
+    # schedule missing passes itself, so a pipeline always runs exactly the passes it names.
+    requires: ClassVar[tuple[str, ...]] = ()
+    # True for a pass that changes no IR the analyses read (it only reports, or adds attributes): the
+    # analyses computed before it stay valid after it.
+    preserves_analyses: ClassVar[bool] = False
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> ModuleOp | None:
         """Transforms or analyses `module` in place (or returns a replacement)."""
         raise NotImplementedError
+
+    def prerequisite_met(self, name: str, module: ModuleOp) -> bool:
+        """Whether the input already shows the work of the prerequisite `name` (for instance einsums for
+        lift-einsum), when that pass is not earlier in the pipeline. By default it does not."""
+        return False
+
+    # ---- the kit: what every pass repeats ------------------------------------------------------------
+    def error(self, ctx: PassContext, message: str, loc: Location) -> None:
+        """An error in this pass's name (`tile-search: ...`); the pass manager stops after the pass."""
+        ctx.diagnostics.error(f"{self.name}: {message}", loc)
+
+    def warning(self, ctx: PassContext, message: str, loc: Location) -> None:
+        ctx.diagnostics.warning(f"{self.name}: {message}", loc)
+
+    def remark(self, ctx: PassContext, message: str, loc: Location) -> None:
+        ctx.diagnostics.remark(f"{self.name}: {message}", loc)
+
+    def bound_params(self, ctx: PassContext, module: ModuleOp) -> dict[str, int] | None:
+        """The value of every size parameter, or None after reporting the unbound ones: a pass that counts
+        or prices needs every size, and --bind-params gives those without a default."""
+        missing = [p.name for p in module.params if p.default is None]
+        if missing:
+            self.error(ctx, f"size parameters {', '.join(missing)} need values: bind them with "
+                            f"--bind-params={missing[0]}=...", module.loc)
+            return None
+        return module.param_values()
+
+    def option_errors(self) -> list[str]:
+        """Options outside their choices: an option typed `Literal["a", "b"]` takes one of those values."""
+        problems = []
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            choices = literal_choices(hints.get(f.name))
+            value = getattr(self, f.name)
+            if choices is not None and value not in choices:
+                problems.append(f"{self.name}: {f.name} must be one of {', '.join(map(str, choices))}, not '{value}'")
+        return problems
 
     @classmethod
     def option_names(cls) -> list[str]:
@@ -82,6 +164,19 @@ class Pass:
             elif f.default is dataclasses.MISSING or value != f.default:
                 opts.append(f"{f.name}={str(value).lower() if isinstance(value, bool) else value}")
         return self.name + ("{" + " ".join(opts) + "}" if opts else "")
+
+
+def literal_choices(kind: Any) -> tuple[Any, ...] | None:
+    """The values of a `Literal[...]` option type (None for any other type)."""
+    return typing.get_args(kind) if typing.get_origin(kind) is Literal else None
+
+
+def option_type_name(kind: Any) -> str:
+    """How --list-passes shows an option's type: `greedy|producer-consumer|none` for a Literal."""
+    choices = literal_choices(kind)
+    if choices is not None:
+        return "|".join(map(str, choices))
+    return getattr(kind, "__name__", str(kind))
 
 
 def _coerce(pass_name: str, key: str, raw: str, kind: Any) -> Any:
@@ -200,14 +295,32 @@ class PassManager:
         self.dump = dump
         self.timings: list[PassTiming] = []
 
+    def check_requirements(self, module: ModuleOp, ctx: PassContext) -> None:
+        """Reports every prerequisite missing from the pipeline (see `Pass.requires`) and stops."""
+        for k, p in enumerate(self.passes):
+            earlier = {q.name for q in self.passes[:k]}
+            for need in p.requires:
+                if need not in earlier and not p.prerequisite_met(need, module):
+                    ctx.diagnostics.error(f"{p.name} needs {need} earlier in the pipeline: write --{need} before "
+                                          f"--{p.name} (or -p '{need},{p.name}')", module.loc)
+        if ctx.diagnostics.has_errors:
+            raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
+
     def run(self, module: ModuleOp, ctx: PassContext) -> ModuleOp:
         """Runs the pipeline; stops with DiagnosticError at the first pass that reports an error or leaves
         the module invalid."""
+        self.check_requirements(module, ctx)
         for p in self.passes:
+            for problem in p.option_errors():
+                ctx.diagnostics.error(problem, module.loc)
+            if ctx.diagnostics.has_errors:
+                raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
             start = time.perf_counter()
             result = p.apply(ctx, module)
             if result is not None:
                 module = result
+            if result is not None or not p.preserves_analyses:
+                ctx.analyses.invalidate()
             self.timings.append(PassTiming(p.name, time.perf_counter() - start))
             if ctx.diagnostics.has_errors:
                 raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)

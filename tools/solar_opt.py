@@ -6,12 +6,13 @@ import argparse
 import dataclasses
 import difflib
 import sys
+import typing
 from collections.abc import Sequence
 from typing import Any
 
 from solar.ir.diagnostics import Diagnostic, SourceManager, format_diagnostic
 from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
-from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
+from solar.ir.pass_manager import PassOptionError, PassTiming, option_type_name, parse_options
 from solar.passes import registry
 from solar.tools._entry import run_main
 
@@ -122,13 +123,14 @@ def _list_passes() -> str:
     lines = ["Available passes:"]
     for name in registry.names():
         cls = registry.load(name)
+        hints = typing.get_type_hints(cls)
         lines.append(f"  --{name:<20} {cls.summary}")
         for f in dataclasses.fields(cls):
             if cls.free_options and f.name == "options":
                 lines.append(f"      {'KEY=VALUE':<18} any key (see the pass's documentation)")
                 continue
             default = "" if f.default is dataclasses.MISSING else f" (default: {f.default!r})"
-            lines.append(f"      {f.name + '=':<18} {getattr(f.type, '__name__', f.type)}{default}")
+            lines.append(f"      {f.name + '=':<18} {option_type_name(hints.get(f.name, f.type))}{default}")
     return "\n".join(lines) + "\n"
 
 
