@@ -1,6 +1,6 @@
 """SOLAR passes: one pass per file; the registry maps each flag to its class, imported only when used."""
 
-from solar.ir.pass_manager import PassRegistry
+from solar.ir.pass_manager import NamedPipeline, PassRegistry
 
 PASSES: dict[str, str] = {
     "bind-params": "solar.passes.bind_params:BindParams",
@@ -17,4 +17,12 @@ PASSES: dict[str, str] = {
     "tile-search": "solar.passes.tile_search:TileSearch",
 }
 
-registry = PassRegistry(PASSES)
+# Named pipelines: flags and -p names like passes, listed by --list-passes.
+PIPELINES: dict[str, NamedPipeline] = {
+    "sol-pipeline": NamedPipeline(
+        "lift-einsum,fuse,tile-search{target=$target},sol{target=$target}",
+        "lift-einsum, fuse, tile-search and sol on one target (--sol-pipeline=h100)",
+        {"target": "h100"}, primary_option="target"),
+}
+
+registry = PassRegistry(PASSES, PIPELINES)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import string
 import time
 import typing
 from collections.abc import Callable
@@ -197,19 +198,55 @@ def _coerce(pass_name: str, key: str, raw: str, kind: Any) -> Any:
     return raw
 
 
-class PassRegistry:
-    """Maps pass names to 'module:Class' paths, imported only when the pass is used."""
+@dataclass(frozen=True)
+class NamedPipeline:
+    """A pipeline with a name, usable like a pass (`--sol-pipeline=b200`, `-p 'sol-pipeline{target=b200}'`):
+    `text` is a pipeline in which `$option` stands for an option's value (`options` holds the defaults)."""
 
-    def __init__(self, table: dict[str, str]) -> None:
+    text: str
+    summary: str
+    options: dict[str, str] = field(default_factory=dict)
+    primary_option: str | None = None
+
+    def expand(self, given: dict[str, str], primary: str | None = None, name: str = "") -> str:
+        values = dict(self.options)
+        if primary is not None:
+            if self.primary_option is None:
+                raise PassOptionError(f"pipeline '{name}' takes no value; write options as --{name}=key=value")
+            given = {**given, self.primary_option: primary}
+        for key, value in given.items():
+            if key not in values:
+                raise PassOptionError(f"unknown option '{key}' for pipeline '{name}'"
+                                      + (f" (options: {', '.join(values)})" if values else " (it takes no options)"))
+            values[key] = value
+        return string.Template(self.text).substitute(values)
+
+
+class PassRegistry:
+    """Maps pass names to 'module:Class' paths, imported only when the pass is used, and names pipelines."""
+
+    def __init__(self, table: dict[str, str], pipelines: dict[str, NamedPipeline] | None = None) -> None:
         self.table = dict(table)
+        self.pipelines = dict(pipelines or {})
 
     def names(self) -> list[str]:
         return sorted(self.table)
 
+    def knows(self, name: str) -> bool:
+        """A pass or a named pipeline (both are flags of solar-opt and names in -p)."""
+        return name in self.table or name in self.pipelines
+
+    def expand(self, name: str, options: dict[str, str] | None = None, primary: str | None = None) -> list[Pass]:
+        """The passes a pass or named pipeline flag stands for."""
+        pipeline = self.pipelines.get(name)
+        if pipeline is None:
+            return [self.create(name, options, primary)]
+        return self.parse_pipeline(pipeline.expand(options or {}, primary, name))
+
     def load(self, name: str) -> type[Pass]:
         path = self.table.get(name)
         if path is None:
-            close = difflib.get_close_matches(name, self.table, n=1)
+            close = difflib.get_close_matches(name, [*self.table, *self.pipelines], n=1)
             hint = f"; did you mean '{close[0]}'?" if close else " (see --list-passes)"
             raise PassOptionError(f"unknown pass '{name}'{hint}")
         module_name, cls_name = path.split(":")
@@ -226,7 +263,7 @@ class PassRegistry:
         return cls.from_options(opts)
 
     def parse_pipeline(self, text: str) -> list[Pass]:
-        return [self.create(name, options) for name, options in split_pipeline(text)]
+        return [p for name, options in split_pipeline(text) for p in self.expand(name, options)]
 
 
 def split_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:

@@ -50,7 +50,7 @@ def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]],
             items.append(("-p", arg.split("=", 1)[1]))
         elif arg.startswith("-p") and not arg.startswith("--"):
             items.append(("-p", arg[2:]))
-        elif arg.startswith("--") and arg[2:].split("=", 1)[0] in registry.table:
+        elif arg.startswith("--") and registry.knows(arg[2:].split("=", 1)[0]):
             name, eq, value = arg[2:].partition("=")
             items.append((name, value if eq else None))
         else:
@@ -89,6 +89,8 @@ def build_parser() -> _Parser:
     for name in registry.names():
         # Only for --help; extract_pipeline takes pass flags out of argv before argparse sees it.
         group.add_argument(f"--{name}", action="store_true", help=_pass_help(name))
+    for name, pipeline in sorted(registry.pipelines.items()):
+        group.add_argument(f"--{name}", action="store_true", help=f"pipeline: {pipeline.summary}")
     return p
 
 
@@ -111,11 +113,11 @@ def _build_pipeline(items: list[tuple[str, str | None]]) -> list[Any]:
             passes.extend(registry.parse_pipeline(value or ""))
             continue
         if value is None:
-            passes.append(registry.create(name))
+            passes.extend(registry.expand(name))
         elif "=" in value:
-            passes.append(registry.create(name, parse_options(value, name)))
+            passes.extend(registry.expand(name, parse_options(value, name)))
         else:
-            passes.append(registry.create(name, primary=value))
+            passes.extend(registry.expand(name, primary=value))
     return passes
 
 
@@ -131,6 +133,13 @@ def _list_passes() -> str:
                 continue
             default = "" if f.default is dataclasses.MISSING else f" (default: {f.default!r})"
             lines.append(f"      {f.name + '=':<18} {option_type_name(hints.get(f.name, f.type))}{default}")
+    if registry.pipelines:
+        lines.append("Pipelines (flags and -p names, like passes):")
+    for name, pipeline in sorted(registry.pipelines.items()):
+        lines.append(f"  --{name:<20} {pipeline.summary}")
+        lines.append(f"      {'= ' + pipeline.text:<18}")
+        for key, default in pipeline.options.items():
+            lines.append(f"      {key + '=':<18} str (default: {default!r})")
     return "\n".join(lines) + "\n"
 
 
