@@ -25,4 +25,7 @@ PIPELINES: dict[str, NamedPipeline] = {
         {"target": "h100"}, primary_option="target"),
 }
 
-registry = PassRegistry(PASSES, PIPELINES)
+# Out-of-tree passes: `[project.entry-points."solar.passes"] my-pass = "my_pkg.my_pass:MyPass"`.
+ENTRY_POINT_GROUP = "solar.passes"
+
+registry = PassRegistry(PASSES, PIPELINES, ENTRY_POINT_GROUP)

@@ -8,7 +8,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import importlib.metadata
+import importlib.util
+import os
+import re
 import string
+import sys
 import time
 import typing
 from collections.abc import Callable
@@ -223,18 +228,70 @@ class NamedPipeline:
 
 
 class PassRegistry:
-    """Maps pass names to 'module:Class' paths, imported only when the pass is used, and names pipelines."""
+    """Maps pass names to 'module:Class' paths, imported only when the pass is used, and names pipelines.
 
-    def __init__(self, table: dict[str, str], pipelines: dict[str, NamedPipeline] | None = None) -> None:
+    Out-of-tree passes come from plugins: installed distributions that declare an entry point in the group
+    `entry_point_group` (name = the pass's flag, value = 'module:Class'), found the first time a name is
+    looked up that is not built in, and single files given to `load_plugin_file`. A plugin pass whose name
+    is already taken is an error naming both sides."""
+
+    def __init__(self, table: dict[str, str], pipelines: dict[str, NamedPipeline] | None = None,
+                 entry_point_group: str | None = None) -> None:
         self.table = dict(table)
         self.pipelines = dict(pipelines or {})
+        self.origins: dict[str, str] = dict.fromkeys(self.table, "built-in")  # where each pass comes from
+        self.entry_point_group = entry_point_group
+        self._discovered = entry_point_group is None
 
     def names(self) -> list[str]:
+        self.discover_plugins()
         return sorted(self.table)
 
     def knows(self, name: str) -> bool:
         """A pass or a named pipeline (both are flags of solar-opt and names in -p)."""
-        return name in self.table or name in self.pipelines
+        if name in self.table or name in self.pipelines:
+            return True
+        self.discover_plugins()
+        return name in self.table
+
+    def _register(self, name: str, path: str, origin: str) -> None:
+        if name in self.table or name in self.pipelines:
+            where = self.origins.get(name, "a named pipeline")
+            raise PassOptionError(f"pass '{name}' of {origin} clashes with the pass of that name from {where}")
+        self.table[name] = path
+        self.origins[name] = origin
+
+    def discover_plugins(self) -> None:
+        """Registers the passes of installed plugin distributions (once; reading their metadata imports none)."""
+        if self._discovered:
+            return
+        self._discovered = True
+        for ep in importlib.metadata.entry_points(group=self.entry_point_group or ""):
+            dist = ep.dist.name if ep.dist is not None else "an unknown distribution"
+            self._register(ep.name, ep.value, f"plugin {dist}")
+
+    def load_plugin_file(self, path: str) -> list[str]:
+        """Imports one Python file and registers every pass class it defines; their names, sorted."""
+        self.discover_plugins()  # a file's pass may clash with an installed one: say so either way
+        module_name = "solar_plugin_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None or not os.path.isfile(path):
+            raise PassOptionError(f"cannot load pass plugin '{path}': no such Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # the plugin's own error, reported as one line
+            del sys.modules[module_name]
+            raise PassOptionError(f"cannot load pass plugin '{path}': {type(err).__name__}: {err}") from None
+        found = sorted((cls.name, cls.__name__) for cls in vars(module).values()
+                       if isinstance(cls, type) and issubclass(cls, Pass) and cls.__module__ == module_name
+                       and cls.name)
+        if not found:
+            raise PassOptionError(f"pass plugin '{path}' defines no pass (a Pass subclass with a name)")
+        for name, cls_name in found:
+            self._register(name, f"{module_name}:{cls_name}", f"plugin file {path}")
+        return [name for name, _ in found]
 
     def expand(self, name: str, options: dict[str, str] | None = None, primary: str | None = None) -> list[Pass]:
         """The passes a pass or named pipeline flag stands for."""
@@ -245,6 +302,9 @@ class PassRegistry:
 
     def load(self, name: str) -> type[Pass]:
         path = self.table.get(name)
+        if path is None and name not in self.pipelines:
+            self.discover_plugins()
+            path = self.table.get(name)
         if path is None:
             close = difflib.get_close_matches(name, [*self.table, *self.pipelines], n=1)
             hint = f"; did you mean '{close[0]}'?" if close else " (see --list-passes)"

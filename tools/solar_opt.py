@@ -67,6 +67,9 @@ def build_parser() -> _Parser:
     p.add_argument("-p", "--pass-pipeline", metavar="PIPELINE",
                    help="passes to run, e.g. 'inline,bind-params{M=64}' (repeatable, ordered with pass flags)")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
+                   help="load the passes a Python file defines (repeatable); installed plugins register "
+                        "through the entry-point group solar.passes")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
     p.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
                    help="print the IR after the named pass (repeatable)")
@@ -126,7 +129,8 @@ def _list_passes() -> str:
     for name in registry.names():
         cls = registry.load(name)
         hints = typing.get_type_hints(cls)
-        lines.append(f"  --{name:<20} {cls.summary}")
+        origin = registry.origins.get(name, "built-in")
+        lines.append(f"  --{name:<20} {cls.summary}" + ("" if origin == "built-in" else f" [{origin}]"))
         for f in dataclasses.fields(cls):
             if cls.free_options and f.name == "options":
                 lines.append(f"      {'KEY=VALUE':<18} any key (see the pass's documentation)")
@@ -198,9 +202,24 @@ def _timing_report(timings: list[PassTiming]) -> str:
     return buf.getvalue()
 
 
+def load_plugins(argv: Sequence[str]) -> None:
+    """Registers the passes of every `--load-pass-plugin=FILE.py` (before the pass flags are read)."""
+    args = list(argv)
+    for k, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--load-pass-plugin":
+            if k + 1 >= len(args):
+                raise _UsageError("--load-pass-plugin needs a Python file, e.g. --load-pass-plugin=my_pass.py")
+            registry.load_plugin_file(args[k + 1])
+        elif arg.startswith("--load-pass-plugin="):
+            registry.load_plugin_file(arg.split("=", 1)[1])
+
+
 def run(argv: Sequence[str]) -> int:
-    parser = build_parser()
     try:
+        load_plugins(argv)
+        parser = build_parser()
         items, argv = extract_pipeline(argv)
         args, unknown = parser.parse_known_args(argv)
         if unknown:
