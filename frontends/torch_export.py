@@ -34,6 +34,7 @@ import numpy as np
 import torch
 import torch.fx
 
+from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
@@ -363,7 +364,7 @@ class GraphLowering:
             raise TranslationError(self.problems, f"{len(self.problems)} problem(s) translating {self.name}")
         fb.ret(*outputs)
         module = mb.module
-        module.attrs["origin"] = "torch.export"
+        module.attrs[attr_names.ORIGIN] = "torch.export"
         engine = DiagnosticEngine()
         if not verify(module, engine):
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())

@@ -6,6 +6,7 @@ import typing
 from dataclasses import dataclass
 from typing import Literal
 
+from solar.ir import attr_names
 from solar.ir.analysis.units import VIEW_OPS, Unit, units_of
 from solar.ir.ops import (
     Assign,
@@ -248,9 +249,10 @@ class _FuseBlock:
         group_op = GroupOp(symbol, [r.type for r in outputs if r.type is not None], [*ordered, YieldOp(list(outputs))],
                            ordered[0].loc)
         # A string: a bare word cannot hold the hyphen of producer-consumer (it would not parse back).
-        group_op.attrs["mode"] = self.mode
+        group_op.attrs[attr_names.GROUP_MODE] = self.mode
         in_order = sorted(group, key=lambda u: self.position[u.ops[0]])
-        group_op.attrs["units"] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name for u in in_order]
+        group_op.attrs[attr_names.GROUP_UNITS] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name
+                                                  for u in in_order]
         group_op.results = [Value(r.name, r.type, group_op, r.loc) for r in outputs]
         for r in outputs:
             r.name = self._inner_name(r.name)

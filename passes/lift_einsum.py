@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solar.ir import attr_names
 from solar.ir.analysis.counts import einsum_counts
 from solar.ir.analysis.dependences import always_before, ever_before, touching
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
@@ -90,12 +91,12 @@ class LiftEinsum(Pass):
                         einsums, finals = _Lifter(op, model, func).lift()
                     except (Unliftable, UnsupportedForISL) as why:
                         ctx.diagnostics.remark(f"kernel @{op.symbol} stays a loop nest: {why}", op.loc)
-                        op.attrs["not_lifted"] = str(why)
+                        op.attrs[attr_names.NOT_LIFTED] = str(why)
                         i += 1
                         continue
                     if self.counts and all(p.default is not None for p in module.params):
                         for e in einsums:
-                            e.attrs["counts"] = einsum_counts(e, params, values).as_attr()
+                            e.attrs[attr_names.COUNTS] = einsum_counts(e, params, values).as_attr()
                     block[i:i + 1] = einsums
                     rest = block[i + len(einsums):]
                     for old, new in zip(op.results, finals, strict=True):
@@ -169,7 +170,7 @@ class _Lifter:
         if len(self.einsums) == 1:
             self.einsums[0].symbol = self.kernel.symbol
         for k, e in enumerate(self.einsums):
-            e.attrs["kernel"] = SymbolRef(self.kernel.symbol)
+            e.attrs[attr_names.KERNEL] = SymbolRef(self.kernel.symbol)
             e.src_loc = self.kernel.src_loc
             e.loc = self.kernel.loc
             if len(self.einsums) > 1:

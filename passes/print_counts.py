@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solar.ir import attr_names
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
 from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
 from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
@@ -42,7 +43,7 @@ class PrintCounts(Pass):
                 assert n is not None
                 suffix = "" if not loops else f" ×{n}"
                 if isinstance(op, EinsumOp):
-                    origin = op.attrs.get("kernel")
+                    origin = op.attrs.get(attr_names.KERNEL)
                     kind = f"einsum ({origin.name})" if isinstance(origin, SymbolRef) else "einsum"
                     rows.append((f"@{func.name}/@{op.symbol}", kind + suffix,
                                  _scaled(einsum_counts(op, params, values), n)))

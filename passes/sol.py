@@ -10,6 +10,7 @@ from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
+from solar.ir import attr_names
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
@@ -92,10 +93,10 @@ class SOL(Pass):
             if not has_calls:
                 for k, (w, _) in enumerate(reports[0].units):
                     if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
-                        w.ops[0].attrs["sol"] = [_times(r.name, *r.units[k]) for r in reports]
+                        w.ops[0].attrs[attr_names.SOL] = [_times(r.name, *r.units[k]) for r in reports]
                 for k, (w, _) in enumerate(reports[0].groups):
-                    w.ops[0].attrs["sol"] = [_cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
-            module.attrs["sol"] = [
+                    w.ops[0].attrs[attr_names.SOL] = [_cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
+            module.attrs[attr_names.SOL] = [
                 {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()},
                  "fusion_gain": r.fusion_gain,
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}

@@ -29,6 +29,7 @@ from solar.backends.tiling_ir import (
     resolve_buffer,
 )
 from solar.backends.tiling_problem import Mapping, Unfusable
+from solar.ir import attr_names
 from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op
@@ -117,7 +118,7 @@ class TileSearch(Pass):
                                "traffic": None if m is None else m.traffic, "mapping": m, "space": space}
         result.einsums.append(row)
         if m is not None and self.annotate:
-            op.attrs["tiling"] = describe(m, space)
+            op.attrs[attr_names.TILING] = describe(m, space)
         if self.curve:
             points = curve(lambda c: _traffic(space.solve(c)))
             curves["einsums"].append({"name": f"@{op.symbol}", "compulsory": space.compulsory, "traffic": points})
@@ -137,7 +138,8 @@ class TileSearch(Pass):
             return
         result.groups.append({"name": name, "kind": kind, "result": res})
         if self.annotate:
-            anchor.attrs["tiling" if kind == "group" else "kernel_tiling"] = _group_attr(res, chains, name, units)
+            key = attr_names.TILING if kind == "group" else attr_names.KERNEL_TILING
+            anchor.attrs[key] = _group_attr(res, chains, name, units)
         if self.curve:
             results = {c: group_result(chains, name.lstrip("@"), units, c) for c in CURVE_BUFFERS}
             entry: dict[str, Any] = {"name": name, "kind": kind,
