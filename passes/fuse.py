@@ -12,7 +12,6 @@ from solar.ir.ops import (
     Assign,
     EinsumOp,
     ForOp,
-    FuncOp,
     GroupOp,
     IfOp,
     KernelOp,
@@ -24,7 +23,7 @@ from solar.ir.ops import (
     walk_stmts,
 )
 from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.rewrite import replace_uses
+from solar.ir.rewriter import NameGenerator, blocks, replace_all_uses_with
 
 FuseMode = Literal["greedy", "producer-consumer", "none"]
 MODES: tuple[str, ...] = typing.get_args(FuseMode)
@@ -74,32 +73,17 @@ class Fuse(Pass):
         if self.mode == "none":
             return
         for func in module.funcs:
-            counter = [0]
-            taken = {op.symbol for op in func.walk() if isinstance(op, KernelOp | EinsumOp | GroupOp)}
-            for block in _blocks(func):
-                _FuseBlock(block, self.mode, counter, taken).run()
-
-
-def _blocks(func: FuncOp) -> list[list[Op]]:
-    out: list[list[Op]] = []
-
-    def visit(ops: list[Op]) -> None:
-        out.append(ops)
-        for op in ops:
-            if isinstance(op, ForOp | IfOp):
-                for region in op.regions:
-                    visit(region)
-
-    visit(func.body)
-    return out
+            symbols = NameGenerator.symbols_of(func)
+            # Blocks of solar.for and solar.if bodies are fused too; groups and kernels are not entered.
+            for block in [b for b in blocks(func) if all(isinstance(p, ForOp | IfOp) for p in b.parents[1:])]:
+                _FuseBlock(block.ops, self.mode, symbols).run()
 
 
 class _FuseBlock:
-    def __init__(self, block: list[Op], mode: str, counter: list[int], taken: set[str]) -> None:
+    def __init__(self, block: list[Op], mode: str, symbols: NameGenerator) -> None:
         self.block = block
         self.mode = mode
-        self.counter = counter
-        self.taken = taken
+        self.symbols = symbols
         self._index()
 
     def _index(self) -> None:
@@ -260,7 +244,7 @@ class _FuseBlock:
         self.block[:] = new_block
         rest = self.block[self.block.index(group_op) + 1:]
         for old, new in zip(outputs, group_op.results, strict=True):
-            replace_uses(rest, old, new)
+            replace_all_uses_with(old, new, rest)
         # Positions changed: recompute the block's bookkeeping for the next group.
         self._index()
 
@@ -270,11 +254,7 @@ class _FuseBlock:
         return all(isinstance(r, VIEW_OPS) and self._dead(r) for r in readers)
 
     def _symbol(self) -> str:
-        while f"group{self.counter[0]}" in self.taken:
-            self.counter[0] += 1
-        name = f"group{self.counter[0]}"
-        self.taken.add(name)
-        return name
+        return self.symbols.numbered("group")
 
     def _inner_name(self, name: str) -> str:
         names = {r.name for op in self.block for inner in op.walk() for r in inner.results}
