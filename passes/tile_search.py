@@ -16,6 +16,7 @@ from rich.table import Table
 
 from solar.backends.cost import CostModel
 from solar.backends.report import TargetReport
+from solar.backends.tiling_cache import CachedChains, SolveCache
 from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
     GroupResult,
@@ -88,29 +89,34 @@ class TileSearch(Pass):
         except (ValueError, TargetError) as err:
             self.error(ctx, str(err), module.loc)
             return
-        if self.bound_params(ctx, module) is None:
+        values = self.bound_params(ctx, module)
+        if values is None:
             return
         tilings = ctx.analysis(Tilings, module)
         result = TileSearchResult(self.buffer, capacity, target.name)
         curves: dict[str, list[dict[str, Any]]] = {"einsums": [], "groups": []}
+        cache = SolveCache()  # identical einsum shapes (every block of a network) are solved once
         for func in module.funcs:
-            chains = tilings.chains(func)
+            chains = CachedChains(func, values, cache)
             for op in func.walk():
                 if isinstance(op, EinsumOp):
                     self._einsum(ctx, chains, op, capacity, result, curves)
             for name, kind, anchor, ops in _chains(func.body):
                 self._chain(ctx, tilings, func, name, kind, anchor, ops, capacity, result, curves)
         ctx.results[self.name] = result
-        ctx.report(_render(result, self.buffer, target.name))
+        report = _render(result, self.buffer, target.name)
+        if cache.hits:
+            report += (f"{cache.solves} distinct tiling problems solved; {cache.hits} more answered from them "
+                       "(the same einsum shapes)\n")
+        ctx.report(report)
         if self.curve:
             self._write_curve(module, result, curves)
 
     # -- one einsum, one chain ------------------------------------------------------------------------
-    def _einsum(self, ctx: PassContext, chains: IRChains, op: EinsumOp, capacity: float,
+    def _einsum(self, ctx: PassContext, chains: CachedChains, op: EinsumOp, capacity: float,
                 result: TileSearchResult, curves: dict[str, list[dict[str, Any]]]) -> None:
         try:
-            space = chains.space(op.symbol, [op])
-            m = space.solve(capacity)
+            space, m = chains.solve_space(op.symbol, [op], capacity)
         except (SpecError, Unfusable, ValueError, isl.Error) as err:
             self.remark(ctx, f"@{op.symbol} is not modelled: {err}", op.loc)
             return

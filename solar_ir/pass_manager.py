@@ -18,12 +18,13 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from .diagnostics import DiagnosticEngine, DiagnosticError, Location
-from .ops import ModuleOp
-from .printer import print_module
-from .verifier import verify
+from .diagnostics import DiagnosticEngine, DiagnosticError
+
+if TYPE_CHECKING:
+    from .diagnostics import Location
+    from .ops import ModuleOp
 
 
 class PassOptionError(ValueError):
@@ -407,6 +408,9 @@ class PassManager:
         """Runs the pipeline; stops with DiagnosticError at the first pass that reports an error or leaves
         the module invalid."""
         self.check_requirements(module, ctx)
+        from .printer import print_module  # here, so that reading the registry (--help) loads no IR code
+        from .verifier import verify
+
         for p in self.passes:
             for problem in p.option_errors():
                 ctx.diagnostics.error(problem, module.loc)
