@@ -87,7 +87,8 @@ def quantity(n: float) -> str:
     return f"{n:.3g}" if isinstance(n, float) else str(n)
 
 
-def _intensity(w: Work) -> str:
+def _format_intensity(w: Work) -> str:
+    """`Work.intensity` (the one definition: FLOPs per DRAM byte) as the tables print it."""
     ai = w.intensity
     return "∞" if math.isinf(ai) else f"{ai:.3g}"
 
@@ -106,7 +107,7 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
     for k, (w, _) in enumerate(first.units):
         row = [w.name + (f" ×{w.trips}" if w.trips > 1 else ""), w.kind,
                quantity(sum(w.flops_tensor.values()) * w.trips), quantity(sum(w.flops_vector.values()) * w.trips),
-               quantity(w.total_bytes), _intensity(w)]
+               quantity(w.total_bytes), _format_intensity(w)]
         for r in reports:
             t = r.units[k][1]
             row += [seconds(t.seconds), t.bound]
@@ -121,7 +122,7 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
             groups.add_column("bound")
         for k, (w, _) in enumerate(first.groups):
             row = [w.name, quantity(sum(w.flops_tensor.values()) * w.trips),
-                   quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _intensity(w)]
+                   quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _format_intensity(w)]
             for r in reports:
                 t = r.groups[k][1]
                 row += [seconds(t.seconds), t.bound]

@@ -15,7 +15,7 @@ from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
 from solar.ir.analysis.units import Uses, units_of
-from solar.ir.ops import EinsumOp, FuncOp, GroupOp, Op, Value, Word
+from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
 # ---- the IR: einsums, units and groups as tiling problems -------------------------------------------
@@ -145,6 +145,31 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
     return GroupResult(name, capacity, fused, why, per_unit, per_einsum)
 
 
+class Tilings:
+    """The analysis of a module's tilings (`ctx.analysis(Tilings, module)`): per function its einsums as
+    tiling problems (`IRChains`), and every chain's `GroupResult` under a buffer, solved once. --tile-search
+    fills it; --sol's cache-aware mode reads the same results for a target whose buffer is the same size."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.values = module.param_values()
+        self._chains: dict[FuncOp, IRChains] = {}
+        self._results: dict[tuple[FuncOp, str, float, tuple[int, ...]], GroupResult] = {}
+        self.solved = 0  # chains solved here (each later request for one is a cache hit)
+
+    def chains(self, func: FuncOp) -> IRChains:
+        if func not in self._chains:
+            self._chains[func] = IRChains(func, self.values)
+        return self._chains[func]
+
+    def group(self, func: FuncOp, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float) -> GroupResult:
+        """`group_result` of a chain of `func`, kept by its name, its ops and the buffer size."""
+        key = (func, name, capacity, tuple(id(op) for u in units for op in u))
+        if key not in self._results:
+            self._results[key] = group_result(self.chains(func), name, units, capacity)
+            self.solved += 1
+        return self._results[key]
+
+
 def einsum_units(ops: Sequence[Op]) -> list[list[EinsumOp]] | None:
     """The units (kernels) of a group or unit as einsum lists; None when one of them is not einsums."""
 
@@ -216,10 +241,11 @@ def describe(m: Mapping, space: Space) -> dict[str, Any]:
 # ---- the cache-aware SOL mode -----------------------------------------------------------------------
 
 
-def cache_aware(model: CostModel, capacity: float, label: str) -> CacheAware:
-    """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode")."""
+def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings | None = None) -> CacheAware:
+    """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode"); with `tilings`
+    (the module's analysis), chains already solved under this buffer are not solved again."""
+    tilings = tilings if tilings is not None else Tilings(model.module)
 
-    chains = IRChains(model.func, model.values)
     works, rows = [], []
     for w in model.groups:
         members = [o for o in (w.ops[0].body if w.kind == "group" and isinstance(w.ops[0], GroupOp) else w.ops)
@@ -230,7 +256,7 @@ def cache_aware(model: CostModel, capacity: float, label: str) -> CacheAware:
         tiled, strategy = None, "not modelled"
         if units:
             try:
-                res = group_result(chains, w.name.lstrip("@"), units, capacity)
+                res = tilings.group(model.func, w.name.lstrip("@"), units, capacity)
                 tiled, strategy = res.traffic, res.strategy
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
                 strategy = f"not modelled: {err}"
@@ -244,7 +270,7 @@ def cache_aware(model: CostModel, capacity: float, label: str) -> CacheAware:
     return CacheAware(capacity, label, works, list(model.groups), rows)
 
 
-def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str | None:
+def add_cache_aware(report: TargetReport, model: CostModel, buffer: str, tilings: Tilings | None = None) -> str | None:
     """Adds the cache-aware mode to a target's report: every group (a unit outside all groups is its own)
     with its least DRAM traffic under `buffer` (l2, smem or a size; docs/tiling.md), kept between its
     fused and unfused bytes. Returns why the mode is not available on this target, or None."""
@@ -252,7 +278,7 @@ def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str 
         capacity = resolve_buffer(buffer, report.peaks.target)
     except (ValueError, TargetError) as err:
         return str(err)
-    ca = cache_aware(model, capacity, buffer)
+    ca = cache_aware(model, capacity, buffer, tilings)
     ca.mode = mode_result("cache_aware", ca.works, report.peaks)
     report.cache_aware = ca
     return None

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
@@ -226,7 +227,7 @@ def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_
     values = [low._as_value(o, em) for o in outs]
     fb.ret(*values)
     module = mb.module
-    module.attrs["origin"] = "jax.make_jaxpr"
+    module.attrs[attr_names.ORIGIN] = "jax.make_jaxpr"
     engine = DiagnosticEngine()
     if not verify(module, engine):
         raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 import torch.fx
 
+from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
@@ -394,7 +395,7 @@ class GraphLowering:
             raise TranslationError(self.problems, f"{len(self.problems)} problem(s) translating {self.name}")
         fb.ret(*outputs)
         module = mb.module
-        module.attrs["origin"] = "torch.export"
+        module.attrs[attr_names.ORIGIN] = "torch.export"
         drawn = sorted({display_name(n.target) for n in graph.nodes if n.op == "call_function" and _draws_random(n)})
         if drawn:
             module.attrs["random"] = drawn  # validated by statistics (frontends/validate.py)

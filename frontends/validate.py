@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from solar.backends.dtypes import default_tolerance
+from solar.ir import attr_names
 from solar.ir.dtypes import DType
 from solar.ir.expr import IndexRef, evaluate_int, walk
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, ModuleOp
@@ -383,4 +384,4 @@ def validate_sized(module: ModuleOp, case_for: Callable[[dict[str, int]], Case],
 
 def record(module: ModuleOp, report: ValidationReport) -> None:
     """Records the validation result in the module's attributes (kept by printing and parsing)."""
-    module.attrs["validation"] = report.as_attr()
+    module.attrs[attr_names.VALIDATION] = report.as_attr()

@@ -6,8 +6,11 @@ it). tests/unit/test_pass_registry.py keeps this table equal to the pass classes
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass
 from typing import Any
+
+from solar.ir.pass_manager import option_type_name
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ CATALOG: dict[str, PassInfo] = {
         (), None, True),
     "fuse": PassInfo(
         "Group units of execution into fusion groups (mode=greedy|producer-consumer|none)",
-        (OptionInfo("mode", "str", "'greedy'"),), "mode"),
+        (OptionInfo("mode", "greedy|producer-consumer|none", "'greedy'"),), "mode"),
     "inline": PassInfo("Inline every solar.call"),
     "lift-affine": PassInfo(
         "ISL model of every kernel: bounds proofs, exact iteration counts, full writes, footprints",
@@ -40,6 +43,9 @@ CATALOG: dict[str, PassInfo] = {
         "Rewrite liftable kernels into solar.einsum chains, with exact FLOP and byte counts",
         (OptionInfo("counts", "bool", "True"),)),
     "print-counts": PassInfo("Print exact points, MACs, FLOPs and bytes per op and for the module"),
+    "print-intensity": PassInfo(
+        "Print the arithmetic intensity (FLOP/byte) of each einsum unit and fusion group",
+        (OptionInfo("min", "float", "0.0"),), "min"),
     "print-op-stats": PassInfo("Print the number of ops of each kind"),
     "reorder-einsum": PassInfo(
         "Re-associate einsum chains to cut FLOPs (objective=flops|bytes|sol, recompute=false)",
@@ -66,11 +72,12 @@ CATALOG: dict[str, PassInfo] = {
 def info_of_class(cls: Any) -> PassInfo:
     """The catalog entry a pass class gives (what the table above must equal)."""
     options = []
+    hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         if cls.free_options and f.name == "options":
             continue
         default = None if f.default is dataclasses.MISSING else repr(f.default)
-        options.append(OptionInfo(f.name, str(getattr(f.type, "__name__", f.type)), default))
+        options.append(OptionInfo(f.name, option_type_name(hints.get(f.name, f.type)), default))
     return PassInfo(cls.summary, tuple(options), cls.primary_option, cls.free_options)
 
 

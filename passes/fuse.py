@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
+from typing import Literal
 
+from solar.ir import attr_names
 from solar.ir.analysis.units import VIEW_OPS, Unit, units_of
 from solar.ir.ops import (
     Assign,
     EinsumOp,
     ForOp,
-    FuncOp,
     GroupOp,
     IfOp,
     KernelOp,
@@ -21,9 +23,10 @@ from solar.ir.ops import (
     walk_stmts,
 )
 from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.rewrite import replace_uses
+from solar.ir.rewriter import NameGenerator, blocks, replace_all_uses_with
 
-MODES = ("greedy", "producer-consumer", "none")
+FuseMode = Literal["greedy", "producer-consumer", "none"]
+MODES: tuple[str, ...] = typing.get_args(FuseMode)
 
 
 def is_map(unit: Unit) -> bool:
@@ -64,41 +67,23 @@ class Fuse(Pass):
     name = "fuse"
     summary = "Group units of execution into fusion groups (mode=greedy|producer-consumer|none)"
     primary_option = "mode"
-    mode: str = "greedy"
+    mode: FuseMode = "greedy"  # the pass manager checks the value (Literal options)
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
-        if self.mode not in MODES:
-            ctx.diagnostics.error(f"fuse: mode must be one of {', '.join(MODES)}, not '{self.mode}'", module.loc)
-            return
         if self.mode == "none":
             return
         for func in module.funcs:
-            counter = [0]
-            taken = {op.symbol for op in func.walk() if isinstance(op, KernelOp | EinsumOp | GroupOp)}
-            for block in _blocks(func):
-                _FuseBlock(block, self.mode, counter, taken).run()
-
-
-def _blocks(func: FuncOp) -> list[list[Op]]:
-    out: list[list[Op]] = []
-
-    def visit(ops: list[Op]) -> None:
-        out.append(ops)
-        for op in ops:
-            if isinstance(op, ForOp | IfOp):
-                for region in op.regions:
-                    visit(region)
-
-    visit(func.body)
-    return out
+            symbols = NameGenerator.symbols_of(func)
+            # Blocks of solar.for and solar.if bodies are fused too; groups and kernels are not entered.
+            for block in [b for b in blocks(func) if all(isinstance(p, ForOp | IfOp) for p in b.parents[1:])]:
+                _FuseBlock(block.ops, self.mode, symbols).run()
 
 
 class _FuseBlock:
-    def __init__(self, block: list[Op], mode: str, counter: list[int], taken: set[str]) -> None:
+    def __init__(self, block: list[Op], mode: str, symbols: NameGenerator) -> None:
         self.block = block
         self.mode = mode
-        self.counter = counter
-        self.taken = taken
+        self.symbols = symbols
         self._index()
 
     def _index(self) -> None:
@@ -248,9 +233,10 @@ class _FuseBlock:
         group_op = GroupOp(symbol, [r.type for r in outputs if r.type is not None], [*ordered, YieldOp(list(outputs))],
                            ordered[0].loc)
         # A string: a bare word cannot hold the hyphen of producer-consumer (it would not parse back).
-        group_op.attrs["mode"] = self.mode
+        group_op.attrs[attr_names.GROUP_MODE] = self.mode
         in_order = sorted(group, key=lambda u: self.position[u.ops[0]])
-        group_op.attrs["units"] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name for u in in_order]
+        group_op.attrs[attr_names.GROUP_UNITS] = [SymbolRef(u.name) if u.kind in ("kernel", "einsum") else u.name
+                                                  for u in in_order]
         group_op.results = [Value(r.name, r.type, group_op, r.loc) for r in outputs]
         for r in outputs:
             r.name = self._inner_name(r.name)
@@ -258,7 +244,7 @@ class _FuseBlock:
         self.block[:] = new_block
         rest = self.block[self.block.index(group_op) + 1:]
         for old, new in zip(outputs, group_op.results, strict=True):
-            replace_uses(rest, old, new)
+            replace_all_uses_with(old, new, rest)
         # Positions changed: recompute the block's bookkeeping for the next group.
         self._index()
 
@@ -268,11 +254,7 @@ class _FuseBlock:
         return all(isinstance(r, VIEW_OPS) and self._dead(r) for r in readers)
 
     def _symbol(self) -> str:
-        while f"group{self.counter[0]}" in self.taken:
-            self.counter[0] += 1
-        name = f"group{self.counter[0]}"
-        self.taken.add(name)
-        return name
+        return self.symbols.numbered("group")
 
     def _inner_name(self, name: str) -> str:
         names = {r.name for op in self.block for inner in op.walk() for r in inner.results}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solar.ir import attr_names
 from solar.ir.analysis.counts import einsum_counts
 from solar.ir.analysis.dependences import always_before, ever_before, touching
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
@@ -29,18 +30,16 @@ from solar.ir.ops import (
     Binding,
     EinsumOp,
     EinsumStmt,
-    ForOp,
     FuncOp,
     KernelOp,
     KStmt,
     ModuleOp,
-    Op,
     SymbolRef,
     TensorDecl,
     Value,
 )
 from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.rewrite import defined_values, replace_uses
+from solar.ir.rewriter import NameGenerator, Rewriter, blocks
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 
 _LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
@@ -76,46 +75,29 @@ class LiftEinsum(Pass):
         params = [p.name for p in module.params]
         values = module.param_values()
         for func in module.funcs:
-            for block, loops in _blocks(func):
-                i = 0
-                while i < len(block):
-                    op = block[i]
+            for block in list(blocks(func)):
+                rewriter = Rewriter(block.ops)
+                while rewriter.index < len(block.ops):
+                    op = block.ops[rewriter.index]
                     if not isinstance(op, KernelOp):
-                        i += 1
+                        rewriter.index += 1
                         continue
                     try:
-                        if loops:
+                        if block.in_loop:
                             raise Unliftable("it is inside a solar.for (einsums have no loop-carried index)")
                         model = build_model(op, params, {})
                         einsums, finals = _Lifter(op, model, func).lift()
                     except (Unliftable, UnsupportedForISL) as why:
                         ctx.diagnostics.remark(f"kernel @{op.symbol} stays a loop nest: {why}", op.loc)
-                        op.attrs["not_lifted"] = str(why)
-                        i += 1
+                        op.attrs[attr_names.NOT_LIFTED] = str(why)
+                        rewriter.index += 1
                         continue
                     if self.counts and all(p.default is not None for p in module.params):
                         for e in einsums:
-                            e.attrs["counts"] = einsum_counts(e, params, values).as_attr()
-                    block[i:i + 1] = einsums
-                    rest = block[i + len(einsums):]
+                            e.attrs[attr_names.COUNTS] = einsum_counts(e, params, values).as_attr()
                     for old, new in zip(op.results, finals, strict=True):
                         new.name = old.name  # the kernel's result keeps its name for readers of the IR
-                        replace_uses(rest, old, new)
-                    i += len(einsums)
-
-
-def _blocks(func: FuncOp) -> list[tuple[list[Op], bool]]:
-    """Every block of `func`, with whether it lies inside a solar.for."""
-    out: list[tuple[list[Op], bool]] = []
-
-    def visit(ops: list[Op], in_loop: bool) -> None:
-        out.append((ops, in_loop))
-        for op in ops:
-            for region in op.regions:
-                visit(region, in_loop or isinstance(op, ForOp))
-
-    visit(func.body, False)
-    return out
+                    rewriter.replace_op(op, einsums, finals)
 
 
 @dataclass
@@ -146,8 +128,8 @@ class _Lifter:
         self.inputs = {b.name: b.value for b in kernel.inputs}
         self.versions: dict[str, Value] = {}
         self.writers: dict[str, list[StatementModel]] = {}
-        self.taken = {v.name for v in defined_values(func)}
-        self.symbols = {op.symbol for op in func.walk() if isinstance(op, KernelOp | EinsumOp)}
+        self.names = NameGenerator.values_of(func)
+        self.symbols = NameGenerator.symbols_of(func, (KernelOp, EinsumOp))
         self.einsums: list[EinsumOp] = []
 
     def lift(self) -> tuple[list[EinsumOp], list[Value]]:
@@ -169,29 +151,15 @@ class _Lifter:
         if len(self.einsums) == 1:
             self.einsums[0].symbol = self.kernel.symbol
         for k, e in enumerate(self.einsums):
-            e.attrs["kernel"] = SymbolRef(self.kernel.symbol)
+            e.attrs[attr_names.KERNEL] = SymbolRef(self.kernel.symbol)
             e.src_loc = self.kernel.src_loc
             e.loc = self.kernel.loc
             if len(self.einsums) > 1:
-                e.symbol = self._symbol(f"{self.kernel.symbol}.{k}")
+                e.symbol = self.symbols.fresh(f"{self.kernel.symbol}.{k}")
         return self.einsums, finals
 
-    def _symbol(self, name: str) -> str:
-        candidate, n = name, 0
-        while candidate in self.symbols:
-            n += 1
-            candidate = f"{name}_{n}"
-        self.symbols.add(candidate)
-        return candidate
-
     def _fresh(self, hint: str) -> str:
-        base = hint.lower()
-        candidate, n = base, 0
-        while candidate in self.taken:
-            n += 1
-            candidate = f"{base}_{n}"
-        self.taken.add(candidate)
-        return candidate
+        return self.names.fresh(hint.lower())
 
     # ---- one statement ---------------------------------------------------------------------------
     def _statement(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from io import StringIO
 
-from rich.console import Console
-from rich.table import Table
-
+from solar.ir import attr_names
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
 from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
 from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.tables import new_table, render_tables
 
 
 @dataclass(frozen=True)
@@ -23,6 +21,7 @@ class PrintCounts(Pass):
 
     name = "print-counts"
     summary = "Print exact points, MACs, FLOPs and bytes per op and for the module"
+    preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
         values = module.param_values()
@@ -44,7 +43,7 @@ class PrintCounts(Pass):
                 assert n is not None
                 suffix = "" if not loops else f" ×{n}"
                 if isinstance(op, EinsumOp):
-                    origin = op.attrs.get("kernel")
+                    origin = op.attrs.get(attr_names.KERNEL)
                     kind = f"einsum ({origin.name})" if isinstance(origin, SymbolRef) else "einsum"
                     rows.append((f"@{func.name}/@{op.symbol}", kind + suffix,
                                  _scaled(einsum_counts(op, params, values), n)))
@@ -68,9 +67,8 @@ def _scaled(c: Counts, n: int) -> Counts:
 
 
 def counts_table(rows: list[tuple[str, str, Counts]]) -> str:
-    table = Table(title="Exact counts", title_justify="left")
-    for col in ("op", "kind", "points", "MACs", "FLOPs tensor", "FLOPs vector", "bytes read", "bytes written"):
-        table.add_column(col, justify="left" if col in ("op", "kind") else "right")
+    table = new_table("Exact counts", ("op", "kind", "points", "MACs", "FLOPs tensor", "FLOPs vector", "bytes read",
+                                       "bytes written"), text_columns=2)
     total = Counts()
     for name, kind, c in rows:
         total += c
@@ -78,9 +76,5 @@ def counts_table(rows: list[tuple[str, str, Counts]]) -> str:
                       f"{sum(c.bytes_read.values()):,}", f"{c.bytes_written:,}")
     table.add_row("total", "", f"{total.points:,}", f"{total.macs:,}", f"{total.flops_tensor:,}",
                   f"{total.flops_vector:,}", f"{sum(total.bytes_read.values()):,}", f"{total.bytes_written:,}")
-    buf = StringIO()
-    console = Console(file=buf, width=160, color_system=None)
-    console.print(table)
     kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(total.ops.items()))
-    console.print(f"operations by kind: {kinds or 'none'}")
-    return buf.getvalue()
+    return render_tables([table, f"operations by kind: {kinds or 'none'}"])

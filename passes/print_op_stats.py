@@ -16,6 +16,7 @@ class PrintOpStats(Pass):
 
     name = "print-op-stats"
     summary = "Print the number of ops of each kind"
+    preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
         ops: Counter[str] = Counter()

@@ -10,6 +10,7 @@ from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
+from solar.ir import attr_names
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.fuse import Fuse
@@ -40,6 +41,7 @@ class SOL(Pass):
 
     name = "sol"
     summary = "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)"
+    preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
     primary_option = "target"
     target: str = "h100"
     allow_tf32: bool = False
@@ -65,7 +67,7 @@ class SOL(Pass):
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
         try:
-            model = CostModel(work)
+            model = ctx.analysis(CostModel, work)
             reports = [analyse(model, Peaks(t, self.allow_tf32), latency) for t in targets]
         except CostError as err:
             loc = err.op.loc if err.op is not None else module.loc
@@ -82,7 +84,7 @@ class SOL(Pass):
         tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
-                why = tiling.add_cache_aware(r, model)
+                why = tiling.add_cache_aware(ctx, r, model)
                 if why is not None:
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name
@@ -100,10 +102,10 @@ class SOL(Pass):
             if not has_calls:
                 for k, (w, _) in enumerate(reports[0].units):
                     if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
-                        w.ops[0].attrs["sol"] = [_times(r.name, *r.units[k]) for r in reports]
+                        w.ops[0].attrs[attr_names.SOL] = [_times(r.name, *r.units[k]) for r in reports]
                 for k, (w, _) in enumerate(reports[0].groups):
-                    w.ops[0].attrs["sol"] = [_cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
-            module.attrs["sol"] = [
+                    w.ops[0].attrs[attr_names.SOL] = [_cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
+            module.attrs[attr_names.SOL] = [
                 {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()},
                  "fusion_gain": r.fusion_gain,
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}

@@ -21,6 +21,7 @@ from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
     GroupResult,
     IRChains,
+    Tilings,
     add_cache_aware,
     curve,
     describe,
@@ -29,9 +30,10 @@ from solar.backends.tiling_ir import (
     resolve_buffer,
 )
 from solar.backends.tiling_problem import Mapping, Unfusable
+from solar.ir import attr_names
 from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
-from solar.ir.ops import EinsumOp, GroupOp, ModuleOp, Op
+from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op
 from solar.ir.pass_manager import Pass, PassContext
 from solar.targets.loader import TargetError, load_target
 
@@ -49,10 +51,11 @@ class TileSearchResult:
     einsums: list[dict[str, Any]] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
 
-    def add_cache_aware(self, report: TargetReport, model: CostModel) -> str | None:
+    def add_cache_aware(self, ctx: PassContext, report: TargetReport, model: CostModel) -> str | None:
         """--sol's cache-aware mode on one target's report, under the buffer this search was given (resolved
-        again for that target); why the mode is not available there, or None."""
-        return add_cache_aware(report, model, self.buffer)
+        again for that target), reusing the tilings this search found (the `Tilings` analysis) where the
+        buffer is the same size; why the mode is not available there, or None."""
+        return add_cache_aware(report, model, self.buffer, ctx.analysis(Tilings, model.module))
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class TileSearch(Pass):
 
     name = "tile-search"
     summary = "Least DRAM traffic of each einsum and fusion group under a buffer (buffer=l2|smem|<bytes>), by MILP"
+    preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
     primary_option = "buffer"
     buffer: str = "l2"
     target: str = "h100"
@@ -83,14 +87,12 @@ class TileSearch(Pass):
             target = load_target(self.target)
             capacity = resolve_buffer(self.buffer, target)
         except (ValueError, TargetError) as err:
-            ctx.diagnostics.error(f"tile-search: {err}", module.loc)
+            self.error(ctx, str(err), module.loc)
             return
-        missing = [p.name for p in module.params if p.default is None]
-        if missing:
-            ctx.diagnostics.error(f"tile-search: size parameters {', '.join(missing)} need values: bind them "
-                                  f"with --bind-params={missing[0]}=...", module.loc)
+        values = self.bound_params(ctx, module)
+        if values is None:
             return
-        values = module.param_values()
+        tilings = ctx.analysis(Tilings, module)
         result = TileSearchResult(self.buffer, capacity, target.name)
         curves: dict[str, list[dict[str, Any]]] = {"einsums": [], "groups": []}
         cache = SolveCache()  # identical einsum shapes (every block of a network) are solved once
@@ -100,7 +102,7 @@ class TileSearch(Pass):
                 if isinstance(op, EinsumOp):
                     self._einsum(ctx, chains, op, capacity, result, curves)
             for name, kind, anchor, ops in _chains(func.body):
-                self._chain(ctx, chains, name, kind, anchor, ops, capacity, result, curves)
+                self._chain(ctx, tilings, func, name, kind, anchor, ops, capacity, result, curves)
         ctx.results[self.name] = result
         report = _render(result, self.buffer, target.name)
         if cache.hits:
@@ -116,32 +118,34 @@ class TileSearch(Pass):
         try:
             space, m = chains.solve_space(op.symbol, [op], capacity)
         except (SpecError, Unfusable, ValueError, isl.Error) as err:
-            ctx.diagnostics.remark(f"tile-search: @{op.symbol} is not modelled: {err}", op.loc)
+            self.remark(ctx, f"@{op.symbol} is not modelled: {err}", op.loc)
             return
         row: dict[str, Any] = {"name": f"@{op.symbol}", "compulsory": space.compulsory,
                                "traffic": None if m is None else m.traffic, "mapping": m, "space": space}
         result.einsums.append(row)
         if m is not None and self.annotate:
-            op.attrs["tiling"] = describe(m, space)
+            op.attrs[attr_names.TILING] = describe(m, space)
         if self.curve:
             points = curve(lambda c: _traffic(space.solve(c)))
             curves["einsums"].append({"name": f"@{op.symbol}", "compulsory": space.compulsory, "traffic": points})
 
-    def _chain(self, ctx: PassContext, chains: CachedChains, name: str, kind: str, anchor: Op, ops: list[Op],
-               capacity: float, result: TileSearchResult, curves: dict[str, list[dict[str, Any]]]) -> None:
+    def _chain(self, ctx: PassContext, tilings: Tilings, func: FuncOp, name: str, kind: str, anchor: Op,
+               ops: list[Op], capacity: float, result: TileSearchResult,
+               curves: dict[str, list[dict[str, Any]]]) -> None:
         units = einsum_units(ops)
         if not units:
-            ctx.diagnostics.remark(f"tile-search: {kind} {name} is not modelled: it holds ops other than einsums",
-                                   anchor.loc)
+            self.remark(ctx, f"{kind} {name} is not modelled: it holds ops other than einsums", anchor.loc)
             return
+        chains = tilings.chains(func)
         try:
-            res = group_result(chains, name.lstrip("@"), units, capacity)
+            res = tilings.group(func, name.lstrip("@"), units, capacity)
         except (SpecError, ValueError, isl.Error) as err:
-            ctx.diagnostics.remark(f"tile-search: {kind} {name} is not modelled: {err}", anchor.loc)
+            self.remark(ctx, f"{kind} {name} is not modelled: {err}", anchor.loc)
             return
         result.groups.append({"name": name, "kind": kind, "result": res})
         if self.annotate:
-            anchor.attrs["tiling" if kind == "group" else "kernel_tiling"] = _group_attr(res, chains, name, units)
+            key = attr_names.TILING if kind == "group" else attr_names.KERNEL_TILING
+            anchor.attrs[key] = _group_attr(res, chains, name, units)
         if self.curve:
             results = {c: group_result(chains, name.lstrip("@"), units, c) for c in CURVE_BUFFERS}
             entry: dict[str, Any] = {"name": name, "kind": kind,

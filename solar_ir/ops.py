@@ -6,6 +6,7 @@ Ops are plain mutable objects: passes edit them in place or build new ones throu
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -68,11 +69,21 @@ class Op:
 
     @property
     def operands(self) -> list[Value]:
+        """The values this op reads, in a fixed order (`set_operand` writes position k)."""
         return []
+
+    def set_operand(self, k: int, value: Value) -> None:
+        """Makes operand `k` (in the order of `operands`) `value`; each op class knows where it keeps it."""
+        raise IndexError(f"{self.opname} has no operand {k}")
 
     @property
     def regions(self) -> list[list[Op]]:
         return []
+
+    def clone(self, mapping: dict[Value, Value] | None = None) -> Op:
+        """A copy of this op and everything nested in it, with fresh result values. Operands defined outside
+        it stay as they are, or become `mapping[value]`; the names are the original ones."""
+        return clone_ops([self], mapping)[0]
 
     @property
     def result(self) -> Value:
@@ -89,6 +100,34 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<{self.opname} at {self.loc}>"
+
+
+def defined_inside(ops: list[Op]) -> set[Value]:
+    """Every value that `ops` and the ops nested in them define: results and block arguments."""
+    out: set[Value] = set()
+    for top in ops:
+        for op in top.walk():
+            out.update(op.results)
+            out.update(getattr(op, "iter_args", ()))
+            out.update(getattr(op, "args", ()) if isinstance(op, FuncOp) else ())
+    return out
+
+
+def clone_ops(ops: list[Op], mapping: dict[Value, Value] | None = None) -> list[Op]:
+    """Copies of `ops` (one block, in order) and everything nested in them, sharing one value map: a value
+    one of them defines is read by the later copies as its copy. Operands defined outside the block stay
+    (or become `mapping[value]`), and so does the op that owns them, so nothing outside is copied."""
+    mapping = mapping or {}
+    inside = defined_inside(ops)
+    memo: dict[int, Any] = {}
+    for top in ops:
+        for op in top.walk():
+            for v in op.operands:
+                if v not in inside:
+                    memo[id(v)] = mapping.get(v, v)
+                    if v.owner is not None:
+                        memo.setdefault(id(v.owner), v.owner)
+    return copy.deepcopy(ops, memo)
 
 
 # ---- module and functions -------------------------------------------------------------------------
@@ -244,6 +283,9 @@ class KernelOp(Op):
     def operands(self) -> list[Value]:
         return [b.value for b in self.inputs]
 
+    def set_operand(self, k: int, value: Value) -> None:
+        self.inputs[k].value = value
+
     def locals(self) -> list[TensorDecl]:
         return [s.decl for s in walk_stmts(self.body) if isinstance(s, LocalDecl)]
 
@@ -297,6 +339,9 @@ class EinsumOp(Op):
     def operands(self) -> list[Value]:
         return [b.value for b in self.inputs]
 
+    def set_operand(self, k: int, value: Value) -> None:
+        self.inputs[k].value = value
+
 
 # ---- composition level ----------------------------------------------------------------------------
 
@@ -340,6 +385,9 @@ class ForOp(Op):
     def operands(self) -> list[Value]:
         return list(self.inits)
 
+    def set_operand(self, k: int, value: Value) -> None:
+        self.inits[k] = value
+
     @property
     def regions(self) -> list[list[Op]]:
         return [self.body]
@@ -361,6 +409,11 @@ class IfOp(Op):
     def operands(self) -> list[Value]:
         return [self.cond]
 
+    def set_operand(self, k: int, value: Value) -> None:
+        if k != 0:
+            raise IndexError(f"solar.if has one operand, not {k + 1}")
+        self.cond = value
+
     @property
     def regions(self) -> list[list[Op]]:
         return [self.then_body, self.else_body]
@@ -380,6 +433,9 @@ class CallOp(Op):
     def operands(self) -> list[Value]:
         return list(self.args)
 
+    def set_operand(self, k: int, value: Value) -> None:
+        self.args[k] = value
+
 
 class TerminatorOp(Op):
     __slots__ = ("values",)
@@ -391,6 +447,9 @@ class TerminatorOp(Op):
     @property
     def operands(self) -> list[Value]:
         return list(self.values)
+
+    def set_operand(self, k: int, value: Value) -> None:
+        self.values[k] = value
 
 
 class ReturnOp(TerminatorOp):
@@ -447,6 +506,11 @@ class SliceOp(Op):
     def operands(self) -> list[Value]:
         return [self.source]
 
+    def set_operand(self, k: int, value: Value) -> None:
+        if k != 0:
+            raise IndexError(f"solar.slice has one operand, not {k + 1}")
+        self.source = value
+
 
 class InsertOp(Op):
     opname = "solar.insert"
@@ -463,6 +527,14 @@ class InsertOp(Op):
     @property
     def operands(self) -> list[Value]:
         return [self.value, self.dest]
+
+    def set_operand(self, k: int, value: Value) -> None:
+        if k == 0:
+            self.value = value
+        elif k == 1:
+            self.dest = value
+        else:
+            raise IndexError(f"solar.insert has two operands, not {k + 1}")
 
 
 class GenericOp(Op):
@@ -486,6 +558,9 @@ class GenericOp(Op):
     @property
     def operands(self) -> list[Value]:
         return list(self.args)
+
+    def set_operand(self, k: int, value: Value) -> None:
+        self.args[k] = value
 
 
 class ReshapeOp(GenericOp):

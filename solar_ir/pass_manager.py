@@ -1,25 +1,65 @@
 """Passes, their options, pipelines (`a,b{opt=v}`) and the pass manager that runs them with verification,
-IR dumps and timing."""
+IR dumps and timing; the analysis manager that caches what passes compute about a module; and the kit every
+pass uses (diagnostics prefixed with the pass's name, the bound-parameter check). docs/writing-a-pass.md
+shows all of it on a real pass."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
 import importlib
+import importlib.metadata
+import importlib.util
+import os
+import re
+import string
+import sys
 import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from .diagnostics import DiagnosticEngine, DiagnosticError
 
 if TYPE_CHECKING:
+    from .diagnostics import Location
     from .ops import ModuleOp
 
 
 class PassOptionError(ValueError):
     """A bad pipeline, pass name or option; the message is meant for the user."""
+
+
+A = TypeVar("A")
+
+
+class AnalysisManager:
+    """Analyses of a module, computed once and shared by the passes that ask for them, by type.
+
+    An analysis is any class built from the module alone (`Kind(module)`, e.g. `CostModel`, `KernelModels`,
+    `Tilings`). The pass manager forgets every analysis after a pass that may change the IR (one whose
+    `preserves_analyses` is false), so a pass never sees an analysis of an IR that is gone."""
+
+    def __init__(self) -> None:
+        self._cache: dict[type, tuple[ModuleOp, Any]] = {}
+        self.computed: list[type] = []  # every analysis built, in order (what a cache miss cost)
+
+    def get(self, kind: type[A], module: ModuleOp) -> A:
+        hit = self._cache.get(kind)
+        if hit is not None and hit[0] is module:
+            return hit[1]
+        value = kind(module)  # type: ignore[call-arg]
+        self._cache[kind] = (module, value)
+        self.computed.append(kind)
+        return value
+
+    def cached(self, kind: type[A]) -> A | None:
+        hit = self._cache.get(kind)
+        return None if hit is None else hit[1]
+
+    def invalidate(self) -> None:
+        self._cache.clear()
 
 
 @dataclass(slots=True)
@@ -29,6 +69,11 @@ class PassContext:
     report: Callable[[str], None] = print
     # Results that later passes read (e.g. the SOL report), by pass name.
     results: dict[str, Any] = field(default_factory=dict)
+    analyses: AnalysisManager = field(default_factory=AnalysisManager)
+
+    def analysis(self, kind: type[A], module: ModuleOp) -> A:
+        """The analysis `kind` of `module`, computed on first use and kept until a pass changes the IR."""
+        return self.analyses.get(kind, module)
 
 
 @dataclass(frozen=True)
@@ -43,10 +88,54 @@ class Pass:
     summary: ClassVar[str] = ""
     primary_option: ClassVar[str | None] = None
     free_options: ClassVar[bool] = False
+    # Passes whose work this one reads. The pass manager stops with a clear error, before any pass runs, when
+    # one is neither earlier in the pipeline nor already done on the input (`prerequisite_met`); it does not
+    # schedule missing passes itself, so a pipeline always runs exactly the passes it names.
+    requires: ClassVar[tuple[str, ...]] = ()
+    # True for a pass that changes no IR the analyses read (it only reports, or adds attributes): the
+    # analyses computed before it stay valid after it.
+    preserves_analyses: ClassVar[bool] = False
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> ModuleOp | None:
         """Transforms or analyses `module` in place (or returns a replacement)."""
         raise NotImplementedError
+
+    def prerequisite_met(self, name: str, module: ModuleOp) -> bool:
+        """Whether the input already shows the work of the prerequisite `name` (for instance einsums for
+        lift-einsum), when that pass is not earlier in the pipeline. By default it does not."""
+        return False
+
+    # ---- the kit: what every pass repeats ------------------------------------------------------------
+    def error(self, ctx: PassContext, message: str, loc: Location) -> None:
+        """An error in this pass's name (`tile-search: ...`); the pass manager stops after the pass."""
+        ctx.diagnostics.error(f"{self.name}: {message}", loc)
+
+    def warning(self, ctx: PassContext, message: str, loc: Location) -> None:
+        ctx.diagnostics.warning(f"{self.name}: {message}", loc)
+
+    def remark(self, ctx: PassContext, message: str, loc: Location) -> None:
+        ctx.diagnostics.remark(f"{self.name}: {message}", loc)
+
+    def bound_params(self, ctx: PassContext, module: ModuleOp) -> dict[str, int] | None:
+        """The value of every size parameter, or None after reporting the unbound ones: a pass that counts
+        or prices needs every size, and --bind-params gives those without a default."""
+        missing = [p.name for p in module.params if p.default is None]
+        if missing:
+            self.error(ctx, f"size parameters {', '.join(missing)} need values: bind them with "
+                            f"--bind-params={missing[0]}=...", module.loc)
+            return None
+        return module.param_values()
+
+    def option_errors(self) -> list[str]:
+        """Options outside their choices: an option typed `Literal["a", "b"]` takes one of those values."""
+        problems = []
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            choices = literal_choices(hints.get(f.name))
+            value = getattr(self, f.name)
+            if choices is not None and value not in choices:
+                problems.append(f"{self.name}: {f.name} must be one of {', '.join(map(str, choices))}, not '{value}'")
+        return problems
 
     @classmethod
     def option_names(cls) -> list[str]:
@@ -84,6 +173,19 @@ class Pass:
         return self.name + ("{" + " ".join(opts) + "}" if opts else "")
 
 
+def literal_choices(kind: Any) -> tuple[Any, ...] | None:
+    """The values of a `Literal[...]` option type (None for any other type)."""
+    return typing.get_args(kind) if typing.get_origin(kind) is Literal else None
+
+
+def option_type_name(kind: Any) -> str:
+    """How --list-passes shows an option's type: `greedy|producer-consumer|none` for a Literal."""
+    choices = literal_choices(kind)
+    if choices is not None:
+        return "|".join(map(str, choices))
+    return getattr(kind, "__name__", str(kind))
+
+
 def _coerce(pass_name: str, key: str, raw: str, kind: Any) -> Any:
     kind = typing.get_args(kind)[0] if typing.get_origin(kind) is typing.Union else kind
     try:
@@ -102,19 +204,110 @@ def _coerce(pass_name: str, key: str, raw: str, kind: Any) -> Any:
     return raw
 
 
-class PassRegistry:
-    """Maps pass names to 'module:Class' paths, imported only when the pass is used."""
+@dataclass(frozen=True)
+class NamedPipeline:
+    """A pipeline with a name, usable like a pass (`--sol-pipeline=b200`, `-p 'sol-pipeline{target=b200}'`):
+    `text` is a pipeline in which `$option` stands for an option's value (`options` holds the defaults)."""
 
-    def __init__(self, table: dict[str, str]) -> None:
+    text: str
+    summary: str
+    options: dict[str, str] = field(default_factory=dict)
+    primary_option: str | None = None
+
+    def expand(self, given: dict[str, str], primary: str | None = None, name: str = "") -> str:
+        values = dict(self.options)
+        if primary is not None:
+            if self.primary_option is None:
+                raise PassOptionError(f"pipeline '{name}' takes no value; write options as --{name}=key=value")
+            given = {**given, self.primary_option: primary}
+        for key, value in given.items():
+            if key not in values:
+                raise PassOptionError(f"unknown option '{key}' for pipeline '{name}'"
+                                      + (f" (options: {', '.join(values)})" if values else " (it takes no options)"))
+            values[key] = value
+        return string.Template(self.text).substitute(values)
+
+
+class PassRegistry:
+    """Maps pass names to 'module:Class' paths, imported only when the pass is used, and names pipelines.
+
+    Out-of-tree passes come from plugins: installed distributions that declare an entry point in the group
+    `entry_point_group` (name = the pass's flag, value = 'module:Class'), found the first time a name is
+    looked up that is not built in, and single files given to `load_plugin_file`. A plugin pass whose name
+    is already taken is an error naming both sides."""
+
+    def __init__(self, table: dict[str, str], pipelines: dict[str, NamedPipeline] | None = None,
+                 entry_point_group: str | None = None) -> None:
         self.table = dict(table)
+        self.pipelines = dict(pipelines or {})
+        self.origins: dict[str, str] = dict.fromkeys(self.table, "built-in")  # where each pass comes from
+        self.entry_point_group = entry_point_group
+        self._discovered = entry_point_group is None
 
     def names(self) -> list[str]:
+        self.discover_plugins()
         return sorted(self.table)
+
+    def knows(self, name: str) -> bool:
+        """A pass or a named pipeline (both are flags of solar-opt and names in -p)."""
+        if name in self.table or name in self.pipelines:
+            return True
+        self.discover_plugins()
+        return name in self.table
+
+    def _register(self, name: str, path: str, origin: str) -> None:
+        if name in self.table or name in self.pipelines:
+            where = self.origins.get(name, "a named pipeline")
+            raise PassOptionError(f"pass '{name}' of {origin} clashes with the pass of that name from {where}")
+        self.table[name] = path
+        self.origins[name] = origin
+
+    def discover_plugins(self) -> None:
+        """Registers the passes of installed plugin distributions (once; reading their metadata imports none)."""
+        if self._discovered:
+            return
+        self._discovered = True
+        for ep in importlib.metadata.entry_points(group=self.entry_point_group or ""):
+            dist = ep.dist.name if ep.dist is not None else "an unknown distribution"
+            self._register(ep.name, ep.value, f"plugin {dist}")
+
+    def load_plugin_file(self, path: str) -> list[str]:
+        """Imports one Python file and registers every pass class it defines; their names, sorted."""
+        self.discover_plugins()  # a file's pass may clash with an installed one: say so either way
+        module_name = "solar_plugin_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None or not os.path.isfile(path):
+            raise PassOptionError(f"cannot load pass plugin '{path}': no such Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # the plugin's own error, reported as one line
+            del sys.modules[module_name]
+            raise PassOptionError(f"cannot load pass plugin '{path}': {type(err).__name__}: {err}") from None
+        found = sorted((cls.name, cls.__name__) for cls in vars(module).values()
+                       if isinstance(cls, type) and issubclass(cls, Pass) and cls.__module__ == module_name
+                       and cls.name)
+        if not found:
+            raise PassOptionError(f"pass plugin '{path}' defines no pass (a Pass subclass with a name)")
+        for name, cls_name in found:
+            self._register(name, f"{module_name}:{cls_name}", f"plugin file {path}")
+        return [name for name, _ in found]
+
+    def expand(self, name: str, options: dict[str, str] | None = None, primary: str | None = None) -> list[Pass]:
+        """The passes a pass or named pipeline flag stands for."""
+        pipeline = self.pipelines.get(name)
+        if pipeline is None:
+            return [self.create(name, options, primary)]
+        return self.parse_pipeline(pipeline.expand(options or {}, primary, name))
 
     def load(self, name: str) -> type[Pass]:
         path = self.table.get(name)
+        if path is None and name not in self.pipelines:
+            self.discover_plugins()
+            path = self.table.get(name)
         if path is None:
-            close = difflib.get_close_matches(name, self.table, n=1)
+            close = difflib.get_close_matches(name, [*self.table, *self.pipelines], n=1)
             hint = f"; did you mean '{close[0]}'?" if close else " (see --list-passes)"
             raise PassOptionError(f"unknown pass '{name}'{hint}")
         module_name, cls_name = path.split(":")
@@ -131,7 +324,7 @@ class PassRegistry:
         return cls.from_options(opts)
 
     def parse_pipeline(self, text: str) -> list[Pass]:
-        return [self.create(name, options) for name, options in split_pipeline(text)]
+        return [p for name, options in split_pipeline(text) for p in self.expand(name, options)]
 
 
 def split_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:
@@ -200,17 +393,35 @@ class PassManager:
         self.dump = dump
         self.timings: list[PassTiming] = []
 
+    def check_requirements(self, module: ModuleOp, ctx: PassContext) -> None:
+        """Reports every prerequisite missing from the pipeline (see `Pass.requires`) and stops."""
+        for k, p in enumerate(self.passes):
+            earlier = {q.name for q in self.passes[:k]}
+            for need in p.requires:
+                if need not in earlier and not p.prerequisite_met(need, module):
+                    ctx.diagnostics.error(f"{p.name} needs {need} earlier in the pipeline: write --{need} before "
+                                          f"--{p.name} (or -p '{need},{p.name}')", module.loc)
+        if ctx.diagnostics.has_errors:
+            raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
+
     def run(self, module: ModuleOp, ctx: PassContext) -> ModuleOp:
         """Runs the pipeline; stops with DiagnosticError at the first pass that reports an error or leaves
         the module invalid."""
+        self.check_requirements(module, ctx)
         from .printer import print_module  # here, so that reading the registry (--help) loads no IR code
         from .verifier import verify
 
         for p in self.passes:
+            for problem in p.option_errors():
+                ctx.diagnostics.error(problem, module.loc)
+            if ctx.diagnostics.has_errors:
+                raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
             start = time.perf_counter()
             result = p.apply(ctx, module)
             if result is not None:
                 module = result
+            if result is not None or not p.preserves_analyses:
+                ctx.analyses.invalidate()
             self.timings.append(PassTiming(p.name, time.perf_counter() - start))
             if ctx.diagnostics.has_errors:
                 raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)

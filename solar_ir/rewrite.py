@@ -25,10 +25,10 @@ from .ops import (
     Op,
     SliceEntry,
     SliceOp,
-    TerminatorOp,
     Value,
     walk_stmts,
 )
+from .rewriter import replace_all_uses_with
 from .types import TensorType, canonical_dim
 
 TypeFn = Callable[[TensorType], TensorType]
@@ -119,23 +119,5 @@ def substitute_params(module: ModuleOp, values: dict[str, int]) -> None:
 
 
 def replace_uses(ops: list[Op], old: Value, new: Value) -> None:
-    """Makes every use of `old` in `ops` (and nested regions) a use of `new`."""
-    for top in ops:
-        for op in top.walk():
-            if isinstance(op, KernelOp | EinsumOp):
-                for b in op.inputs:
-                    if b.value is old:
-                        b.value = new
-            elif isinstance(op, GenericOp | CallOp):
-                op.args = [new if a is old else a for a in op.args]
-            elif isinstance(op, TerminatorOp):
-                op.values = [new if a is old else a for a in op.values]
-            if isinstance(op, SliceOp) and op.source is old:
-                op.source = new
-            if isinstance(op, InsertOp):
-                op.value = new if op.value is old else op.value
-                op.dest = new if op.dest is old else op.dest
-            if isinstance(op, ForOp):
-                op.inits = [new if a is old else a for a in op.inits]
-            if isinstance(op, IfOp) and op.cond is old:
-                op.cond = new
+    """Makes every use of `old` in `ops` (and nested regions) a use of `new` (`replace_all_uses_with`)."""
+    replace_all_uses_with(old, new, ops)

@@ -52,7 +52,7 @@ def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]],
             items.append(("-p", arg.split("=", 1)[1]))
         elif arg.startswith("-p") and not arg.startswith("--"):
             items.append(("-p", arg[2:]))
-        elif arg.startswith("--") and arg[2:].split("=", 1)[0] in registry.table:
+        elif arg.startswith("--") and registry.knows(arg[2:].split("=", 1)[0]):
             name, eq, value = arg[2:].partition("=")
             items.append((name, value if eq else None))
         else:
@@ -70,6 +70,9 @@ def build_parser() -> _Parser:
     p.add_argument("-p", "--pass-pipeline", metavar="PIPELINE",
                    help="passes to run, e.g. 'inline,bind-params{M=64}' (repeatable, ordered with pass flags)")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options")
+    p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
+                   help="load the passes a Python file defines (repeatable); installed plugins register "
+                        "through the entry-point group solar.passes")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
     p.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
                    help="print the IR after the named pass (repeatable)")
@@ -96,6 +99,8 @@ def build_parser() -> _Parser:
     for name in registry.names():
         # Only for --help; extract_pipeline takes pass flags out of argv before argparse sees it.
         group.add_argument(f"--{name}", action="store_true", help=_pass_help(name))
+    for name, pipeline in sorted(registry.pipelines.items()):
+        group.add_argument(f"--{name}", action="store_true", help=f"pipeline: {pipeline.summary}")
     return p
 
 
@@ -126,11 +131,11 @@ def _build_pipeline(items: list[tuple[str, str | None]]) -> list[Any]:
             passes.extend(registry.parse_pipeline(value or ""))
             continue
         if value is None:
-            passes.append(registry.create(name))
+            passes.extend(registry.expand(name))
         elif "=" in value:
-            passes.append(registry.create(name, parse_options(value, name)))
+            passes.extend(registry.expand(name, parse_options(value, name)))
         else:
-            passes.append(registry.create(name, primary=value))
+            passes.extend(registry.expand(name, primary=value))
     return passes
 
 
@@ -141,12 +146,20 @@ def _list_passes() -> str:
         if info is None:
             lines.append(f"  --{name:<20} (not available: its dependencies are missing)")
             continue
-        lines.append(f"  --{name:<20} {info.summary}")
+        origin = registry.origins.get(name, "built-in")
+        lines.append(f"  --{name:<20} {info.summary}" + ("" if origin == "built-in" else f" [{origin}]"))
         if info.free_options:
             lines.append(f"      {'KEY=VALUE':<18} any key (see the pass's documentation)")
         for opt in info.options:
             default = "" if opt.default is None else f" (default: {opt.default})"
             lines.append(f"      {opt.name + '=':<18} {opt.type}{default}")
+    if registry.pipelines:
+        lines.append("Pipelines (flags and -p names, like passes):")
+    for name, pipeline in sorted(registry.pipelines.items()):
+        lines.append(f"  --{name:<20} {pipeline.summary}")
+        lines.append(f"      {'= ' + pipeline.text:<18}")
+        for key, default in pipeline.options.items():
+            lines.append(f"      {key + '=':<18} str (default: {default!r})")
     return "\n".join(lines) + "\n"
 
 
@@ -226,9 +239,24 @@ def _timing_report(timings: list[PassTiming]) -> str:
     return buf.getvalue()
 
 
+def load_plugins(argv: Sequence[str]) -> None:
+    """Registers the passes of every `--load-pass-plugin=FILE.py` (before the pass flags are read)."""
+    args = list(argv)
+    for k, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--load-pass-plugin":
+            if k + 1 >= len(args):
+                raise _UsageError("--load-pass-plugin needs a Python file, e.g. --load-pass-plugin=my_pass.py")
+            registry.load_plugin_file(args[k + 1])
+        elif arg.startswith("--load-pass-plugin="):
+            registry.load_plugin_file(arg.split("=", 1)[1])
+
+
 def run(argv: Sequence[str]) -> int:
-    parser = build_parser()
     try:
+        load_plugins(argv)
+        parser = build_parser()
         items, argv = extract_pipeline(argv)
         args, unknown = parser.parse_known_args(argv)
         if unknown:

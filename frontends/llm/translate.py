@@ -2,7 +2,7 @@
 
     from solar.frontends.llm import LLMOptions, translate_torch
     out = translate_torch(problem, source_text, "model.py", LLMOptions("openai/gpt-4o-mini"))
-    out.module, out.report, out.header      # validated; out.module.attrs["llm"] records model, attempts, cost
+    out.module, out.report, out.header      # validated; out.module.attrs[attr_names.LLM] records model, attempts, cost
 
 The stages:
 1. *preflight*: the model string names a provider litellm knows and its key is set (else LLMError, at once).
@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
 from solar.ir.ops import ModuleOp
 from solar.ir.types import TensorType
@@ -124,7 +125,7 @@ def _eager_skeleton(problem: te.TorchProblem) -> Skeleton:
     if not results:
         raise LLMError("the program returns no tensor")
     fb.ret(*results)
-    mb.module.attrs["origin"] = "llm"
+    mb.module.attrs[attr_names.ORIGIN] = "llm"
     return Skeleton(te.TorchTranslation(mb.module, sources, {}, {}), [])
 
 
@@ -243,7 +244,7 @@ def _record(module: ModuleOp, client: LLMClient, opts: LLMOptions, mode: str, at
         attr["ops"] = list(ops)
     if notes:
         attr["note"] = "; ".join(notes)
-    module.attrs["llm"] = attr
+    module.attrs[attr_names.LLM] = attr
 
 
 def _usage_lines(client: LLMClient, opts: LLMOptions, mode: str, attempts: int, ops: list[str],

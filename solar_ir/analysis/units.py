@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from solar.ir import attr_names
 from solar.ir.ops import (
     BroadcastOp,
     ConcatOp,
@@ -47,7 +48,7 @@ class Unit:
 
 
 def origin_kernel(op: Op) -> str | None:
-    origin = op.attrs.get("kernel")
+    origin = op.attrs.get(attr_names.KERNEL)
     return origin.name if isinstance(origin, SymbolRef) else None
 
 

@@ -1,0 +1,19 @@
+"""Names of the attributes that passes and frontends put on the IR, and that others read. Use these
+constants rather than the strings, so that a reader and a writer of one attribute cannot drift apart
+(docs/ir.md describes each attribute's value)."""
+
+from __future__ import annotations
+
+# On an einsum lifted from a kernel (--lift-einsum): the kernel it came from. Einsums with the same one form
+# one unit of execution (solar.ir.analysis.units), priced and fused as one kernel.
+KERNEL = "kernel"
+COUNTS = "counts"  # an einsum's exact counts (--lift-einsum)
+NOT_LIFTED = "not_lifted"  # on a kernel --lift-einsum left as it is: why
+GROUP_MODE = "mode"  # on a solar.group (--fuse): the fusion mode that formed it
+GROUP_UNITS = "units"  # on a solar.group (--fuse): its units, in program order
+TILING = "tiling"  # on an einsum or group (--tile-search): the chosen tiling
+KERNEL_TILING = "kernel_tiling"  # on the first einsum of a kernel lifted into several (--tile-search)
+SOL = "sol"  # on units, groups and the module (--sol): times per target
+ORIGIN = "origin"  # on the module: the frontend that made it
+VALIDATION = "validation"  # on the module: the validation report of the translation
+LLM = "llm"  # on the module: what the LLM translator did
