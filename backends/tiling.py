@@ -1535,7 +1535,14 @@ class CacheAware:
 
 
 def cache_aware(model: Any, capacity: float, label: str) -> CacheAware:
-    """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode")."""
+    """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode").
+
+    A group is priced by a tiling of the group as a whole (intermediates on chip). Where none is found
+    (the mapping space cannot express the group, no tiling fits, the group holds loop nests), it is priced
+    at its fused bytes, with the reason: its kernels tiled one by one are a schedule that runs, and pricing
+    by it could put the bound above a better schedule the model cannot express. Those per-unit and
+    per-einsum figures stay in the rows as information (`schedules`); where the whole-group tiling exists
+    they also enter the least, so the bound is never above a schedule the model knows."""
     from solar.ir.ops import GroupOp
 
     chains = IRChains(model.func, model.values)
@@ -1546,18 +1553,28 @@ def cache_aware(model: Any, capacity: float, label: str) -> CacheAware:
         inside = {o for m in members for o in m.walk()}
         unfused = sum(u.bytes for u in model.units if u.ops and all(o in inside for o in u.ops)) or w.bytes
         units = einsum_units(members) if w.kind in ("group", "einsum") else None
-        tiled, strategy = None, "not modelled"
+        res: GroupResult | None = None
+        reason: str | None = "kernels that stay loop nests or data-moving ops are not tiled"
         if units:
             try:
                 res = group_result(chains, w.name.lstrip("@"), units, capacity)
-                tiled, strategy = res.traffic, res.strategy
+                reason = None if res.fused is not None else f"no tiling of the group as a whole: {res.fused_why}"
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
-                strategy = f"not modelled: {err}"
+                reason = f"not modelled: {err}"
+        tiled = res.traffic if res is not None and res.fused is not None else None
         # Between the fused bytes (an infinite buffer) and the unfused ones (which price every kernel at its
         # compulsory traffic, as if each had an unbounded buffer of its own): docs/sol.md says why.
         chosen = w.bytes if tiled is None else max(w.bytes, min(tiled, unfused))
         works.append(dataclasses.replace(w, bytes=chosen))
+
+        def scaled(x: float | None, trips: int = w.trips) -> int | None:
+            return None if x is None else round(x * trips)
+
         rows.append({"name": w.name, "bytes": round(chosen * w.trips), "fused_bytes": round(w.bytes * w.trips),
-                     "unfused_bytes": round(unfused * w.trips),
-                     "tiled_bytes": None if tiled is None else round(tiled * w.trips), "strategy": strategy})
+                     "unfused_bytes": round(unfused * w.trips), "tiled_bytes": scaled(tiled),
+                     "whole_group_bytes": scaled(res.fused.traffic if res is not None and res.fused else None),
+                     "strategy": res.strategy if tiled is not None and res is not None else "fused bytes",
+                     "reason": reason,
+                     "schedules": {"per_unit_bytes": scaled(res.per_unit if res else None),
+                                   "per_einsum_bytes": scaled(res.per_einsum if res else None)}})
     return CacheAware(capacity, label, works, list(model.groups), rows)
