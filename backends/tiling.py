@@ -245,10 +245,13 @@ class _Unify:
         return True
 
 
-def _letters(term: tuple[Expr, ...]) -> list[str] | None:
-    """The letters of a term whose every entry is a bare index, else None."""
+def _letters(term: tuple[Expr, ...], shape: tuple[int, ...]) -> list[str] | None:
+    """The letters of a term whose every entry is a bare index, else None. A dimension of size 1 takes one
+    value whatever indexes it (`Y[%n, 0, %p]` of a keepdim reduction), so it is left out."""
     out = []
-    for e in term:
+    for e, size in zip(term, shape, strict=True):
+        if size == 1:
+            continue
         if not isinstance(e, IndexRef):
             return None
         out.append(e.name)
@@ -274,9 +277,9 @@ def build_problem(name: str, descs: Sequence[EinsumDesc], read_after: Callable[[
     uf = _Unify(models)
     # Tensors exchanged on chip: every dimension must be indexed by a bare letter on both sides.
     for t, k in produced.items():
-        wl = _letters(models[k].entries[-1])
+        wl = _letters(models[k].entries[-1], descs[k].output[2])
         for r, j in readers.get(t, []):
-            rl = _letters(models[r].entries[j])
+            rl = _letters(models[r].entries[j], descs[r].inputs[j][2])
             if wl is None or rl is None:
                 raise Unfusable(f"'{t}' is exchanged through an affine window, which a fused tile cannot hold")
             if not uf.try_union([((k, a), (r, b)) for a, b in zip(wl, rl, strict=True)]):
@@ -286,7 +289,7 @@ def build_problem(name: str, descs: Sequence[EinsumDesc], read_after: Callable[[
     for t, uses in readers.items():
         if t in produced or len({k for k, _ in uses}) < 2:
             continue
-        lists = [_letters(models[k].entries[j]) for k, j in uses]
+        lists = [_letters(models[k].entries[j], descs[k].inputs[j][2]) for k, j in uses]
         if any(x is None for x in lists):
             continue
         (k0, _), l0 = uses[0], lists[0]
@@ -337,13 +340,16 @@ def build_problem(name: str, descs: Sequence[EinsumDesc], read_after: Callable[[
         tensors[t] = Tensor(t, size, external=external or t not in readers)
         indices = tuple(dict.fromkeys(glob[(k, i)] for i in m.ranges if m.ranges[i] > 1))
         steps.append(Step(d.name, indices, tuple(accesses), write, m.density))
-    for t in shared:
+    for t, uses in readers.items():
+        if t in produced or len(uses) < 2:
+            continue
         # The distinct elements all readers touch: the union of their images (one tensor space per name).
-        images = [models[k].images[j].set_tuple_name("T") for k, j in readers[t]]
+        # A tensor read through several accesses is read from DRAM once (docs/tiling.md, "Chains").
+        images = [models[k].images[j].set_tuple_name("T") for k, j in uses]
         union = images[0]
         for im in images[1:]:
             union = union.union(im)
-        tensors[t] = Tensor(t, tensors[t].itemsize, shared=True, footprint=_card(union))
+        tensors[t] = Tensor(t, tensors[t].itemsize, shared=t in shared, footprint=_card(union))
     return Problem(name, tuple((u, n) for u, n in extents if n > 1), tuple(steps), tuple(tensors.values()))
 
 
@@ -497,6 +503,20 @@ class Space:
                 self.uses.append(Use(label, w.tensor, k, s.indices, w.dims, t.itemsize, w.exact, True,
                                      frozenset(s.indices) - w.indices, s.density, (k, k)))
         self.forced = frozenset(forced)
+        # A DRAM tensor read through several uses (a residual add re-reading a convolution's input, a step
+        # reading two windows of one tensor) is one read per tile: the uses keep their own retention, and
+        # the tensor moves the most any of them moves (at least the union of their footprints), holding
+        # the largest of their slabs. Both are at most what the union of the slabs would need, so the
+        # space stays optimistic: docs/tiling.md, "Chains".
+        reads: dict[str, list[int]] = {}
+        for i, use in enumerate(self.uses):
+            if not use.write:
+                reads.setdefault(use.tensor, []).append(i)
+        self.merged: dict[str, tuple[int, ...]] = {t: tuple(ix) for t, ix in reads.items() if len(ix) > 1}
+        self.merged_of: dict[int, str] = {i: t for t, ix in self.merged.items() for i in ix}
+        self.merged_floor: dict[str, float] = {
+            t: float(max(problem.tensor(t).footprint, *(self.uses[i].exact for i in ix)) * self.uses[ix[0]].itemsize)
+            for t, ix in self.merged.items()}
         self.indices = tuple(u for u, _ in problem.extents)
         # A batch index: a bare subscript of every use and slab, and nowhere inside a window. Tiling it by 1
         # for every use changes no traffic (each use depends on it: no reload, no halo) and shrinks every
@@ -515,8 +535,8 @@ class Space:
         self.hstar = tuple(h for h in self.shared if h not in fixed)
         self.private = [tuple(u for u in p if u not in fixed) for p in self.private]
         self.uses = [dataclasses.replace(u, free=tuple(v for v in u.free if v not in fixed)) for u in self.uses]
-        self.compulsory = sum(u.exact * u.itemsize for u in self.uses) + sum(
-            s.exact * s.itemsize for s in self.slabs if s.written)
+        self.compulsory = sum(u.exact * u.itemsize for i, u in enumerate(self.uses) if i not in self.merged_of) + sum(
+            self.merged_floor.values()) + sum(s.exact * s.itemsize for s in self.slabs if s.written)
         self._orders: list[tuple[tuple[int, ...], tuple[str, ...] | None]] | None = None  # see `orders`
         self._forms: dict[int, _Formulation] = {}  # by position in `_orders`, built when first solved
         self._wins: dict[int, int] = {}  # how often each order gave the optimum (tried first next time)
@@ -626,13 +646,20 @@ class Space:
         peak = 0
         for p in range(phases):
             used = sum(b for s, (_, b) in zip(self.slabs, slabs, strict=True) if s.live[0] <= p <= s.live[1])
-            for u in self.uses:
+            held: dict[str, int] = {}  # a tensor read through several uses holds the largest of their slabs
+            for i, u in enumerate(self.uses):
                 if self.persistent(u, tiled[u.label]) or u.live[0] <= p <= u.live[1]:
-                    used += per_use[u.label][1]
-            peak = max(peak, used)
+                    if i in self.merged_of:
+                        t = self.merged_of[i]
+                        held[t] = max(held.get(t, 0), per_use[u.label][1])
+                    else:
+                        used += per_use[u.label][1]
+            peak = max(peak, used + sum(held.values()))
         if peak > capacity * (1 + 1e-9):
             return None
-        traffic = sum(t for t, _ in per_use.values()) + sum(t for t, _ in slabs)
+        traffic = sum(t for i, (t, _) in enumerate(per_use.values()) if i not in self.merged_of) + sum(
+            t for t, _ in slabs) + sum(max(self.merged_floor[t], *(per_use[self.uses[i].label][0] for i in ix))
+                                       for t, ix in self.merged.items())
         return Mapping(self.problem.name, capacity, dict(tiles), dict(tiled), traffic, peak, per_use,
                        self.order(tiles, tiled), self.compulsory, solver)
 
@@ -778,6 +805,8 @@ class Space:
         phases, loops and reductions) and the slabs renamed by π are the slabs. A mapping renamed so
         (tiles[π u] = tiles[u], S[σ a] = π(S[a])) has the same traffic and peak."""
         steps = self.problem.steps
+        if self.merged:  # uses that share one read: a renaming would have to keep that pairing (not tried)
+            return []
 
         def role(u: str) -> tuple[Any, ...]:
             return (self.extent[u], u in self.forced, u in self.batch, tuple(u in s.indices for s in steps))
@@ -876,12 +905,24 @@ class Space:
                 for sl, (_, b) in zip(self.slabs, slabs, strict=True):
                     if sl.live[0] <= p <= sl.live[1]:
                         used = used + b
-                for u in self.uses:
+                held: dict[str, np.ndarray] = {}
+                for i, u in enumerate(self.uses):
                     if self.persistent(u, tiled[u.label]) or u.live[0] <= p <= u.live[1]:
-                        used = used + use_table(u, tiled[u.label])[1]
-                peak = np.maximum(peak, used)
-            for u in self.uses:
-                traffic = traffic + use_table(u, tiled[u.label])[0]
+                        b = use_table(u, tiled[u.label])[1]
+                        if i in self.merged_of:
+                            t = self.merged_of[i]
+                            held[t] = np.maximum(held[t], b) if t in held else b
+                        else:
+                            used = used + b
+                peak = np.maximum(peak, sum(held.values(), used))
+            for i, u in enumerate(self.uses):
+                if i not in self.merged_of:
+                    traffic = traffic + use_table(u, tiled[u.label])[0]
+            for t, ix in self.merged.items():
+                most = np.full(grid, self.merged_floor[t])
+                for i in ix:
+                    most = np.maximum(most, use_table(self.uses[i], tiled[self.uses[i].label])[0])
+                traffic = traffic + most
             traffic = np.where(peak <= capacity * (1 + 1e-9), traffic, np.inf)
             k = int(np.argmin(traffic))
             if np.isfinite(traffic.flat[k]) and (best is None or traffic.flat[k] < best[0]):
@@ -995,17 +1036,32 @@ class _Formulation:
                 for outer, inner in itertools.pairwise(loops):
                     if (use.label, inner) in self.z:
                         self.ge(self.z[(use.label, outer)], self.z[(use.label, inner)])
-        buffers = [(use, *self.use(use)) for use in sp.uses]
+        buffers = [(use, *self.use(use, 0.0 if i in sp.merged_of else 1.0)) for i, use in enumerate(sp.uses)]
+        # A tensor read through several uses moves the most any of them moves (a variable above each
+        # one's traffic, at least the union of their footprints) and holds the largest of their slabs.
+        for t, ix in sp.merged.items():
+            most = self.var(sp.merged_floor[t] / self.unit, np.inf)
+            self.cost[most] += 1.0
+            for i in ix:
+                self.ge(_lin({most: 1.0}), _lin({buffers[i][3]: 1.0}))
         slab_buf = [(slab, self.slab(slab)) for slab in sp.slabs]
         self.private_inside()
         # Capacity per phase (a step of the chain): rows added per solve, with the buffer size as bound.
         self.capacity: list[tuple[dict[int, float], float]] = []
         for p in range(len(sp.problem.steps)):
             parts = [b for s, b in slab_buf if s.live[0] <= p <= s.live[1]]
-            for use, pb, tb in buffers:
+            for i, (use, pb, tb, _) in enumerate(buffers):
+                if i in sp.merged_of:
+                    continue
                 parts.append(pb)
                 if use.live[0] <= p <= use.live[1]:
                     parts.append(tb)
+            for ix in sp.merged.values():
+                held = self.var(0, np.inf)
+                for i in ix:
+                    use, pb, tb, _ = buffers[i]
+                    self.ge(_lin({held: 1.0}), _plus(pb, tb) if use.live[0] <= p <= use.live[1] else pb)
+                parts.append(_lin({held: 1.0}))
             total = _plus(*parts)
             self.capacity.append((total[0], total[1]))
 
@@ -1174,9 +1230,9 @@ class _Formulation:
         return True
 
     # -- uses, slabs, nesting ---------------------------------------------------------------------------
-    def use(self, use: Use) -> tuple[Lin, Lin]:
-        """Adds a use's traffic (to the objective) and returns its buffer bytes held in every phase
-        (persistent) and in its own phases only (transient)."""
+    def use(self, use: Use, cost: float = 1.0) -> tuple[Lin, Lin, int]:
+        """Adds a use's traffic (weighted `cost` in the objective) and returns its buffer bytes held in
+        every phase (persistent) and in its own phases only (transient), and its traffic variable."""
         sp = self.space
         label = use.label
         plain = [u for u in use.free if u not in use.reduced]
@@ -1194,11 +1250,11 @@ class _Formulation:
                 vals.append(2.0 * r - 1.0)
             factors.append((inds, vals))
         a = use.itemsize / self.unit
-        self.exp_var(a * use.density * base, factors, a * use.exact, 1.0)
+        traffic, _ = self.exp_var(a * use.density * base, factors, a * use.exact, cost)
         beta, top = self.exp_var(use.itemsize * base / self.unit, [(g.inds, g.buffer) for g in groups if g.buffer],
                                  0.0, 0.0)
         if not sp.multi:
-            return _lin({beta: 1.0}), _lin()
+            return _lin({beta: 1.0}), _lin(), traffic
         pers = self.var(0, 1, True)
         for h in sp.hstar:
             if (label, h) in self.z:  # persistent unless every shared loop is tiled for it
@@ -1206,7 +1262,7 @@ class _Formulation:
         pb, tb = self.var(0, np.inf), self.var(0, np.inf)
         self.ge(_lin({pb: 1.0, pers: -top}, top), _lin({beta: 1.0}))
         self.ge(_lin({tb: 1.0, pers: top}), _lin({beta: 1.0}))
-        return _lin({pb: 1.0}), _lin({tb: 1.0})
+        return _lin({pb: 1.0}), _lin({tb: 1.0}), traffic
 
     def slab(self, slab: Slab) -> Lin:
         """Adds a slab's write traffic (when it is also a result) and returns its buffer bytes."""

@@ -94,6 +94,25 @@ CASES = [
                   d("fc2", "ij,lj->il", [("h", (4, 8)), ("w2", (4, 8))], ("y", (4, 4)))]),
     chain("gelu-matmul", [d("act", "ik->ik", [("x", (8, 6))], ("a", (8, 6))),
                           d("mm", "ik,kj->ij", [("a", (8, 6)), ("w", (6, 8))], ("y", (8, 8)))]),
+    # DAG-shaped groups (docs/tiling.md, "Chains"): an input read by several einsums through different
+    # subscripts (one DRAM read), a reduction used again at full rank, epilogues after a convolution.
+    chain("conv-relu-residual", [
+        d("conv", "c(p+r-1),kcr->kp", [("x", (4, 8)), ("w", (4, 4, 3))], ("y", (4, 8)), "p+r-1>=0,p+r-1<8"),
+        d("relu", "kp->kp", [("y", (4, 8))], ("z", (4, 8))),
+        d("res", "kp,kp->kp", [("z", (4, 8)), ("x", (4, 8))], ("o", (4, 8)))]),
+    chain("matmul-residual", [d("mm", "ik,kj->ij", [("x", (8, 8)), ("w", (8, 8))], ("c", (8, 8))),
+                              d("res", "ij,ij->ij", [("c", (8, 8)), ("x", (8, 8))], ("y", (8, 8)))]),
+    chain("rmsnorm", [d("sq", "ij->ij", [("x", (8, 6))], ("t", (8, 6))),
+                      d("ss", "ij->i", [("t", (8, 6))], ("s", (8,))),
+                      d("rs", "i->i", [("s", (8,))], ("r", (8,))),
+                      d("scale", "ij,i->ij", [("x", (8, 6)), ("r", (8,))], ("y", (8, 6)))]),
+    chain("groupnorm-like", [d("sum", "gcp->g", [("x", (2, 3, 4))], ("s", (2,))),
+                             d("center", "gcp,g->gcp", [("x", (2, 3, 4)), ("s", (2,))], ("t", (2, 3, 4))),
+                             d("var", "gcp->g", [("t", (2, 3, 4))], ("v", (2,))),
+                             d("norm", "gcp,g,c->gcp", [("t", (2, 3, 4)), ("v", (2,)), ("gamma", (3,))],
+                               ("y", (2, 3, 4)))]),
+    ("two-windows", lambda: build_problem("two-windows", [EinsumDesc(
+        "diff", "i,(i+1)->i", (("x", "A", (13,), F), ("x", "B", (13,), F)), ("y", "Y", (12,), F))])),
 ]
 
 
