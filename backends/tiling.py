@@ -723,6 +723,25 @@ class Space:
         self._solved[capacity] = result
         return result
 
+    def least_peak(self) -> int:
+        """The smallest buffer any mapping of the space runs in: every tile 1 (forced indices whole) and
+        every loop outside every use's slab. Slabs only shrink with smaller tiles and more tiled loops."""
+        tiles = {u: self.cands[u][0] if u not in self.forced else self.extent[u] for u in self.indices}
+        m = self.evaluate(tiles, {u.label: frozenset(u.free) for u in self.uses})
+        assert m is not None
+        return m.peak
+
+    def solve_lower(self, capacity: float) -> Mapping | None:
+        """`solve`, and where no mapping fits `capacity`, the least traffic at the smallest buffer where one
+        runs (`least_peak`): no schedule moves less with a smaller buffer, so it is still a lower bound, and
+        the traffic never increases with the buffer size."""
+        m = self.solve(capacity)
+        if m is None:
+            least = self.least_peak()
+            if least > capacity:
+                m = self.solve(float(least))
+        return m
+
     def resident(self, capacity: float) -> Mapping | None:
         """Everything resident (no loop tiled for any use, tiles whole): when it fits and moves only the
         compulsory traffic, no mapping does better (every use moves at least its exact footprint)."""
@@ -1428,15 +1447,44 @@ class IRChains:
                            or any(r not in inside for r in self.uses.of_value(op.results[0])))
         return tuple(descs), needed
 
-    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> tuple[Mapping | None, str]:
-        """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why."""
+    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float,
+              lower: bool = False) -> tuple[Mapping | None, str]:
+        """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why. With
+        `lower`, a chain no mapping of which fits gets its least traffic at the smallest buffer it runs in
+        (`Space.solve_lower`)."""
         descs, needed = self.piece(ops)
         try:
+            self.check_views(ops)
             problem = problem_of(name, descs, needed)
         except Unfusable as err:
             return None, str(err)
-        m = space_of(problem).solve(capacity)
+        space = space_of(problem)
+        m = space.solve_lower(capacity) if lower else space.solve(capacity)
         return m, "" if m is not None else "no tiling fits the buffer"
+
+    def check_views(self, ops: Sequence[EinsumOp]) -> None:
+        """Raises Unfusable where views (reshape, permute, slice, broadcast) connect the chain's einsums, or
+        alias two of its inputs: a view costs nothing and its readers read the tensor it views (docs/sol.md),
+        but the tiling problem names tensors by value, so it would move the tensor again."""
+        from solar.passes.analysis.units import VIEW_OPS
+
+        def base(v: Value) -> tuple[Value, bool]:
+            viewed = False
+            while isinstance(v.owner, VIEW_OPS) and v.owner.operands:
+                v, viewed = v.owner.operands[0], True
+            return v, viewed
+
+        made = {op.results[0] for op in ops}
+        bases: dict[Value, Value] = {}
+        for op in ops:
+            for b in op.inputs:
+                root, viewed = base(b.value)
+                if viewed and root in made:
+                    raise Unfusable(f"'{b.value.name}' is a view of '{root.name}', which the chain makes: views "
+                                    "between einsums are not modelled")
+                if bases.setdefault(root, b.value) is not b.value:
+                    raise Unfusable(f"'{b.value.name}' and '{bases[root].name}' view one tensor: reads through "
+                                    "views of one tensor are not modelled")
 
     def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
         descs, needed = self.piece(ops)
@@ -1478,9 +1526,11 @@ class GroupResult:
         return self.per_einsum - self.traffic
 
 
-def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float) -> GroupResult:
+def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
+                 lower: bool = False) -> GroupResult:
+    """`lower`: for a lower bound (the cache-aware SOL mode): see `IRChains.solve`."""
     einsums = [op for u in units for op in u]
-    fused, why = chains.solve(name, einsums, capacity) if len(einsums) > 1 else (None, "a single einsum")
+    fused, why = chains.solve(name, einsums, capacity, lower) if len(einsums) > 1 else (None, "a single einsum")
 
     def total(pieces: Sequence[Sequence[EinsumOp]]) -> float | None:
         out = 0.0
@@ -1500,7 +1550,7 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
     per_unit = total(units) if len(units) > 1 and any(len(u) > 1 for u in units) else None
     per_einsum = total([[op] for op in einsums])
     if len(einsums) == 1:
-        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity)
+        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
     return GroupResult(name, capacity, fused, why, per_unit, per_einsum)
 
 
@@ -1613,7 +1663,7 @@ def cache_aware(model: Any, capacity: float, label: str) -> CacheAware:
         reason: str | None = "kernels that stay loop nests or data-moving ops are not tiled"
         if units:
             try:
-                res = group_result(chains, w.name.lstrip("@"), units, capacity)
+                res = group_result(chains, w.name.lstrip("@"), units, capacity, lower=True)
                 reason = None if res.fused is not None else f"no tiling of the group as a whole: {res.fused_why}"
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
                 reason = f"not modelled: {err}"
