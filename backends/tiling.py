@@ -587,6 +587,15 @@ class Space:
         sizes = []
         reload = 1
         in_windows = {u for w in windows for u, _ in w.terms}
+        if any(len(w.terms) > 1 for w in windows):
+            # A halo window (`p + r`): adjacent tiles overlap, and a schedule walking them in order keeps the
+            # overlap (a sliding window) — so, optimistically, each distinct element is loaded once per
+            # reload, never once per tile. Charging the halo again per tile could exceed such a schedule.
+            for u in idx:
+                t = tiles.get(u)
+                if t is not None and u not in in_windows and reload_of(u):
+                    reload *= -(-self.extent[u] // t)
+            return math.prod(w.full for w in windows) * reload
         for u in idx:
             t, n = tiles.get(u), self.extent[u]
             if t is None:
