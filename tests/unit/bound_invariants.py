@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from solar.backends.report import to_json
-from solar.backends.tiling import KIB
+from solar.backends.tiling_ir import KIB
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp, Value
 from solar.ir.pass_manager import PassContext, PassManager

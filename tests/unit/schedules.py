@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solar.backends.tiling import EinsumDesc
+from solar.backends.tiling_problem import EinsumDesc
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
 from solar.ir.expr import Binary, linear_form
 

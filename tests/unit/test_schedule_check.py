@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from schedules import Chain, least_replay, mapping_schedule
 from test_tiling import CASES, DESCS, d
 
-from solar.backends.tiling import EinsumDesc, Space, build_problem
+from solar.backends.tiling import Space
+from solar.backends.tiling_problem import EinsumDesc, build_problem
 
 # The replay of the MILP's tiling of one einsum, in a buffer of that tiling's peak, against the model's
 # traffic for it: the model charges every slab load exactly and Belady keeps what the tiling retains; the
