@@ -15,7 +15,7 @@ from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
 from solar.ir.analysis.units import VIEW_OPS, Uses, units_of
-from solar.ir.ops import EinsumOp, FuncOp, GroupOp, Op, Value, Word
+from solar.ir.ops import BroadcastOp, ConstantOp, EinsumOp, FuncOp, GroupOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
 # ---- the IR: einsums, units and groups as tiling problems -------------------------------------------
@@ -85,13 +85,18 @@ class IRChains:
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def check_views(self, ops: Sequence[EinsumOp]) -> None:
-        """Raises Unfusable where views (reshape, permute, slice, broadcast) connect the chain's einsums, or
-        alias two of its inputs: a view costs nothing and its readers read the tensor it views (docs/sol.md),
-        but the tiling problem names tensors by value, so it would move the tensor again."""
+        """Raises Unfusable where views (reshape, permute, slice, broadcast) connect the chain's einsums, alias
+        two of its inputs, or an input is a broadcast or a constant: a view costs nothing and its readers read
+        the tensor it views (docs/sol.md), but the tiling problem names tensors by value, so it would move the
+        tensor again."""
         def base(v: Value) -> tuple[Value, bool]:
             viewed = False
             while isinstance(v.owner, VIEW_OPS) and v.owner.operands:
+                if isinstance(v.owner, BroadcastOp):
+                    raise Unfusable(f"'{v.name}' is a broadcast, which moves only its source: not modelled")
                 v, viewed = v.owner.operands[0], True
+            if isinstance(v.owner, ConstantOp):
+                raise Unfusable(f"'{v.name}' is a constant, which moves no data: not modelled")
             return v, viewed
 
         made = {op.results[0] for op in ops}
