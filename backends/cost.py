@@ -11,6 +11,7 @@ function's arguments read once, its results written once).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -94,12 +95,31 @@ class Timing:
         return max(parts, key=lambda k: parts[k]) if self.seconds > 0 else "none"
 
 
-class Peaks:
-    """The peaks of one target for each dtype, chosen by the operands' precision (targets/README.md)."""
+# How f32 contractions are priced (docs/sol.md, "Precision"): `framework` follows each kernel's
+# `fp32_precision` attribute (what the framework runs by default; no attribute: FP32), `highest` prices every
+# f32 contraction as exact FP32, `tf32` every one on TF32 tensor cores (the old --allow-tf32).
+FP32_POLICIES = ("framework", "highest", "tf32")
+# Values of the IR attribute `fp32_precision` on a contraction kernel, and the precision each is priced at.
+FP32_ATTRIBUTE = {"highest": DType.F32, "tf32": DType.TF32, "bf16": DType.BF16}
 
-    def __init__(self, target: Target, allow_tf32: bool = False) -> None:
+
+def priced_dtype(op: Op, dtype: DType, policy: str) -> DType:
+    """The precision an f32 contraction is priced at under `policy`: the kernel's `fp32_precision`
+    attribute (`framework`), or the policy itself. Other dtypes are priced as they are."""
+    if dtype is not DType.F32 or policy == "highest":
+        return dtype
+    if policy == "tf32":
+        return DType.TF32
+    attr = op.attrs.get("fp32_precision")
+    return FP32_ATTRIBUTE.get(attr, dtype) if isinstance(attr, str) else dtype
+
+
+class Peaks:
+    """The peaks of one target for each dtype, chosen by the operands' precision (targets/README.md).
+    f32 contractions arrive already keyed by the precision they are priced at (`priced_dtype`)."""
+
+    def __init__(self, target: Target) -> None:
         self.target = target
-        self.allow_tf32 = allow_tf32
         self.bandwidth = target.dram_bandwidth
         self._cache: dict[tuple[DType, bool], PeakChoice] = {}
 
@@ -107,11 +127,23 @@ class Peaks:
         key = (dtype, contraction)
         if key not in self._cache:
             try:
-                self._cache[key] = self.target.select_peak(dtype.spelling, contraction=contraction,
-                                                           allow_tf32=self.allow_tf32)
+                self._cache[key] = self.target.select_peak(dtype.spelling, contraction=contraction)
             except PeakUnavailable as err:
-                raise CostError(str(err)) from None
+                if dtype is not DType.TF32 or not contraction:
+                    raise CostError(str(err)) from None
+                self._cache[key] = self._tf32_unknown(err)
         return self._cache[key]
+
+    def _tf32_unknown(self, err: PeakUnavailable) -> PeakChoice:
+        """A target whose TF32 peak is unknown: TF32 runs at no more than the BF16 tensor rate on any device
+        we know of (half of it on NVIDIA's), so the BF16 tensor peak keeps the time a lower bound, where
+        the FP32 vector peak could exceed the true time."""
+        try:
+            bf16 = self.target.select_peak("bf16", contraction=True)
+        except PeakUnavailable:
+            raise CostError(str(err)) from None
+        return dataclasses.replace(bf16, reason=f"tf32 contraction → bf16 tensor (the TF32 peak is unknown on "
+                                                f"{self.target.name}; no TF32 run is faster than BF16)")
 
     def used(self) -> list[PeakChoice]:
         """The peaks chosen so far (those the analysed program needs)."""
@@ -138,8 +170,11 @@ class Peaks:
 class CostModel:
     """Counts every unit and group of a module's entry function (calls must be inlined first)."""
 
-    def __init__(self, module: ModuleOp) -> None:
+    def __init__(self, module: ModuleOp, fp32_precision: str = "framework") -> None:
+        if fp32_precision not in FP32_POLICIES:
+            raise CostError(f"bad fp32 precision '{fp32_precision}': expected one of {', '.join(FP32_POLICIES)}")
         self.module = module
+        self.fp32_precision = fp32_precision
         missing = [p.name for p in module.params if p.default is None]
         if missing:
             raise CostError(f"size parameters {', '.join(missing)} need values: bind them with "
@@ -249,6 +284,7 @@ class CostModel:
             if isinstance(op, EinsumOp | KernelOp):
                 c = self.counts(op, loops)
                 tc_dtype, vec_dtype = _dtypes(op)
+                tc_dtype = priced_dtype(op, tc_dtype, self.fp32_precision)
                 if c.flops_tensor:
                     w.flops_tensor[tc_dtype] += c.flops_tensor
                 if c.flops_vector:

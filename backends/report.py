@@ -113,6 +113,19 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
             row += [seconds(t.seconds), t.bound]
         units.add_row(*row)
     console.print(units)
+    priced = [k for k, (w, _) in enumerate(first.units) if w.flops]
+    if priced:
+        # The peak behind every unit's compute time (docs/sol.md, "Which peak"): an f32 convolution that the
+        # framework runs on TF32 tensor cores reads "tf32 tensor".
+        peak_table = Table(title="Peaks used (the precision and unit FLOPs are priced at)",
+                           title_justify="left")
+        peak_table.add_column("unit")
+        for r in reports:
+            peak_table.add_column(f"{r.name} peaks")
+        for k in priced:
+            w = first.units[k][0]
+            peak_table.add_row(w.name, *(_peak_text(r.units[k][0], r.peaks) for r in reports))
+        console.print(peak_table)
     if first.groups:
         groups = Table(title="Fusion groups", title_justify="left")
         for col in ("group", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
@@ -198,7 +211,31 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
 # ---- JSON -----------------------------------------------------------------------------------------
 
 
-def _work_json(w: Work, t: Timing) -> dict[str, Any]:
+def peaks_used(w: Work, peaks: Peaks) -> list[dict[str, Any]]:
+    """The peak each part of a unit's work is priced at: f32 contractions appear under the precision they
+    are priced at (tf32 when the framework runs them on TF32 tensor cores), with the choice's reason."""
+    out = []
+    for work, flops, contraction in (("tensor", w.flops_tensor, True), ("vector", w.flops_vector, False)):
+        for d, n in flops.items():
+            if not n:
+                continue
+            c = peaks.choice(d, contraction)
+            out.append({"work": work, "dtype": d.spelling, "precision": c.precision, "unit": c.unit,
+                        "flop_per_s": c.flop_per_s, "reason": c.reason})
+    return out
+
+
+def _peak_text(w: Work, peaks: Peaks) -> str:
+    kinds = {"tensor": "contractions", "vector": "other"}
+
+    def rate(x: float) -> str:
+        return f"{x / 1e15:.3g}P" if x >= 1e15 else quantity(x)
+
+    return "; ".join(f"{kinds[p['work']]} {p['dtype']}: {p['precision']} {p['unit']} {rate(p['flop_per_s'])}FLOP/s"
+                     for p in peaks_used(w, peaks))
+
+
+def _work_json(w: Work, t: Timing, peaks: Peaks) -> dict[str, Any]:
     return {
         "name": w.name,
         "kind": w.kind,
@@ -212,12 +249,15 @@ def _work_json(w: Work, t: Timing) -> dict[str, Any]:
         "vector_s": t.vector_s,
         "memory_s": t.memory_s,
         "bound": t.bound,
+        "peaks": peaks_used(w, peaks),
     }
 
 
-def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int], allow_tf32: bool) -> dict[str, Any]:
+def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int],
+            fp32_precision: str = "framework") -> dict[str, Any]:
     doc: dict[str, Any] = {"schema": SCHEMA, "version": VERSION, "module": module_name, "params": params,
-                           "allow_tf32": allow_tf32, "targets": []}
+                           "fp32_precision": fp32_precision, "allow_tf32": fp32_precision == "tf32",
+                           "targets": []}
     for r in reports:
         doc["targets"].append({
             "name": r.name,
@@ -227,8 +267,8 @@ def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int
                           "tensor_s": res.tensor_s, "vector_s": res.vector_s, "memory_s": res.memory_s}
                       for m, res in r.modes.items()},
             "fusion_gain": r.fusion_gain,
-            "units": [_work_json(w, t) for w, t in r.units],
-            "groups": [_work_json(w, t) for w, t in r.groups],
+            "units": [_work_json(w, t, r.peaks) for w, t in r.units],
+            "groups": [_work_json(w, t, r.peaks) for w, t in r.groups],
             "inverse": None if r.inverse is None else {
                 m: {"latency_s": i.latency_s, "compute_factor": i.compute_factor,
                     "bandwidth_factor": i.bandwidth_factor, "both_factor": i.both_factor,

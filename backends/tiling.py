@@ -87,6 +87,20 @@ class Space:
                 self.uses.append(Use(label, w.tensor, k, s.indices, w.dims, t.itemsize, w.exact, True,
                                      frozenset(s.indices) - w.indices, s.density, (k, k)))
         self.forced = frozenset(forced)
+        # A DRAM tensor read through several uses (a residual add re-reading a convolution's input, a step
+        # reading two windows of one tensor) is one read per tile: the uses keep their own retention, and
+        # the tensor moves the most any of them moves (at least the union of their footprints), holding
+        # the largest of their slabs. Both are at most what the union of the slabs would need, so the
+        # space stays optimistic: docs/tiling.md, "Chains".
+        reads: dict[str, list[int]] = {}
+        for i, use in enumerate(self.uses):
+            if not use.write:
+                reads.setdefault(use.tensor, []).append(i)
+        self.merged: dict[str, tuple[int, ...]] = {t: tuple(ix) for t, ix in reads.items() if len(ix) > 1}
+        self.merged_of: dict[int, str] = {i: t for t, ix in self.merged.items() for i in ix}
+        self.merged_floor: dict[str, float] = {
+            t: float(max(problem.tensor(t).footprint, *(self.uses[i].exact for i in ix)) * self.uses[ix[0]].itemsize)
+            for t, ix in self.merged.items()}
         self.indices = tuple(u for u, _ in problem.extents)
         # A batch index: a bare subscript of every use and slab, and nowhere inside a window. Tiling it by 1
         # for every use changes no traffic (each use depends on it: no reload, no halo) and shrinks every
@@ -105,8 +119,8 @@ class Space:
         self.hstar = tuple(h for h in self.shared if h not in fixed)
         self.private = [tuple(u for u in p if u not in fixed) for p in self.private]
         self.uses = [dataclasses.replace(u, free=tuple(v for v in u.free if v not in fixed)) for u in self.uses]
-        self.compulsory = sum(u.exact * u.itemsize for u in self.uses) + sum(
-            s.exact * s.itemsize for s in self.slabs if s.written)
+        self.compulsory = sum(u.exact * u.itemsize for i, u in enumerate(self.uses) if i not in self.merged_of) + sum(
+            self.merged_floor.values()) + sum(s.exact * s.itemsize for s in self.slabs if s.written)
         self._orders: list[tuple[tuple[int, ...], tuple[str, ...] | None]] | None = None  # see `orders`
         self._forms: dict[int, Formulation] = {}  # by position in `_orders`, built when first solved
         self._wins: dict[int, int] = {}  # how often each order gave the optimum (tried first next time)
@@ -157,6 +171,16 @@ class Space:
         sizes = []
         reload = 1
         in_windows = {u for w in windows for u, _ in w.terms}
+        if any(len(w.terms) > 1 for w in windows):
+            # A halo window (`p + r`): adjacent tiles overlap, and a schedule walking them in order keeps the
+            # overlap (a sliding window) — so, optimistically, each distinct element is loaded once per
+            # reload, never once per tile. Charging the halo again per tile could exceed such a schedule.
+            for u in idx:
+                t = tiles.get(u)
+                if t is not None and u not in in_windows and reload_of(u):
+                    reload *= -(-self.extent[u] // t)
+            return math.prod(w.full for w in windows) * reload
+
         for u in idx:
             t, n = tiles.get(u), self.extent[u]
             if t is None:
@@ -216,13 +240,20 @@ class Space:
         peak = 0
         for p in range(phases):
             used = sum(b for s, (_, b) in zip(self.slabs, slabs, strict=True) if s.live[0] <= p <= s.live[1])
-            for u in self.uses:
+            held: dict[str, int] = {}  # a tensor read through several uses holds the largest of their slabs
+            for i, u in enumerate(self.uses):
                 if self.persistent(u, tiled[u.label]) or u.live[0] <= p <= u.live[1]:
-                    used += per_use[u.label][1]
-            peak = max(peak, used)
+                    if i in self.merged_of:
+                        t = self.merged_of[i]
+                        held[t] = max(held.get(t, 0), per_use[u.label][1])
+                    else:
+                        used += per_use[u.label][1]
+            peak = max(peak, used + sum(held.values()))
         if peak > capacity * (1 + 1e-9):
             return None
-        traffic = sum(t for t, _ in per_use.values()) + sum(t for t, _ in slabs)
+        traffic = sum(t for i, (t, _) in enumerate(per_use.values()) if i not in self.merged_of) + sum(
+            t for t, _ in slabs) + sum(max(self.merged_floor[t], *(per_use[self.uses[i].label][0] for i in ix))
+                                       for t, ix in self.merged.items())
         return Mapping(self.problem.name, capacity, dict(tiles), dict(tiled), traffic, peak, per_use,
                        self.order(tiles, tiled), self.compulsory, solver)
 
@@ -285,6 +316,25 @@ class Space:
                          best.order, best.compulsory, "milp", proven)
         self._solved[capacity] = result
         return result
+
+    def least_peak(self) -> int:
+        """The smallest buffer any mapping of the space runs in: every tile 1 (forced indices whole) and
+        every loop outside every use's slab. Slabs only shrink with smaller tiles and more tiled loops."""
+        tiles = {u: self.cands[u][0] if u not in self.forced else self.extent[u] for u in self.indices}
+        m = self.evaluate(tiles, {u.label: frozenset(u.free) for u in self.uses})
+        assert m is not None
+        return m.peak
+
+    def solve_lower(self, capacity: float) -> Mapping | None:
+        """`solve`, and where no mapping fits `capacity`, the least traffic at the smallest buffer where one
+        runs (`least_peak`): no schedule moves less with a smaller buffer, so it is still a lower bound, and
+        the traffic never increases with the buffer size."""
+        m = self.solve(capacity)
+        if m is None:
+            least = self.least_peak()
+            if least > capacity:
+                m = self.solve(float(least))
+        return m
 
     def resident(self, capacity: float) -> Mapping | None:
         """Everything resident (no loop tiled for any use, tiles whole): when it fits and moves only the
@@ -368,6 +418,8 @@ class Space:
         phases, loops and reductions) and the slabs renamed by π are the slabs. A mapping renamed so
         (tiles[π u] = tiles[u], S[σ a] = π(S[a])) has the same traffic and peak."""
         steps = self.problem.steps
+        if self.merged:  # uses that share one read: a renaming would have to keep that pairing (not tried)
+            return []
 
         def role(u: str) -> tuple[Any, ...]:
             return (self.extent[u], u in self.forced, u in self.batch, tuple(u in s.indices for s in steps))
@@ -466,12 +518,24 @@ class Space:
                 for sl, (_, b) in zip(self.slabs, slabs, strict=True):
                     if sl.live[0] <= p <= sl.live[1]:
                         used = used + b
-                for u in self.uses:
+                held: dict[str, np.ndarray] = {}
+                for i, u in enumerate(self.uses):
                     if self.persistent(u, tiled[u.label]) or u.live[0] <= p <= u.live[1]:
-                        used = used + use_table(u, tiled[u.label])[1]
-                peak = np.maximum(peak, used)
-            for u in self.uses:
-                traffic = traffic + use_table(u, tiled[u.label])[0]
+                        b = use_table(u, tiled[u.label])[1]
+                        if i in self.merged_of:
+                            t = self.merged_of[i]
+                            held[t] = np.maximum(held[t], b) if t in held else b
+                        else:
+                            used = used + b
+                peak = np.maximum(peak, sum(held.values(), used))
+            for i, u in enumerate(self.uses):
+                if i not in self.merged_of:
+                    traffic = traffic + use_table(u, tiled[u.label])[0]
+            for t, ix in self.merged.items():
+                most = np.full(grid, self.merged_floor[t])
+                for i in ix:
+                    most = np.maximum(most, use_table(self.uses[i], tiled[self.uses[i].label])[0])
+                traffic = traffic + most
             traffic = np.where(peak <= capacity * (1 + 1e-9), traffic, np.inf)
             k = int(np.argmin(traffic))
             if np.isfinite(traffic.flat[k]) and (best is None or traffic.flat[k] < best[0]):

@@ -70,8 +70,11 @@ class CachedChains(IRChains):
     def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
         return self._space(name, ops)[1]
 
-    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> tuple[Mapping | None, str]:
+    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float,
+              lower: bool = False) -> tuple[Mapping | None, str]:
+        """`IRChains.solve`, with spaces and solutions shared by shape (`lower`: see there)."""
         try:
+            self.check_views(ops)
             key, space = self._space(name, ops)
         except Unfusable as err:
             return None, str(err)
@@ -81,6 +84,8 @@ class CachedChains(IRChains):
         else:
             self.cache.solves += 1
             m = self.cache.solved[(key, capacity)] = space.solve(capacity)
+        if m is None and lower:  # no mapping fits: the least at the smallest buffer one runs in
+            m = space.solve_lower(capacity)
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def solve_space(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> tuple[Space, Mapping | None]:

@@ -14,8 +14,8 @@ from solar.backends.cost import CostModel, mode_result
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
-from solar.ir.analysis.units import Uses, units_of
-from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
+from solar.ir.analysis.units import VIEW_OPS, Uses, units_of
+from solar.ir.ops import BroadcastOp, ConstantOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
 # ---- the IR: einsums, units and groups as tiling problems -------------------------------------------
@@ -69,15 +69,47 @@ class IRChains:
                            or any(r not in inside for r in self.uses.of_value(op.results[0])))
         return tuple(descs), needed
 
-    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> tuple[Mapping | None, str]:
-        """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why."""
+    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float,
+              lower: bool = False) -> tuple[Mapping | None, str]:
+        """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why. With
+        `lower`, a chain no mapping of which fits gets its least traffic at the smallest buffer it runs in
+        (`Space.solve_lower`)."""
         descs, needed = self.piece(ops)
         try:
+            self.check_views(ops)
             problem = problem_of(name, descs, needed)
         except Unfusable as err:
             return None, str(err)
-        m = space_of(problem).solve(capacity)
+        space = space_of(problem)
+        m = space.solve_lower(capacity) if lower else space.solve(capacity)
         return m, "" if m is not None else "no tiling fits the buffer"
+
+    def check_views(self, ops: Sequence[EinsumOp]) -> None:
+        """Raises Unfusable where views (reshape, permute, slice, broadcast) connect the chain's einsums, alias
+        two of its inputs, or an input is a broadcast or a constant: a view costs nothing and its readers read
+        the tensor it views (docs/sol.md), but the tiling problem names tensors by value, so it would move the
+        tensor again."""
+        def base(v: Value) -> tuple[Value, bool]:
+            viewed = False
+            while isinstance(v.owner, VIEW_OPS) and v.owner.operands:
+                if isinstance(v.owner, BroadcastOp):
+                    raise Unfusable(f"'{v.name}' is a broadcast, which moves only its source: not modelled")
+                v, viewed = v.owner.operands[0], True
+            if isinstance(v.owner, ConstantOp):
+                raise Unfusable(f"'{v.name}' is a constant, which moves no data: not modelled")
+            return v, viewed
+
+        made = {op.results[0] for op in ops}
+        bases: dict[Value, Value] = {}
+        for op in ops:
+            for b in op.inputs:
+                root, viewed = base(b.value)
+                if viewed and root in made:
+                    raise Unfusable(f"'{b.value.name}' is a view of '{root.name}', which the chain makes: views "
+                                    "between einsums are not modelled")
+                if bases.setdefault(root, b.value) is not b.value:
+                    raise Unfusable(f"'{b.value.name}' and '{bases[root].name}' view one tensor: reads through "
+                                    "views of one tensor are not modelled")
 
     def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
         descs, needed = self.piece(ops)
@@ -119,9 +151,11 @@ class GroupResult:
         return self.per_einsum - self.traffic
 
 
-def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float) -> GroupResult:
+def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
+                 lower: bool = False) -> GroupResult:
+    """`lower`: for a lower bound (the cache-aware SOL mode): see `IRChains.solve`."""
     einsums = [op for u in units for op in u]
-    fused, why = chains.solve(name, einsums, capacity) if len(einsums) > 1 else (None, "a single einsum")
+    fused, why = chains.solve(name, einsums, capacity, lower) if len(einsums) > 1 else (None, "a single einsum")
 
     def total(pieces: Sequence[Sequence[EinsumOp]]) -> float | None:
         out = 0.0
@@ -141,7 +175,7 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
     per_unit = total(units) if len(units) > 1 and any(len(u) > 1 for u in units) else None
     per_einsum = total([[op] for op in einsums])
     if len(einsums) == 1:
-        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity)
+        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
     return GroupResult(name, capacity, fused, why, per_unit, per_einsum)
 
 
@@ -153,7 +187,7 @@ class Tilings:
     def __init__(self, module: ModuleOp) -> None:
         self.values = module.param_values()
         self._chains: dict[FuncOp, IRChains] = {}
-        self._results: dict[tuple[FuncOp, str, float, tuple[int, ...]], GroupResult] = {}
+        self._results: dict[tuple[FuncOp, str, float, bool, tuple[int, ...]], GroupResult] = {}
         self.solved = 0  # chains solved here (each later request for one is a cache hit)
 
     def chains(self, func: FuncOp) -> IRChains:
@@ -161,11 +195,12 @@ class Tilings:
             self._chains[func] = IRChains(func, self.values)
         return self._chains[func]
 
-    def group(self, func: FuncOp, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float) -> GroupResult:
-        """`group_result` of a chain of `func`, kept by its name, its ops and the buffer size."""
-        key = (func, name, capacity, tuple(id(op) for u in units for op in u))
+    def group(self, func: FuncOp, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
+              lower: bool = False) -> GroupResult:
+        """`group_result` of a chain of `func`, kept by its name, its ops, the buffer size and `lower`."""
+        key = (func, name, capacity, lower, tuple(id(op) for u in units for op in u))
         if key not in self._results:
-            self._results[key] = group_result(self.chains(func), name, units, capacity)
+            self._results[key] = group_result(self.chains(func), name, units, capacity, lower)
             self.solved += 1
         return self._results[key]
 
@@ -243,9 +278,15 @@ def describe(m: Mapping, space: Space) -> dict[str, Any]:
 
 def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings | None = None) -> CacheAware:
     """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode"); with `tilings`
-    (the module's analysis), chains already solved under this buffer are not solved again."""
-    tilings = tilings if tilings is not None else Tilings(model.module)
+    (the module's analysis), chains already solved under this buffer are not solved again.
 
+    A group is priced by a tiling of the group as a whole (intermediates on chip). Where none is found
+    (the mapping space cannot express the group, no tiling fits, the group holds loop nests), it is priced
+    at its fused bytes, with the reason: its kernels tiled one by one are a schedule that runs, and pricing
+    by it could put the bound above a better schedule the model cannot express. Those per-unit and
+    per-einsum figures stay in the rows as information (`schedules`); where the whole-group tiling exists
+    they also enter the least, so the bound is never above a schedule the model knows."""
+    tilings = tilings if tilings is not None else Tilings(model.module)
     works, rows = [], []
     for w in model.groups:
         members = [o for o in (w.ops[0].body if w.kind == "group" and isinstance(w.ops[0], GroupOp) else w.ops)
@@ -253,20 +294,30 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
         inside = {o for m in members for o in m.walk()}
         unfused = sum(u.bytes for u in model.units if u.ops and all(o in inside for o in u.ops)) or w.bytes
         units = einsum_units(members) if w.kind in ("group", "einsum") else None
-        tiled, strategy = None, "not modelled"
+        res: GroupResult | None = None
+        reason: str | None = "kernels that stay loop nests or data-moving ops are not tiled"
         if units:
             try:
-                res = tilings.group(model.func, w.name.lstrip("@"), units, capacity)
-                tiled, strategy = res.traffic, res.strategy
+                res = tilings.group(model.func, w.name.lstrip("@"), units, capacity, lower=True)
+                reason = None if res.fused is not None else f"no tiling of the group as a whole: {res.fused_why}"
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
-                strategy = f"not modelled: {err}"
+                reason = f"not modelled: {err}"
+        tiled = res.traffic if res is not None and res.fused is not None else None
         # Between the fused bytes (an infinite buffer) and the unfused ones (which price every kernel at its
         # compulsory traffic, as if each had an unbounded buffer of its own): docs/sol.md says why.
         chosen = w.bytes if tiled is None else max(w.bytes, min(tiled, unfused))
         works.append(dataclasses.replace(w, bytes=chosen))
+
+        def scaled(x: float | None, trips: int = w.trips) -> int | None:
+            return None if x is None else round(x * trips)
+
         rows.append({"name": w.name, "bytes": round(chosen * w.trips), "fused_bytes": round(w.bytes * w.trips),
-                     "unfused_bytes": round(unfused * w.trips),
-                     "tiled_bytes": None if tiled is None else round(tiled * w.trips), "strategy": strategy})
+                     "unfused_bytes": round(unfused * w.trips), "tiled_bytes": scaled(tiled),
+                     "whole_group_bytes": scaled(res.fused.traffic if res is not None and res.fused else None),
+                     "strategy": res.strategy if tiled is not None and res is not None else "fused bytes",
+                     "reason": reason,
+                     "schedules": {"per_unit_bytes": scaled(res.per_unit if res else None),
+                                   "per_einsum_bytes": scaled(res.per_einsum if res else None)}})
     return CacheAware(capacity, label, works, list(model.groups), rows)
 
 

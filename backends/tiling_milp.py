@@ -122,17 +122,32 @@ class Formulation:
                 for outer, inner in itertools.pairwise(loops):
                     if (use.label, inner) in self.z:
                         self.ge(self.z[(use.label, outer)], self.z[(use.label, inner)])
-        buffers = [(use, *self.use(use)) for use in sp.uses]
+        buffers = [(use, *self.use(use, 0.0 if i in sp.merged_of else 1.0)) for i, use in enumerate(sp.uses)]
+        # A tensor read through several uses moves the most any of them moves (a variable above each
+        # one's traffic, at least the union of their footprints) and holds the largest of their slabs.
+        for t, ix in sp.merged.items():
+            most = self.var(sp.merged_floor[t] / self.unit, np.inf)
+            self.cost[most] += 1.0
+            for i in ix:
+                self.ge(_lin({most: 1.0}), _lin({buffers[i][3]: 1.0}))
         slab_buf = [(slab, self.slab(slab)) for slab in sp.slabs]
         self.private_inside()
         # Capacity per phase (a step of the chain): rows added per solve, with the buffer size as bound.
         self.capacity: list[tuple[dict[int, float], float]] = []
         for p in range(len(sp.problem.steps)):
             parts = [b for s, b in slab_buf if s.live[0] <= p <= s.live[1]]
-            for use, pb, tb in buffers:
+            for i, (use, pb, tb, _) in enumerate(buffers):
+                if i in sp.merged_of:
+                    continue
                 parts.append(pb)
                 if use.live[0] <= p <= use.live[1]:
                     parts.append(tb)
+            for ix in sp.merged.values():
+                held = self.var(0, np.inf)
+                for i in ix:
+                    use, pb, tb, _ = buffers[i]
+                    self.ge(_lin({held: 1.0}), _plus(pb, tb) if use.live[0] <= p <= use.live[1] else pb)
+                parts.append(_lin({held: 1.0}))
             total = _plus(*parts)
             self.capacity.append((total[0], total[1]))
 
@@ -301,9 +316,9 @@ class Formulation:
         return True
 
     # -- uses, slabs, nesting ---------------------------------------------------------------------------
-    def use(self, use: Use) -> tuple[Lin, Lin]:
-        """Adds a use's traffic (to the objective) and returns its buffer bytes held in every phase
-        (persistent) and in its own phases only (transient)."""
+    def use(self, use: Use, cost: float = 1.0) -> tuple[Lin, Lin, int]:
+        """Adds a use's traffic (weighted `cost` in the objective) and returns its buffer bytes held in
+        every phase (persistent) and in its own phases only (transient), and its traffic variable."""
         sp = self.space
         label = use.label
         plain = [u for u in use.free if u not in use.reduced]
@@ -321,11 +336,11 @@ class Formulation:
                 vals.append(2.0 * r - 1.0)
             factors.append((inds, vals))
         a = use.itemsize / self.unit
-        self.exp_var(a * use.density * base, factors, a * use.exact, 1.0)
+        traffic, _ = self.exp_var(a * use.density * base, factors, a * use.exact, cost)
         beta, top = self.exp_var(use.itemsize * base / self.unit, [(g.inds, g.buffer) for g in groups if g.buffer],
                                  0.0, 0.0)
         if not sp.multi:
-            return _lin({beta: 1.0}), _lin()
+            return _lin({beta: 1.0}), _lin(), traffic
         pers = self.var(0, 1, True)
         for h in sp.hstar:
             if (label, h) in self.z:  # persistent unless every shared loop is tiled for it
@@ -333,7 +348,7 @@ class Formulation:
         pb, tb = self.var(0, np.inf), self.var(0, np.inf)
         self.ge(_lin({pb: 1.0, pers: -top}, top), _lin({beta: 1.0}))
         self.ge(_lin({tb: 1.0, pers: top}), _lin({beta: 1.0}))
-        return _lin({pb: 1.0}), _lin({tb: 1.0})
+        return _lin({pb: 1.0}), _lin({tb: 1.0}), traffic
 
     def slab(self, slab: Slab) -> Lin:
         """Adds a slab's write traffic (when it is also a result) and returns its buffer bytes."""

@@ -227,10 +227,13 @@ class _Unify:
         return True
 
 
-def _letters(term: tuple[Expr, ...]) -> list[str] | None:
-    """The letters of a term whose every entry is a bare index, else None."""
+def _letters(term: tuple[Expr, ...], shape: tuple[int, ...]) -> list[str] | None:
+    """The letters of a term whose every entry is a bare index, else None. A dimension of size 1 takes one
+    value whatever indexes it (`Y[%n, 0, %p]` of a keepdim reduction), so it is left out."""
     out = []
-    for e in term:
+    for e, size in zip(term, shape, strict=True):
+        if size == 1:
+            continue
         if not isinstance(e, IndexRef):
             return None
         out.append(e.name)
@@ -257,9 +260,9 @@ def build_problem(name: str, descs: Sequence[EinsumDesc],
     uf = _Unify(models)
     # Tensors exchanged on chip: every dimension must be indexed by a bare letter on both sides.
     for t, k in produced.items():
-        wl = _letters(models[k].entries[-1])
+        wl = _letters(models[k].entries[-1], descs[k].output[2])
         for r, j in readers.get(t, []):
-            rl = _letters(models[r].entries[j])
+            rl = _letters(models[r].entries[j], descs[r].inputs[j][2])
             if wl is None or rl is None:
                 raise Unfusable(f"'{t}' is exchanged through an affine window, which a fused tile cannot hold")
             if not uf.try_union([((k, a), (r, b)) for a, b in zip(wl, rl, strict=True)]):
@@ -269,7 +272,7 @@ def build_problem(name: str, descs: Sequence[EinsumDesc],
     for t, uses in readers.items():
         if t in produced or len({k for k, _ in uses}) < 2:
             continue
-        lists = [_letters(models[k].entries[j]) for k, j in uses]
+        lists = [_letters(models[k].entries[j], descs[k].inputs[j][2]) for k, j in uses]
         if any(x is None for x in lists):
             continue
         (k0, _), l0 = uses[0], lists[0]
@@ -320,13 +323,16 @@ def build_problem(name: str, descs: Sequence[EinsumDesc],
         tensors[t] = Tensor(t, size, external=external or t not in readers)
         indices = tuple(dict.fromkeys(glob[(k, i)] for i in m.ranges if m.ranges[i] > 1))
         steps.append(Step(d.name, indices, tuple(accesses), write, m.density))
-    for t in shared:
+    for t, uses in readers.items():
+        if t in produced or len(uses) < 2:
+            continue
         # The distinct elements all readers touch: the union of their images (one tensor space per name).
-        images = [models[k].images[j].set_tuple_name("T") for k, j in readers[t]]
+        # A tensor read through several accesses is read from DRAM once (docs/tiling.md, "Chains").
+        images = [models[k].images[j].set_tuple_name("T") for k, j in uses]
         union = images[0]
         for im in images[1:]:
             union = union.union(im)
-        tensors[t] = Tensor(t, tensors[t].itemsize, shared=True, footprint=_card(union))
+        tensors[t] = Tensor(t, tensors[t].itemsize, shared=t in shared, footprint=_card(union))
     return TilingProblem(name, tuple((u, n) for u, n in extents if n > 1), tuple(steps), tuple(tensors.values()))
 
 

@@ -128,14 +128,14 @@ def compute_bounds(module: ModuleOp, targets: list[Target], sizes: dict[str, int
     cores (what the framework's flags allow on a GPU; docs/sol.md)."""
     work = prepare(module, sizes)
     try:
-        model = CostModel(work)
+        model = CostModel(work, "tf32" if allow_tf32 else "framework")
     except CostError as err:
         raise BoundsError(str(err)) from None
     out: dict[str, TargetBounds] = {}
     first_bytes: dict[str, int] = {}
     for t in targets:
         try:
-            report = analyse(model, Peaks(t, allow_tf32), None)
+            report = analyse(model, Peaks(t), None)
         except (CostError, TargetError) as err:
             raise BoundsError(f"{t.name}: {err}") from None
         buffer = cache_buffer(t)

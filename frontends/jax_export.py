@@ -31,6 +31,7 @@ from solar.ir.verifier import verify
 from .diagnostics import Problem, SourceLine, TranslationError
 from .lowering import JAX_LOWERINGS
 from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
+from .lowering.jax_ops import jax_precision
 from .lowering.registry import JaxNode, OutMeta
 
 _DTYPES = {
@@ -43,6 +44,16 @@ _DTYPES = {
 _CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
           "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr",
           "remat": "jaxpr", "checkpoint": "jaxpr", "custom_lin": "jaxpr"}
+
+
+def jax_fp32_precision() -> dict[str, str]:
+    """How JAX runs f32 dots and convolutions on a GPU by default, as values of the IR attribute
+    `fp32_precision` (docs/ir.md): `jax_default_matmul_precision` when set, else DEFAULT, which allows
+    TF32 tensor cores. An equation's own `precision=` overrides this (`jax_precision`)."""
+    import jax
+
+    value = jax_precision(jax.config.jax_default_matmul_precision)
+    return {"conv": value, "matmul": value}
 
 
 def sir_dtype(dt: Any) -> DType:
@@ -173,7 +184,7 @@ class JaxprLowering:
         with em.block.for_(var, 0, length, [*carries, *ys0], hint="scan") as region:
             t = IndexRef(var)
             tt = t if not reverse else Binary("-", IntLit(length - 1), t)
-            inner = Emitter(region, em.symbols, em.loc, [*em.for_vars, var], em.hint)
+            inner = em.inner(region, [*em.for_vars, var])
             x_slices = []
             for x in xs:
                 shape = vtype(x).shape
@@ -216,7 +227,7 @@ def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_
         arg_types.append((f"const{k}", ttype(c.shape, sir_dtype(c.dtype))))
     mb = ModuleBuilder(_sanitize(name))
     fb = mb.func("forward", arg_types)
-    em = Emitter(fb)
+    em = Emitter(fb, fp32=jax_fp32_precision())
     low = JaxprLowering(name)
     n_in = len(jaxpr.invars)
     env_args = list(fb.args[:n_in])

@@ -75,6 +75,27 @@ _IGNORED = {
 }
 
 
+def torch_fp32_precision() -> dict[str, str]:
+    """How this PyTorch runs f32 contractions by default on a GPU, per kind of kernel, as values of the IR
+    attribute `fp32_precision` (docs/ir.md): convolutions follow cuDNN's `conv.fp32_precision` (TF32 by
+    default), matmul / linear / bmm / SDPA follow `cuda.matmul.fp32_precision` and, where that says "none",
+    `torch.get_float32_matmul_precision()` ("highest" by default; "high" allows TF32, "medium" BF16),
+    recurrent layers cuDNN's `rnn.fp32_precision`."""
+    def cudnn(kind: str) -> str:
+        flag = getattr(getattr(torch.backends.cudnn, kind, None), "fp32_precision", "none")
+        if flag in ("tf32", "ieee"):
+            return "tf32" if flag == "tf32" else "highest"
+        return "tf32" if torch.backends.cudnn.allow_tf32 else "highest"
+
+    flag = getattr(torch.backends.cuda.matmul, "fp32_precision", "none")
+    try:
+        legacy = torch.get_float32_matmul_precision()
+    except RuntimeError:  # the legacy and the new API were mixed: the new flag decides
+        legacy = "highest"
+    matmul = {"high": "tf32", "medium": "bf16"}.get(legacy, "tf32" if flag == "tf32" else "highest")
+    return {"conv": cudnn("conv"), "matmul": matmul, "rnn": cudnn("rnn")}
+
+
 def sir_dtype(dt: torch.dtype) -> DType:
     out = TORCH_DTYPES.get(dt)
     if out is None:
@@ -374,7 +395,7 @@ class GraphLowering:
         for node, value in zip(tensor_nodes, fb.args, strict=True):
             env[node] = value
         env.update(scalars)
-        em = Emitter(fb)
+        em = Emitter(fb, fp32=torch_fp32_precision())
         for node, value in inlined.items():
             dtype = sir_dtype(value.dtype)
             data = value.detach().cpu()

@@ -152,6 +152,8 @@ class _Lifter:
             self.einsums[0].symbol = self.kernel.symbol
         for k, e in enumerate(self.einsums):
             e.attrs[attr_names.KERNEL] = SymbolRef(self.kernel.symbol)
+            if "fp32_precision" in self.kernel.attrs:  # how the framework runs the kernel's contractions
+                e.attrs["fp32_precision"] = self.kernel.attrs["fp32_precision"]
             e.src_loc = self.kernel.src_loc
             e.loc = self.kernel.loc
             if len(self.einsums) > 1:

@@ -29,7 +29,7 @@ from solar.ir.ops import (
 )
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import defined_values
-from solar.ir.types import TensorType
+from solar.ir.types import DType, TensorType
 from solar.targets.loader import TargetError, load_target
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -92,7 +92,7 @@ class ReorderEinsum(Pass):
                                       "later in the pipeline)", module.loc)
                 return
             try:
-                peaks = Peaks(load_target(self.target.split(",")[0].strip()), self.allow_tf32)
+                peaks = Peaks(load_target(self.target.split(",")[0].strip()))
             except TargetError as err:
                 ctx.diagnostics.error(f"reorder-einsum: {err}", module.loc)
                 return
@@ -134,6 +134,8 @@ class _Rewrite:
         self.values = module.param_values()
         root_type = chain.root.outputs[0].type
         self.dtype = root_type.dtype
+        # The precision the chain's contractions are priced at (allow_tf32: f32 on TF32 tensor cores).
+        self.priced = DType.TF32 if opts.allow_tf32 and self.dtype is DType.F32 else self.dtype
 
     def run(self) -> ChainReport | None:
         chain = self.chain
@@ -150,7 +152,7 @@ class _Rewrite:
         removed = self._removed()
         kept = [e.op for e in chain.einsums if e.op not in removed]
         before = self._cost([e.op for e in chain.einsums])
-        order, after = best_order(net, self.opts.objective, self.dtype, self.peaks, chain.factor != 1.0)
+        order, after = best_order(net, self.opts.objective, self.priced, self.peaks, chain.factor != 1.0)
         for w in self._cost(kept).works:
             add_work(after, w, self.peaks)
         report = ChainReport(chain.root.symbol, len(net.inputs), before, after, False, order.method,
@@ -189,7 +191,7 @@ class _Rewrite:
             seen: set[Value] = set()
             for op in unit:
                 counts = einsum_counts(op, self.params, self.values)
-                work.flops_tensor[self.dtype] += counts.flops_tensor
+                work.flops_tensor[self.priced] += counts.flops_tensor
                 work.flops_vector[self.dtype] += counts.flops_vector
                 for b in op.inputs:
                     if b.value not in seen and _source(b.value).owner not in inside:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
+from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.ir import attr_names
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
@@ -44,13 +44,22 @@ class SOL(Pass):
     preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
     primary_option = "target"
     target: str = "h100"
-    allow_tf32: bool = False
+    fp32_precision: str = "framework"  # how f32 contractions are priced: framework | highest | tf32
+    allow_tf32: bool = False  # the same as fp32_precision=tf32
     report: str = ""  # a path for the JSON report
     plot: str = ""  # a path for the roofline PNG
     latency: str = ""  # a latency target for the inverse roofline, e.g. 2ms
     annotate: bool = True
 
+    @property
+    def policy(self) -> str:
+        return "tf32" if self.allow_tf32 else self.fp32_precision
+
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        if self.policy not in FP32_POLICIES:
+            ctx.diagnostics.error(f"sol: bad fp32-precision '{self.fp32_precision}': expected one of "
+                                  f"{', '.join(FP32_POLICIES)}", module.loc)
+            return
         try:
             latency = parse_latency(self.latency) if self.latency else None
             targets = [load_target(name.strip()) for name in self.target.split(",") if name.strip()]
@@ -67,8 +76,8 @@ class SOL(Pass):
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
         try:
-            model = ctx.analysis(CostModel, work)
-            reports = [analyse(model, Peaks(t, self.allow_tf32), latency) for t in targets]
+            model = CostModel(work, self.policy)  # priced by the precision policy, so not the shared analysis
+            reports = [analyse(model, Peaks(t), latency) for t in targets]
         except CostError as err:
             loc = err.op.loc if err.op is not None else module.loc
             ctx.diagnostics.error(f"sol: {err}", loc)
@@ -91,7 +100,7 @@ class SOL(Pass):
         ctx.report(render_report(reports, name))
         ctx.results[self.name] = reports
         if self.report:
-            write_json(to_json(reports, name, model.values, self.allow_tf32), self.report)
+            write_json(to_json(reports, name, model.values, self.policy), self.report)
         if self.plot:
             plot(reports, self.plot)
         if self.annotate:

@@ -91,7 +91,10 @@ def build_parser() -> _Parser:
     sol.add_argument("--sol-report", metavar="FILE.json", help="write the SOL report as JSON (docs/sol.md)")
     sol.add_argument("--plot", metavar="FILE.png", help="draw the roofline with every unit and group on it")
     sol.add_argument("--target-latency", metavar="TIME", help="inverse roofline for a latency, e.g. 2ms")
-    sol.add_argument("--allow-tf32", action="store_true", help="price f32 contractions on TF32 tensor cores")
+    sol.add_argument("--fp32-precision", choices=("framework", "highest", "tf32"),
+                     help="how f32 contractions are priced: as the framework runs each kernel (default; the "
+                          "kernels' fp32_precision attribute), all exact FP32, or all on TF32 tensor cores")
+    sol.add_argument("--allow-tf32", action="store_true", help="the same as --fp32-precision=tf32")
     tiles = p.add_argument_group("tiling search (an option of the --tile-search pass)")
     tiles.add_argument("--tile-curve", metavar="FILE.json",
                        help="write least DRAM traffic against buffer size (64 KiB to 256 MiB) and a PNG beside it")
@@ -164,16 +167,17 @@ def _list_passes() -> str:
 
 
 def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
-    """--sol-report, --plot, --target-latency and --allow-tf32 set the options of the --sol pass."""
+    """--sol-report, --plot, --target-latency, --fp32-precision and --allow-tf32 set the options of the --sol
+    pass."""
     extra = {"report": args.sol_report, "plot": args.plot, "latency": args.target_latency,
-             "allow_tf32": True if args.allow_tf32 else None}
+             "allow_tf32": True if args.allow_tf32 else None, "fp32_precision": args.fp32_precision}
     extra = {k: v for k, v in extra.items() if v is not None}
     if not extra:
         return passes
     sol = [p for p in passes if p.name == "sol"]
     if not sol:
         flag = {"report": "--sol-report", "plot": "--plot", "latency": "--target-latency",
-                "allow_tf32": "--allow-tf32"}[next(iter(extra))]
+                "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision"}[next(iter(extra))]
         raise _UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
 

@@ -50,6 +50,7 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
     bindings = [(q, "Q"), (k, "K"), (v, "V")] + ([(mask, "M")] if mask is not None else [])
     out_shape = (*batch, seq_q, ev)
     kern = em.kernel(bindings, [("O", ttype(out_shape, out_dtype))])
+    em.mark_precision(kern, "matmul", qt.dtype)  # its two products run as the framework's f32 matmuls
     scores: tuple[Dim, ...] = (*batch, seq_q, seq_k)
     kern.local("S", ttype(scores, acc_t))
     kern.local("P", ttype(scores, acc_t))

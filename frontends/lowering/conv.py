@@ -86,7 +86,8 @@ def _chan(g: Expr, per: Dim, c: Expr, groups: int) -> Expr:
 
 
 def conv_forward(em: Emitter, x: Value, w: Value, b: Value | None, stride: list[int], padding: list[int],
-                 dilation: list[int], groups: int, out_shape: Sequence[Dim], out_dtype: DType) -> Value:
+                 dilation: list[int], groups: int, out_shape: Sequence[Dim], out_dtype: DType,
+                 fp32: str | None = None) -> Value:
     xt, wt = vtype(x), vtype(w)
     nsp = xt.rank - 2
     n_, _, *sizes = xt.shape
@@ -99,6 +100,7 @@ def conv_forward(em: Emitter, x: Value, w: Value, b: Value | None, stride: list[
     direct = acc_t == out_dtype
     ins = [(x, "X"), (w, "W")] + ([(b, "Bias")] if b is not None else [])
     kb = em.kernel(ins, [("Y", ttype(out_shape, out_dtype))])
+    em.mark_precision(kb, "conv", xt.dtype, fp32)
     if not direct:
         kb.local("acc", ttype(out_shape, acc_t))
     with maybe_loops(kb, [n_], ["n"]) as (n,), maybe_loops(kb, [groups], ["g"]) as (g,), \
@@ -131,7 +133,8 @@ def conv_forward(em: Emitter, x: Value, w: Value, b: Value | None, stride: list[
 
 
 def conv_transposed(em: Emitter, x: Value, w: Value, b: Value | None, stride: list[int], padding: list[int],
-                    dilation: list[int], groups: int, out_shape: Sequence[Dim], out_dtype: DType) -> Value:
+                    dilation: list[int], groups: int, out_shape: Sequence[Dim], out_dtype: DType,
+                    fp32: str | None = None) -> Value:
     xt, wt = vtype(x), vtype(w)
     nsp = xt.rank - 2
     n_, cin, *sizes = xt.shape
@@ -144,6 +147,7 @@ def conv_transposed(em: Emitter, x: Value, w: Value, b: Value | None, stride: li
     direct = acc_t == out_dtype
     ins = [(x, "X"), (w, "W")] + ([(b, "Bias")] if b is not None else [])
     kb = em.kernel(ins, [("Y", ttype(out_shape, out_dtype))])
+    em.mark_precision(kb, "conv", xt.dtype, fp32)
     acc = "Y" if direct else "acc"
     if not direct:
         kb.local("acc", ttype(out_shape, acc_t))

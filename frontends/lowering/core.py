@@ -194,6 +194,20 @@ class Emitter:
     loc: Location | None = None
     for_vars: list[str] = field(default_factory=list)
     hint: str = "k"  # the current framework op's name: kernels are named after it
+    # How the framework runs f32 contractions by default, per kind ("conv", "matmul"): the value of the
+    # kernels' `fp32_precision` attribute (docs/ir.md, "Attributes"); empty: no attribute.
+    fp32: dict[str, str] = field(default_factory=dict)
+
+    def mark_precision(self, kb: KernelBuilder, kind: str, dtype: DType, override: str | None = None) -> None:
+        """Records on an f32 contraction kernel how the framework runs it (`override`: the op's own
+        precision argument, as JAX's `precision=`), so the cost model prices what a real run does."""
+        value = override or self.fp32.get(kind)
+        if value and dtype is DType.F32:
+            kb.op.attrs["fp32_precision"] = value
+
+    def inner(self, block: BlockBuilder, for_vars: list[str]) -> Emitter:
+        """An emitter for a nested region (a loop body) sharing names, location and precision policy."""
+        return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32)
 
     def symbol(self, hint: str | None = None) -> str:
         base = _sanitize(hint or self.hint)

@@ -376,7 +376,25 @@ def lower_dot_general(n: JaxNode) -> Value:
         if not lbl[k]:
             lbl[k] = next(letters)
             out += lbl[k]
-    return contraction(n.em, [(a, "".join(la)), (b, "".join(lbl))], out, n.out.dtype)
+    return contraction(n.em, [(a, "".join(la)), (b, "".join(lbl))], out, n.out.dtype, fp32=_precision(n))
+
+
+def jax_precision(setting: Any) -> str:
+    """The `fp32_precision` value of a JAX precision setting: a `Precision`, its name, a pair of them (the
+    least precise operand decides) or None (DEFAULT). HIGHEST (and "float32") is exact FP32; HIGH runs
+    three BF16 passes, priced at TF32 (no faster than that); DEFAULT allows TF32 on GPUs."""
+    if isinstance(setting, tuple | list):
+        values = [jax_precision(s) for s in setting]
+        return "tf32" if "tf32" in values else "highest"
+    name = str(getattr(setting, "name", setting) or "default").lower()
+    return "highest" if name in ("highest", "float32", "precision.highest") else "tf32"
+
+
+def _precision(n: JaxNode) -> str | None:
+    """The equation's own `precision=` as an `fp32_precision` value; None: the default of the export."""
+    if n.params.get("precision") is None:
+        return None
+    return jax_precision(n.params["precision"])
 
 
 @jax_prim("conv_general_dilated")
@@ -398,7 +416,8 @@ def lower_conv(n: JaxNode) -> Value:
     if any(int(lo) < 0 or int(hi) < 0 for lo, hi in p["padding"]):
         raise n.unsupported("negative padding")
     y = conv_forward(em, xc, wc, None, [int(s) for s in p["window_strides"]], pads,
-                     [int(d) for d in p["rhs_dilation"]], int(p["feature_group_count"]), out_c, n.out.dtype)
+                     [int(d) for d in p["rhs_dilation"]], int(p["feature_group_count"]), out_c, n.out.dtype,
+                     fp32=_precision(n))
     inverse = sorted(range(len(outs)), key=lambda k: outs[k])
     return em.permute(y, inverse)
 

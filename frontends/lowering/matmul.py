@@ -28,7 +28,8 @@ Operand = tuple[Value, str]  # a tensor and the index letter of each of its dime
 
 
 def contraction(em: Emitter, operands: Sequence[Operand], out: str, out_dtype: DType,
-                bias: Operand | None = None, alpha: float = 1, beta: float = 1, hint: str | None = None) -> Value:
+                bias: Operand | None = None, alpha: float = 1, beta: float = 1, hint: str | None = None,
+                fp32: str | None = None) -> Value:
     """`Y[out] = beta·Bias + alpha·Σ Π operands` over the letters not in `out`, as one kernel.
 
     Size-1 operand dims against larger extents broadcast (read index 0). Narrow floats accumulate in f32."""
@@ -56,6 +57,8 @@ def contraction(em: Emitter, operands: Sequence[Operand], out: str, out_dtype: D
     if bias is not None:
         bindings.append((bias[0], "Bias"))
     kb = em.kernel(bindings, [("Y", ttype(out_shape, out_dtype))], hint)
+    if reduced:  # a contraction: priced as the framework runs f32 matmuls (`fp32`: the op's own precision)
+        em.mark_precision(kb, "matmul", vtype(operands[0][0]).dtype, fp32)
     if not direct:
         kb.local("acc", ttype(out_shape, acc_t))
     with loops(kb, out_shape, "i") as oidx:

@@ -38,6 +38,7 @@ def cell(em: Emitter, kind: str, x: Value, h: Value, c: Value | None, w_ih: Valu
         bindings += [(b_ih, "Bih"), (b_hh, "Bhh")]
     outs = [("HN", ttype((batch, hidden), out_dtype))] + ([("CN", ttype((batch, hidden), out_dtype))] if c else [])
     kb = em.kernel(bindings, outs, hint=f"{em.hint}_{kind}_cell")
+    em.mark_precision(kb, "rnn", vtype(x).dtype)  # its gate products run as cuDNN's f32 RNNs do
     # GRU keeps the input and hidden parts apart: its candidate gate scales only the hidden part by r.
     split = kind == "gru"
     kb.local("gx", ttype((ng, batch, hidden), acc_t))
@@ -146,7 +147,7 @@ def recurrent(n: TorchNode, kind: str) -> list[Value]:
             with em.block.for_(var, 0, steps, inits, hint="rnn") as region:
                 t = IndexRef(var)
                 tt: Expr = t if d == 0 else Binary("-", IntLit(steps - 1), t)
-                inner = Emitter(region, em.symbols, em.loc, [*em.for_vars, var], em.hint)
+                inner = em.inner(region, [*em.for_vars, var])
                 bf = in_batch_first
 
                 def x_index(b: Expr, kk: Expr, tt: Expr = tt, bf: bool = bf) -> list[Expr]:

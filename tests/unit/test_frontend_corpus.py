@@ -14,6 +14,7 @@ pytest.importorskip("jax")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "frontend_corpus"))
 
 import harness
+from bound_invariants import check_bound_invariants
 
 from solar.frontends.jax_export import jax_reference, translate_jax
 from solar.frontends.torch_export import load_problem, reference_runner, translate_problem
@@ -43,6 +44,7 @@ def test_torch_program(path: str) -> None:
     report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
     assert report.ok, report.summary()
     assert not errors, "; ".join(errors)
+    check_bound_invariants(tr.module)  # the bounds keep their order at several buffer sizes
 
 
 @pytest.mark.parametrize("path", harness.jax_programs(), ids=_name)
@@ -56,6 +58,7 @@ def test_jax_program(path: str) -> None:
     report = validate(tr.module, jax_reference(module.forward, args, tr), {})
     assert report.ok, report.summary()
     assert not errors, "; ".join(errors)
+    check_bound_invariants(tr.module)
 
 
 def test_corpus_size() -> None:

@@ -15,6 +15,7 @@ import pytest
 from test_sol_support import FIGURES, Figures, Roof, SolRun, close, roofline, run_sol
 
 from solar.backends.report import TargetReport
+from solar.ir.dtypes import DType
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGETS = ["h100-sxm", "b200", "a100", "jetson-thor"]
@@ -153,12 +154,15 @@ def test_matmul_bound_labels() -> None:
     assert {v for (shape, *_), v in labels.items() if shape == (8, 4096, 1024)} == {"memory"}
 
 
-def test_tf32_on_a_target_without_a_tf32_figure_is_an_error() -> None:
-    """Thor's TF32 peak is unknown: pricing the work on a slower unit could exceed the true time."""
-    from test_sol_support import pipeline, run_passes
-
-    with pytest.raises(AssertionError, match=r"tf32_tensor is unknown"):
-        run_passes(matmul_text(64, 64, 64, "f32"), pipeline(["jetson-thor"], allow_tf32=True))
+def test_tf32_on_a_target_without_a_tf32_figure_takes_the_bf16_tensor_peak() -> None:
+    """Thor's TF32 peak is unknown: the FP32 vector peak could make the bound exceed the true time, so TF32
+    work takes the BF16 tensor peak (no TF32 run is faster), and the report says why."""
+    run = run_sol(matmul_text(64, 64, 64, "f32"), ["jetson-thor"], lift=False, allow_tf32=True)
+    choice = run.reports[0].peaks.choice(DType.TF32, True)
+    assert (choice.precision, choice.unit) == ("bf16", "tensor")
+    assert choice.flop_per_s == FIGURES["jetson-thor"].bf16_tensor and "TF32 peak is unknown" in choice.reason
+    unit = run.reports[0].units[0][1]
+    assert close(unit.tensor_s, 2 * 64**3 / FIGURES["jetson-thor"].bf16_tensor)
 
 
 # ---- MLP: linear + bias + ReLU + linear (examples/mlp.sir) ------------------------------------------------

@@ -53,7 +53,10 @@ TIMES = {"time_s": _number, "tensor_s": _number, "vector_s": _number, "memory_s"
          "bound": lambda b: b in BOUNDS}
 WORK = {"name": lambda s: isinstance(s, str), "kind": lambda s: isinstance(s, str),
         "trips": lambda n: isinstance(n, int) and n >= 1, "flops_tensor": _counts, "flops_vector": _counts,
-        "bytes": lambda n: isinstance(n, int) and n >= 0, "intensity": lambda x: x is None or _number(x), **TIMES}
+        "bytes": lambda n: isinstance(n, int) and n >= 0, "intensity": lambda x: x is None or _number(x),
+        "peaks": lambda ps: isinstance(ps, list) and all(
+            set(p) == {"work", "dtype", "precision", "unit", "flop_per_s", "reason"} and _number(p["flop_per_s"])
+            and p["flop_per_s"] > 0 for p in ps), **TIMES}
 MODE = {"flops": lambda n: isinstance(n, int) and n >= 0, "bytes": lambda n: isinstance(n, int) and n >= 0, **TIMES}
 INVERSE = {k: _number for k in ("latency_s", "compute_factor", "bandwidth_factor", "both_factor", "least_bandwidth")}
 
@@ -72,6 +75,7 @@ def validate(doc: Any) -> None:
                    "module": lambda s: isinstance(s, str) and s != "",
                    "params": lambda p: isinstance(p, dict) and all(isinstance(v, int) for v in p.values()),
                    "allow_tf32": lambda b: isinstance(b, bool),
+                   "fp32_precision": lambda p: p in ("framework", "highest", "tf32"),
                    "targets": lambda t: isinstance(t, list) and len(t) >= 1}, "report")
     for t in doc["targets"]:
         _require(t, {"name": lambda s: isinstance(s, str), "full_name": lambda s: isinstance(s, str),
@@ -180,8 +184,17 @@ def test_table_equals_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert code == 0, err
     doc = json.loads(report.read_text())
     t = tables(err)
-    assert set(t) == {"Speed of light of @mlp: units of execution (unfused)", "Fusion groups", "Totals",
-                      "Inverse roofline for a latency of 2 µs"}
+    peaks_title = "Peaks used (the precision and unit FLOPs are priced at)"
+    assert set(t) == {"Speed of light of @mlp: units of execution (unfused)", peaks_title, "Fusion groups",
+                      "Totals", "Inverse roofline for a latency of 2 µs"}
+    # Every unit names the peak its work is priced at, as the JSON does (f32 without attributes: FP32 vector).
+    assert [row[0] for row in t[peaks_title]] == [w["name"] for w in doc["targets"][0]["units"]]
+    for row, w in zip(t[peaks_title], doc["targets"][0]["units"], strict=True):
+        for j, target in enumerate(doc["targets"]):
+            for p in target["units"][[u["name"] for u in target["units"]].index(w["name"])]["peaks"]:
+                assert f"{p['dtype']}: {p['precision']} {p['unit']}" in row[1 + j]
+                assert parse_quantity(row[1 + j].split(f"{p['precision']} {p['unit']} ")[1].split("FLOP/s")[0]) \
+                    == pytest.approx(p["flop_per_s"], rel=5e-3)
     targets = doc["targets"]
     for title, kind, first in (("Speed of light of @mlp: units of execution (unfused)", "units", 2),
                                ("Fusion groups", "groups", 1)):

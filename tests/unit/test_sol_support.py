@@ -96,9 +96,10 @@ class SolRun:
 
 
 def pipeline(targets: list[str], *, lift: bool = True, mode: str = "greedy", allow_tf32: bool = False,
-             latency: str = "") -> list[Pass]:
+             latency: str = "", fp32_precision: str = "framework") -> list[Pass]:
     passes: list[Pass] = [LiftEinsum()] if lift else []
-    return [*passes, Fuse(mode=mode), SOL(target=",".join(targets), allow_tf32=allow_tf32, latency=latency)]
+    return [*passes, Fuse(mode=mode), SOL(target=",".join(targets), allow_tf32=allow_tf32, latency=latency,
+                                          fp32_precision=fp32_precision)]
 
 
 def run_passes(text: str, passes: list[Pass], name: str = "test.sir") -> tuple[ModuleOp, PassContext]:
@@ -117,7 +118,7 @@ def run_passes(text: str, passes: list[Pass], name: str = "test.sir") -> tuple[M
 
 
 def run_sol(text: str, targets: list[str], *, lift: bool = True, mode: str = "greedy", allow_tf32: bool = False,
-            latency: str = "", name: str = "test.sir") -> SolRun:
+            latency: str = "", name: str = "test.sir", fp32_precision: str = "framework") -> SolRun:
     module, ctx = run_passes(text, pipeline(targets, lift=lift, mode=mode, allow_tf32=allow_tf32,
-                                            latency=latency), name)
+                                            latency=latency, fp32_precision=fp32_precision), name)
     return SolRun(module, ctx.results["sol"], ctx.results["report_text"])

@@ -20,12 +20,20 @@ from solar.backends.tiling_problem import TilingProblem as Problem
 F = 4  # f32
 
 
+DESCS: dict[str, list[EinsumDesc]] = {}  # each case's einsums (the schedule check replays them)
+
+
 def one(name: str, spec: str, shapes: list[tuple[int, ...]], where: str | None = None,
         itemsize: int = F) -> tuple[str, Callable[[], Problem]]:
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    DESCS[name] = [EinsumDesc(name, spec, tuple((letters[k], letters[k], tuple(s), itemsize)
+                                                for k, s in enumerate(shapes[:-1])),
+                              ("Out", "Out", tuple(shapes[-1]), itemsize), where)]
     return name, lambda: einsum_problem(spec, shapes, itemsize, where, name)
 
 
 def chain(name: str, descs: list[EinsumDesc]) -> tuple[str, Callable[[], Problem]]:
+    DESCS[name] = descs
     return name, lambda: build_problem(name, descs)
 
 
@@ -86,6 +94,25 @@ CASES = [
                   d("fc2", "ij,lj->il", [("h", (4, 8)), ("w2", (4, 8))], ("y", (4, 4)))]),
     chain("gelu-matmul", [d("act", "ik->ik", [("x", (8, 6))], ("a", (8, 6))),
                           d("mm", "ik,kj->ij", [("a", (8, 6)), ("w", (6, 8))], ("y", (8, 8)))]),
+    # DAG-shaped groups (docs/tiling.md, "Chains"): an input read by several einsums through different
+    # subscripts (one DRAM read), a reduction used again at full rank, epilogues after a convolution.
+    chain("conv-relu-residual", [
+        d("conv", "c(p+r-1),kcr->kp", [("x", (4, 8)), ("w", (4, 4, 3))], ("y", (4, 8)), "p+r-1>=0,p+r-1<8"),
+        d("relu", "kp->kp", [("y", (4, 8))], ("z", (4, 8))),
+        d("res", "kp,kp->kp", [("z", (4, 8)), ("x", (4, 8))], ("o", (4, 8)))]),
+    chain("matmul-residual", [d("mm", "ik,kj->ij", [("x", (8, 8)), ("w", (8, 8))], ("c", (8, 8))),
+                              d("res", "ij,ij->ij", [("c", (8, 8)), ("x", (8, 8))], ("y", (8, 8)))]),
+    chain("rmsnorm", [d("sq", "ij->ij", [("x", (8, 6))], ("t", (8, 6))),
+                      d("ss", "ij->i", [("t", (8, 6))], ("s", (8,))),
+                      d("rs", "i->i", [("s", (8,))], ("r", (8,))),
+                      d("scale", "ij,i->ij", [("x", (8, 6)), ("r", (8,))], ("y", (8, 6)))]),
+    chain("groupnorm-like", [d("sum", "gcp->g", [("x", (2, 3, 4))], ("s", (2,))),
+                             d("center", "gcp,g->gcp", [("x", (2, 3, 4)), ("s", (2,))], ("t", (2, 3, 4))),
+                             d("var", "gcp->g", [("t", (2, 3, 4))], ("v", (2,))),
+                             d("norm", "gcp,g,c->gcp", [("t", (2, 3, 4)), ("v", (2,)), ("gamma", (3,))],
+                               ("y", (2, 3, 4)))]),
+    chain("two-windows", [EinsumDesc("diff", "i,(i+1)->i", (("x", "A", (13,), F), ("x", "B", (13,), F)),
+                                     ("y", "Y", (12,), F))]),
 ]
 
 
@@ -190,15 +217,18 @@ def test_partial_tiles_are_charged_exactly() -> None:
 
 
 def test_conv_halo_traffic_and_compulsory() -> None:
-    """conv1d x[c, 2p+r-1] with padding: the compulsory footprint excludes the padding; tiling p re-reads
-    the halo rows between tiles."""
+    """conv1d x[c, 2p+r-1] with padding: the compulsory footprint excludes the padding; a tile of p holds
+    its halo rows, but walking the tiles in order keeps the overlap (a sliding window), so the traffic
+    counts each row once per reload, never once per tile (docs/tiling.md, "A use's traffic")."""
     space = Space(einsum_problem("c(2p+r-1),kcr->kp", [(2, 16), (3, 2, 3), (3, 8)], where="2p+r-1>=0,2p+r-1<16"))
     x = next(u for u in space.uses if u.label == "A")
     assert x.exact == 2 * 16  # rows -1 and 16 are padding
-    tiled, _ = space.use_cost(x, {"c": 2, "p": 4, "r": 3, "k": 3}, frozenset({"p"}))
-    # Two tiles of 4 outputs each span 2·3 + 2 + 1 = 9 rows (a tile's extent does not depend on where it
-    # sits, so the padding row of the first tile is charged): 18 rows against 16 untiled.
-    assert tiled == 2 * 18 * F
+    tiled, slab = space.use_cost(x, {"c": 2, "p": 4, "r": 3, "k": 3}, frozenset({"p"}))
+    # The slab of a tile of 4 outputs spans 2·3 + 2 + 1 = 9 rows; over both tiles the 16 rows move once.
+    assert slab == 2 * 9 * F and tiled == 2 * 16 * F
+    # A loop the input does not depend on (k) outside p reloads every row once per tile of k.
+    reloaded, _ = space.use_cost(x, {"c": 2, "p": 4, "r": 3, "k": 1}, frozenset({"p", "k"}))
+    assert reloaded == 3 * 2 * 16 * F
 
 
 def test_batch_and_forced_indices() -> None:

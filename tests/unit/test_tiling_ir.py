@@ -141,3 +141,42 @@ def test_cache_aware_mode_sees_the_buffer(tmp_path: Path, capsys: pytest.Capture
         bytes_at[buffer] = (t["cache_aware"]["bytes"], t["modes"]["fused"]["bytes"])
     assert bytes_at["64KiB"][0] > bytes_at["64KiB"][1]
     assert bytes_at["l2"][0] == bytes_at["l2"][1]
+
+
+CONV_CONV = """
+solar.module @twoconv {
+  solar.func @f(%x: tensor<8x66xf32>, %w: tensor<8x8x3xf32>, %v: tensor<8x8x3xf32>) -> tensor<8x62xf32> {
+    %z = solar.group @g -> tensor<8x62xf32> {
+      %y = solar.einsum @c1 "c(p+r),kcr->kp" (%x as X, %w as W) -> (Y: tensor<8x64xf32>) attributes {kernel = @c1} {
+        Y += X * W
+      }
+      %o = solar.einsum @c2 "c(p+r),kcr->kp" (%y as X, %v as W) -> (O: tensor<8x62xf32>) attributes {kernel = @c2} {
+        O += X * W
+      }
+      solar.yield %o
+    }
+    solar.return %z
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("buffer", ["1KiB", "64KiB"])
+def test_a_group_the_space_cannot_express_is_priced_at_its_fused_bytes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], buffer: str) -> None:
+    """Two convolutions exchange a tensor through a window: no tiling of the group as a whole exists in the
+    space. Its kernels tiled one by one are a schedule that runs, not a bound: the group keeps its fused
+    bytes (x, both weights and the result once: 4·(8·66 + 2·8·8·3 + 8·62) = 5632 B) and says why; the
+    per-einsum figure stays as information."""
+    src, report = tmp_path / "cc.sir", tmp_path / "r.json"
+    src.write_text(CONV_CONV)
+    code, _, err = solar_opt([str(src), f"--tile-search={buffer}", "--sol=h100", f"--sol-report={report}",
+                              "-o", str(tmp_path / "o.sir")], capsys)
+    assert code == 0, err
+    (g,) = json.loads(report.read_text())["targets"][0]["cache_aware"]["groups"]
+    assert g["bytes"] == g["fused_bytes"] == 5632
+    assert g["whole_group_bytes"] is None and g["tiled_bytes"] is None and g["strategy"] == "fused bytes"
+    assert "affine window" in g["reason"]
+    # Each kernel is one einsum here, so "per unit" is "per einsum" (given once): the intermediate's round trip.
+    assert g["schedules"]["per_unit_bytes"] is None
+    assert g["schedules"]["per_einsum_bytes"] >= g["fused_bytes"] + 2 * 4 * 8 * 64

@@ -1,0 +1,105 @@
+"""The schedule check (docs/sol.md, "Why these are lower bounds"): explicit tiled schedules of every einsum and
+group shape of the tiling corpus (test_tiling.CASES) run as access traces on a fully associative buffer under
+Belady's policy (schedules.py). The cache-aware bound — the least of the whole-group tiling and the einsums
+tiled one by one, as the SOL mode takes it — must never exceed the least DRAM traffic among the schedules that
+run in the buffer: the MILP's own tiling, simple fused schedules at several tile sizes (every einsum in one
+loop over output tiles; a reduction's readers keep its rows whole), and the kernels one by one. Where the
+model is exact (one einsum, the tiling it picked), the replay of that tiling in a buffer of its peak moves
+what the model says, within TOLERANCE.
+
+A known gap (docs/sol.md, "Why these are lower bounds"): the model moves whole slabs, while a buffer with room
+to spare keeps part of the last slab across a reload. At buffers of a few dozen elements that let replays beat
+the bound by up to SLAB_GAP; once the buffer holds a group's working set it never does."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from schedules import Chain, least_replay, mapping_schedule
+from test_tiling import CASES, DESCS, d
+
+from solar.backends.tiling import Space
+from solar.backends.tiling_problem import EinsumDesc, build_problem
+
+# The replay of the MILP's tiling of one einsum, in a buffer of that tiling's peak, against the model's
+# traffic for it: the model charges every slab load exactly and Belady keeps what the tiling retains; the
+# margin is what the buffer's room in phases below the peak keeps across tiles (seen: 1.4 %).
+TOLERANCE = 0.02
+# Measured on the corpus shapes at 10 % and 30 % of their compulsory traffic (64-310 B buffers): replays of
+# the MILP's tiling moved up to 23 % less than the bound (attention, 102 B); the gap is partial slabs kept.
+SLAB_GAP = 0.30
+
+
+def cache_aware_bound(descs: list[EinsumDesc], capacity: float) -> tuple[float, Space, object]:
+    """What the cache-aware SOL mode prices the group at: the least of its whole-group tiling and its
+    einsums tiled one by one (docs/sol.md); the whole-group mapping for the schedule of the MILP."""
+    space = Space(build_problem("g", descs))
+    whole = space.solve_lower(capacity)
+    assert whole is not None
+    per_einsum = sum(Space(build_problem(x.name, [x])).solve_lower(capacity).traffic  # type: ignore[union-attr]
+                     for x in descs) if len(descs) > 1 else math.inf
+    return min(whole.traffic, per_einsum), space, whole
+
+
+def check(descs: list[EinsumDesc], capacity: float, margin: float = 0.0) -> tuple[float, float]:
+    chain = Chain(descs)
+    bound, space, whole = cache_aware_bound(descs, capacity)
+    schedules = chain.simple_schedules()
+    if whole.capacity == capacity:  # not the fallback to a larger buffer
+        schedules.append(mapping_schedule(chain, whole, space))
+    least, name = least_replay(chain, schedules, capacity)
+    assert bound <= least * (1 + margin) * (1 + 1e-9), (capacity, bound, least, name)
+    return bound, least
+
+
+@pytest.mark.parametrize(("name", "make"), CASES, ids=[n for n, _ in CASES])
+def test_bound_never_exceeds_a_schedule_that_runs(name: str, make: object) -> None:
+    descs = DESCS[name]
+    compulsory = Space(build_problem(name, descs)).compulsory
+    bound, least = check(descs, compulsory * 1.5)  # the buffer holds the working set: no slack to exploit
+    assert bound == compulsory <= least
+    check(descs, max(64.0, compulsory * 0.3), SLAB_GAP)
+
+
+@pytest.mark.parametrize("shape", [(8, 12, 6), (16, 4, 8), (6, 10, 15)])
+def test_matmul_replay_of_the_milp_tiling_agrees_with_the_model(shape: tuple[int, int, int]) -> None:
+    m, k, n = shape
+    descs = [d("mm", "ik,kj->ij", [("a", (m, k)), ("b", (k, n))], ("c", (m, n)))]
+    chain, space = Chain(descs), Space(build_problem("mm", descs))
+    for fraction in (0.15, 0.3, 0.6):
+        mapping = space.solve(space.compulsory * fraction)
+        assert mapping is not None
+        replayed = chain.replay(mapping_schedule(chain, mapping, space), mapping.peak)
+        assert mapping.traffic * (1 - TOLERANCE) <= replayed <= mapping.traffic * (1 + 1e-9), (fraction, mapping)
+
+
+SHAPES = {
+    "matmul": lambda a, b, c: [d("mm", "ik,kj->ij", [("a", (a, b)), ("b", (b, c))], ("c", (a, c)))],
+    "conv-relu-residual": lambda a, b, c: [
+        d("conv", "c(p+r-1),kcr->kp", [("x", (a, b + 2)), ("w", (a, a, 3))], ("y", (a, b + 2)),
+          f"p+r-1>=0,p+r-1<{b + 2}"),
+        d("relu", "kp->kp", [("y", (a, b + 2))], ("z", (a, b + 2))),
+        d("res", "kp,kp->kp", [("z", (a, b + 2)), ("x", (a, b + 2))], ("o", (a, b + 2)))],
+    "rmsnorm": lambda a, b, c: [d("sq", "ij->ij", [("x", (a, b))], ("t", (a, b))),
+                                d("ss", "ij->i", [("t", (a, b))], ("s", (a,))),
+                                d("scale", "ij,i->ij", [("x", (a, b)), ("s", (a,))], ("y", (a, b)))],
+    "softmax": lambda a, b, c: [d("max", "ij->i", [("x", (a, b))], ("m", (a,))),
+                                d("sum", "ij,i->i", [("x", (a, b)), ("m", (a,))], ("s", (a,))),
+                                d("norm", "ij,i,i->ij", [("x", (a, b)), ("m", (a,)), ("s", (a,))], ("y", (a, b)))],
+    "matmul-relu": lambda a, b, c: [d("mm", "ik,kj->ij", [("a", (a, b)), ("b", (b, c))], ("c", (a, c))),
+                                    d("relu", "ij->ij", [("c", (a, c))], ("y", (a, c)))],
+}
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.sampled_from(sorted(SHAPES)), a=st.integers(2, 7), b=st.integers(2, 7), c=st.integers(2, 7),
+       fraction=st.floats(0.05, 2.0))
+def test_bound_never_exceeds_a_schedule_on_random_sizes(shape: str, a: int, b: int, c: int,
+                                                         fraction: float) -> None:
+    descs = SHAPES[shape](a, b, c)
+    compulsory = Space(build_problem(shape, descs)).compulsory
+    capacity = max(48.0, compulsory * fraction)
+    check(descs, capacity, 0.0 if capacity >= compulsory else SLAB_GAP)
