@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+from solar.ir.outputs import save_figure, write_text_atomic
 
 SCHEMA = "solar.sol-report"
 VERSION = 1
@@ -238,9 +239,10 @@ def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str 
 
 
 def write_json(doc: dict[str, Any], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2)
-        fh.write("\n")
+    """Writes the report atomically; strict JSON (a NaN or infinity is a bug upstream, raised here rather
+    than written as `NaN`/`Infinity`, which strict parsers reject)."""
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    write_text_atomic(path, text, "the SOL report")
 
 
 # ---- the roofline plot ----------------------------------------------------------------------------
@@ -281,5 +283,7 @@ def plot(reports: list[TargetReport], path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, "the roofline plot", dpi=120)
+    finally:
+        plt.close(fig)

@@ -11,6 +11,7 @@ from typing import Any
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import add_cache_aware, analyse, plot, render, to_json, write_json
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
+from solar.ir.outputs import OutputError
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.inline import Inline
 from solar.targets.loader import TargetError, load_target
@@ -79,10 +80,14 @@ class SOL(Pass):
         name = module.name or model.func.name
         ctx.report(render(reports, name))
         ctx.results[self.name] = reports
-        if self.report:
-            write_json(to_json(reports, name, model.values, self.allow_tf32), self.report)
-        if self.plot:
-            plot(reports, self.plot)
+        try:
+            if self.report:
+                write_json(to_json(reports, name, model.values, self.allow_tf32), self.report)
+            if self.plot:
+                plot(reports, self.plot)
+        except OutputError as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
         if self.annotate:
             # Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only
             # the module gets its totals.

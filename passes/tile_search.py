@@ -27,6 +27,7 @@ from solar.backends.tiling import (
 )
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, GroupOp, ModuleOp, Op
+from solar.ir.outputs import OutputError, save_figure, write_text_atomic
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.analysis.units import units_of
 from solar.targets.loader import TargetError, load_target
@@ -94,7 +95,10 @@ class TileSearch(Pass):
         ctx.results[self.name] = result
         ctx.report(_render(result, self.buffer, target.name))
         if self.curve:
-            self._write_curve(module, result, curves)
+            try:
+                self._write_curve(module, result, curves)
+            except OutputError as err:
+                ctx.diagnostics.error(f"tile-search: {err}", module.loc)
 
     # -- one einsum, one chain ------------------------------------------------------------------------
     def _einsum(self, ctx: PassContext, chains: IRChains, op: EinsumOp, capacity: float,
@@ -144,9 +148,7 @@ class TileSearch(Pass):
         doc = {"schema": CURVE_SCHEMA, "version": CURVE_VERSION, "module": module.name or "",
                "target": result.target, "buffers": list(CURVE_BUFFERS), **curves}
         path = Path(self.curve)
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
-            fh.write("\n")
+        write_text_atomic(path, json.dumps(doc, indent=2, allow_nan=False) + "\n", "the tiling curve")
         plot_curve(doc, str(path.with_suffix(".png")))
 
 
@@ -258,8 +260,10 @@ def plot_curve(doc: dict[str, Any], path: str) -> None:
     if any(doc[k] for k in ("einsums", "groups")):
         ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, "the tiling curve plot", dpi=110)
+    finally:
+        plt.close(fig)
 
 
 __all__ = ["TileSearch", "TileSearchResult", "plot_curve"]
