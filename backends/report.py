@@ -238,10 +238,22 @@ def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str 
     return None
 
 
+def strict_json(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by null: strict JSON parsers reject `NaN` and
+    `Infinity`. (Target figures are finite and positive, so only ratios such as an intensity with no bytes
+    get here; docs/sol.md reads null as "no finite value".)"""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def write_json(doc: dict[str, Any], path: str) -> None:
-    """Writes the report atomically; strict JSON (a NaN or infinity is a bug upstream, raised here rather
-    than written as `NaN`/`Infinity`, which strict parsers reject)."""
-    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    """Writes the report atomically, as strict JSON (no `NaN`, no `Infinity`)."""
+    text = json.dumps(strict_json(doc), indent=2, allow_nan=False) + "\n"
     write_text_atomic(path, text, "the SOL report")
 
 

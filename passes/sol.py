@@ -6,10 +6,12 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import add_cache_aware, analyse, plot, render, to_json, write_json
+from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.outputs import OutputError
 from solar.ir.pass_manager import Pass, PassContext
@@ -25,6 +27,20 @@ def parse_latency(text: str) -> float:
     if not m or float(m.group(1)) <= 0:
         raise ValueError(f"bad latency '{text}': write a positive number with a unit, such as 2ms, 500us or 0.1s")
     return float(m.group(1)) * _SCALE[m.group(2)]
+
+
+def target_location(err: TargetError) -> Location | None:
+    """Where a target problem is: the YAML file (and line, where known), not the IR."""
+    if not err.file or not Path(err.file).is_file():
+        return None
+    return Location(err.file, getattr(err, "line", None) or 1, getattr(err, "col", None) or 1)
+
+
+def unplaced(err: TargetError) -> str:
+    """The message without its leading `file:` or `file:line:col:`, which the diagnostic's location says."""
+    text = str(err)
+    m = re.match(re.escape(err.file or "") + r"(?::\d+:\d+)?: ", text)
+    return text[m.end():] if m else text
 
 
 @dataclass(frozen=True)
@@ -52,8 +68,12 @@ class SOL(Pass):
         try:
             latency = parse_latency(self.latency) if self.latency else None
             targets = [load_target(name.strip()) for name in self.target.split(",") if name.strip()]
-        except (ValueError, TargetError) as err:
+        except ValueError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
+        except TargetError as err:
+            loc = target_location(err)
+            ctx.diagnostics.error(f"sol: {unplaced(err) if loc else err}", loc or module.loc)
             return
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
@@ -68,7 +88,7 @@ class SOL(Pass):
             model = CostModel(work)
             reports = [analyse(model, Peaks(t, self.allow_tf32), latency) for t in targets]
         except CostError as err:
-            loc = err.op.loc if err.op is not None else module.loc
+            loc = err.loc or (err.op.loc if err.op is not None else module.loc)
             ctx.diagnostics.error(f"sol: {err}", loc)
             return
         tiling = ctx.results.get("tile-search")
