@@ -64,6 +64,8 @@ def build_parser() -> _Parser:
     llm.add_argument("--llm-base-url", metavar="URL",
                      help="an OpenAI-compatible or other local server, e.g. http://localhost:8000/v1")
     llm.add_argument("--transcript", metavar="DIR", help="save every prompt, response and check in DIR")
+    llm.add_argument("--validate-timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="wall-clock limit for running one IR the model wrote, at the validation sizes (default 60)")
     return p
 
 
@@ -313,6 +315,8 @@ def _llm(args: argparse.Namespace) -> int:
         raise _UsageError("--llm always validates: the model's IR is trusted only once it matches the original")
     if args.max_attempts < 1:
         raise _UsageError("--max-attempts must be at least 1")
+    if not args.validate_timeout > 0:
+        raise _UsageError(f"--validate-timeout must be a positive number of seconds, not {args.validate_timeout:g}")
     from solar.frontends import torch_export as te
     from solar.frontends.llm import LLMError, LLMOptions, LoopFailed, source_of, translate_torch
 
@@ -330,7 +334,8 @@ def _llm(args: argparse.Namespace) -> int:
             problem.name = args.name
         path = origin = args.source
     opts = LLMOptions(args.llm, args.llm_only, args.max_attempts, args.temperature, args.timeout, args.llm_base_url,
-                      args.transcript, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
+                      args.transcript, args.seed, args.validate_size, args.full_size_validation, args.dynamic,
+                      args.validate_timeout)
     try:
         source, source_path = source_of(path, mod)
         out = translate_torch(problem, source, os.path.basename(source_path), opts)
