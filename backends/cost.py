@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
+from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
+from solar.ir.analysis.isl_model import build_model, evaluate, loop_iterations
+from solar.ir.analysis.units import VIEW_OPS, Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Expr, evaluate_int
@@ -36,9 +39,6 @@ from solar.ir.ops import (
     TerminatorOp,
     Value,
 )
-from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
-from solar.passes.analysis.isl_model import build_model, evaluate, loop_iterations
-from solar.passes.analysis.units import VIEW_OPS, Unit, Uses, boundary, units_of
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 

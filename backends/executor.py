@@ -50,7 +50,8 @@ from solar.ir.types import TensorType
 from solar.ir.verifier import suggest, verify
 
 from . import jit
-from .codegen import GeneratedEinsum, GeneratedKernel, generate_einsum, generate_einsum_epilogue, generate_kernel
+from .codegen import GeneratedKernel, generate_kernel
+from .codegen_einsum import GeneratedEinsum, generate_einsum, generate_einsum_epilogue
 from .dtypes import FORMATS, STORAGE, compute_dtype, identity, round_tf32, storage_dtype, to_compute, to_storage
 from .einsum import BlasPlan, blas_plan, contract
 from .errors import (

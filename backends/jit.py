@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .codegen import HEADER
+from .codegen_expr import HEADER
 from .errors import UnsupportedError
 
 # Numba is imported on first compilation, not with this module: `solar-run` reports bad inputs, parameters

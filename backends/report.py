@@ -20,6 +20,19 @@ MODES = ("unfused", "fused", "whole_graph")
 
 
 @dataclass
+class CacheAware:
+    """The cache-aware mode of one target: per fusion group (a unit outside every group is its own),
+    the least traffic under the buffer, kept between the fused (infinite buffer) and unfused bytes."""
+
+    buffer: float
+    label: str
+    works: list[Work]  # per group, its bytes the cache-aware ones
+    originals: list[Work]  # the CostModel's Work of each group, in the same order
+    rows: list[dict[str, Any]]  # per group: name, bytes, fused_bytes, unfused_bytes, tiled_bytes, strategy
+    mode: ModeResult | None = None  # set once the works are timed on the target
+
+
+@dataclass
 class TargetReport:
     """Everything the SOL backend computed for one target."""
 
@@ -28,7 +41,7 @@ class TargetReport:
     groups: list[tuple[Work, Timing]]
     modes: dict[str, ModeResult]
     inverse: dict[str, Inverse] | None
-    cache_aware: Any = None  # solar.backends.tiling.CacheAware, set by add_cache_aware after --tile-search
+    cache_aware: CacheAware | None = None  # set by tiling_ir.add_cache_aware after --tile-search
 
     @property
     def name(self) -> str:
@@ -79,7 +92,7 @@ def _intensity(w: Work) -> str:
     return "∞" if math.isinf(ai) else f"{ai:.3g}"
 
 
-def render(reports: list[TargetReport], module_name: str) -> str:
+def render_report(reports: list[TargetReport], module_name: str) -> str:
     buf = StringIO()
     # Wide enough that no table wraps its cells (several targets side by side); tables keep their own width.
     console = Console(file=buf, width=1000, color_system=None)
@@ -212,30 +225,13 @@ def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int
     return doc
 
 
-def _cache_aware_json(ca: Any) -> dict[str, Any] | None:
+def _cache_aware_json(ca: CacheAware | None) -> dict[str, Any] | None:
     if ca is None:
         return None
     res = ca.mode
     return {"buffer": ca.label, "buffer_bytes": ca.buffer, "time_s": res.seconds, "bound": res.bound,
             "flops": res.flops, "bytes": res.bytes, "tensor_s": res.tensor_s, "vector_s": res.vector_s,
             "memory_s": res.memory_s, "groups": ca.rows}
-
-
-def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str | None:
-    """Adds the cache-aware mode to a target's report: every group (a unit outside all groups is its own)
-    with its least DRAM traffic under `buffer` (l2, smem or a size; docs/tiling.md), kept between its
-    fused and unfused bytes. Returns why the mode is not available on this target, or None."""
-    from solar.backends.tiling import cache_aware, resolve_buffer
-    from solar.targets.loader import TargetError
-
-    try:
-        capacity = resolve_buffer(buffer, report.peaks.target)
-    except (ValueError, TargetError) as err:
-        return str(err)
-    ca = cache_aware(model, capacity, buffer)
-    ca.mode = mode_result("cache_aware", ca.works, report.peaks)
-    report.cache_aware = ca
-    return None
 
 
 def strict_json(value: Any) -> Any:

@@ -39,10 +39,11 @@ from solar.ir.expr import (
 )
 from solar.ir.ops import EinsumOp
 
-from .codegen import Emitter, compute_class, convert_constant, resolve_type, unify_types
+from .codegen_expr import SourceEmitter, compute_class, convert_constant, resolve_type, unify_types
 from .dtypes import STORAGE, compute_dtype, identity, round_array
 from .einsum import LinearEntry, geometry, operand_view
 from .errors import UnsupportedError
+from .runtime import erf_array
 
 # Functions whose NumPy ufunc is much faster than a scalar libm call per element.
 TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "cos", "tanh", "sigmoid",
@@ -93,7 +94,7 @@ def vector_plan(op: EinsumOp) -> VectorPlan | None:
     return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
 
 
-class _Eval(Emitter):
+class _Eval(SourceEmitter):
     """Evaluates SIR scalar expressions on broadcast NumPy arrays, typed as the generated loops are."""
 
     def __init__(self, op: EinsumOp, arrays: dict[str, Any], types: dict[str, DType]) -> None:
@@ -194,8 +195,6 @@ class _Eval(Emitter):
             if f == "pow":
                 return self.apply(np.power, args[0], args[1])
             if f == "erf":
-                from .runtime import erf_array
-
                 x = np.asarray(args[0])
                 return erf_array(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
         raise UnsupportedError(f"unknown function {f}")

@@ -150,7 +150,7 @@ def parse(text: str) -> ModuleOp:
 
 
 def clear_caches() -> None:
-    from solar.passes.analysis import isl_model
+    from solar.ir.analysis import isl_model
 
     for fn in (isl_model.cached_set, isl_model.cached_map):
         fn.cache_clear()

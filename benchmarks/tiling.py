@@ -25,16 +25,18 @@ import statistics
 import time
 from collections.abc import Callable
 
-from solar.backends.tiling import CURVE_BUFFERS, EinsumDesc, Problem, Space, build_problem, einsum_problem
+from solar.backends.tiling import Space
+from solar.backends.tiling_ir import CURVE_BUFFERS
+from solar.backends.tiling_problem import EinsumDesc, TilingProblem, build_problem, einsum_problem
 
 CLOCK: Callable[[], float] = time.process_time
 
 
-def matmul(m: int, k: int, n: int) -> Problem:
+def matmul(m: int, k: int, n: int) -> TilingProblem:
     return einsum_problem("ik,kj->ij", [(m, k), (k, n), (m, n)], itemsize=2, name=f"matmul {m}x{k}x{n} bf16")
 
 
-def conv2d(c: int, hw: int, k: int, name: str = "") -> Problem:
+def conv2d(c: int, hw: int, k: int, name: str = "") -> TilingProblem:
     """A 3×3, stride-2, padding-1 convolution (a ResNet downsampling layer), bf16."""
     out = hw // 2
     where = f"2p+r-1>=0,2p+r-1<{hw},2q+s-1>=0,2q+s-1<{hw}"
@@ -42,7 +44,7 @@ def conv2d(c: int, hw: int, k: int, name: str = "") -> Problem:
                           itemsize=2, where=where, name=name or f"conv2d {c}->{k} {hw}x{hw} s2 bf16")
 
 
-def attention(h: int, s: int, d: int) -> Problem:
+def attention(h: int, s: int, d: int) -> TilingProblem:
     """Causal attention of one layer, fused: QKᵀ, row max, exp, row sum, PV, normalize (f32)."""
     f = 4
 
@@ -60,7 +62,7 @@ def attention(h: int, s: int, d: int) -> Problem:
         e("normalize", "hid,hi->hid", [("o", (h, s, d)), ("l", (h, s))], ("y", (h, s, d)), None)])
 
 
-CASES: list[tuple[str, Callable[[], Problem], Callable[[], Problem]]] = [
+CASES: list[tuple[str, Callable[[], TilingProblem], Callable[[], TilingProblem]]] = [
     ("matmul", lambda: matmul(4096, 4096, 4096), lambda: matmul(48, 32, 64)),
     ("conv2d", lambda: conv2d(64, 56, 128), lambda: conv2d(2, 8, 4, "conv2d 2->4 8x8 s2 bf16")),
     ("attention", lambda: attention(16, 1024, 64), lambda: attention(2, 16, 8)),
@@ -77,7 +79,8 @@ def ms(t: float) -> str:
     return f"{t * 1e3:8.1f} ms"
 
 
-def run_case(label: str, big: Callable[[], Problem], small: Callable[[], Problem], quick: bool) -> dict[str, float]:
+def run_case(label: str, big: Callable[[], TilingProblem], small: Callable[[], TilingProblem],
+             quick: bool) -> dict[str, float]:
     problem = big()
     print(f"\n== {label}: {problem.name}")
     buffers = CURVE_BUFFERS[::4] if quick else CURVE_BUFFERS

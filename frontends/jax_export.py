@@ -30,7 +30,7 @@ from solar.ir.verifier import verify
 from .diagnostics import Problem, SourceLine, TranslationError
 from .lowering import JAX_LOWERINGS
 from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
-from .lowering.registry import OutMeta
+from .lowering.registry import JaxNode, OutMeta
 
 _DTYPES = {
     "float64": DType.F64, "float32": DType.F32, "bfloat16": DType.BF16, "float16": DType.F16,
@@ -50,32 +50,6 @@ def sir_dtype(dt: Any) -> DType:
     if out is None:
         raise LoweringError(f"element type {name} has no SIR equivalent")
     return out
-
-
-@dataclass
-class JaxNode:
-    """What a JAX lowering sees: inputs (SIR values or Python scalars for literals), params, outputs."""
-
-    em: Emitter
-    prim: str
-    inputs: list[Any]
-    params: dict[str, Any]
-    outs: list[OutMeta]
-
-    @property
-    def out(self) -> OutMeta:
-        return self.outs[0]
-
-    def tensor(self, i: int) -> Value:
-        v = self.inputs[i]
-        if isinstance(v, Value):
-            return v
-        # A literal where a tensor is needed: a rank-0 constant.
-        dt = DType.F32 if isinstance(v, float) else DType.I1 if isinstance(v, bool) else DType.I32
-        return self.em.constant(v, (), dt)
-
-    def unsupported(self, why: str) -> LoweringError:
-        return LoweringError(f"{self.prim}: {why}")
 
 
 @dataclass

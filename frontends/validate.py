@@ -150,7 +150,8 @@ def small_sizes(module: ModuleOp, size: int = 2, full: bool = False) -> dict[str
 
 
 def executor() -> Callable[..., list[np.ndarray]]:
-    """The IR executor (the Numba backend), `run(module, inputs, params=None) -> outputs`."""
+    """The IR executor (the Numba backend), `run(module, inputs, params=None) -> outputs`; imported on first use,
+    because loading Numba costs a second that --no-validate runs should not pay."""
     try:
         from solar.backends.executor import run
     except ImportError as err:  # pragma: no cover - the backend is part of the package

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solar.ir.analysis.units import VIEW_OPS, Unit, units_of
 from solar.ir.ops import (
     Assign,
     EinsumOp,
@@ -21,7 +22,6 @@ from solar.ir.ops import (
 )
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import replace_uses
-from solar.passes.analysis.units import VIEW_OPS, Unit, units_of
 
 MODES = ("greedy", "producer-consumer", "none")
 

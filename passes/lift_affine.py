@@ -2,58 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import islpy as isl
 
-from solar.ir.diagnostics import DiagnosticEngine
-from solar.ir.einsum_spec import parse_spec
-from solar.ir.expr import Expr, format_expr
-from solar.ir.ops import EinsumOp, ForOp, FuncOp, KernelOp, ModuleOp, Op
-from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.types import format_dim
-from solar.passes.analysis.counts import einsum_model, mentioned_params
-from solar.passes.analysis.isl_model import (
+from solar.ir.analysis.counts import einsum_model, mentioned_params
+from solar.ir.analysis.isl_model import (
     KernelModel,
     UnsupportedForISL,
-    build_model,
     evaluate,
     param_text,
     point_text,
 )
-
-
-def ops_with_loops(func: FuncOp) -> Iterator[tuple[Op, dict[str, tuple[Expr, Expr]]]]:
-    """Every op of `func`, nested ones included, with the bounds of the solar.for loops around it (outermost
-    first)."""
-
-    def visit(ops: list[Op], loops: dict[str, tuple[Expr, Expr]]) -> Iterator[tuple[Op, dict]]:
-        for op in ops:
-            yield op, loops
-            inner = {**loops, op.var: (op.lower, op.upper)} if isinstance(op, ForOp) else loops
-            for region in op.regions:
-                yield from visit(region, inner)
-
-    yield from visit(func.body, {})
-
-
-def kernels_with_loops(func: FuncOp) -> Iterator[tuple[KernelOp, dict[str, tuple[Expr, Expr]]]]:
-    """Every kernel of `func`, with the bounds of the solar.for loops around it."""
-    return ((op, loops) for op, loops in ops_with_loops(func) if isinstance(op, KernelOp))
-
-
-def model_kernels(module: ModuleOp, all_loops: bool = False
-                  ) -> Iterator[tuple[KernelOp, KernelModel | UnsupportedForISL]]:
-    """Every kernel with its ISL model (see `build_model` for `all_loops`), or why it has none."""
-    params = [p.name for p in module.params]
-    for func in module.funcs:
-        for kernel, loops in kernels_with_loops(func):
-            try:
-                yield kernel, build_model(kernel, params, loops, all_loops)
-            except UnsupportedForISL as err:
-                yield kernel, err
+from solar.ir.analysis.kernel_models import model_kernels
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.einsum_spec import parse_spec
+from solar.ir.expr import format_expr
+from solar.ir.ops import EinsumOp, ModuleOp
+from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.types import format_dim
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from solar.ir.analysis.counts import einsum_counts
+from solar.ir.analysis.dependences import always_before, ever_before, touching
+from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 from solar.ir.expr import (
     Access,
     Binary,
@@ -39,9 +42,6 @@ from solar.ir.ops import (
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import defined_values, replace_uses
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
-from solar.passes.analysis.counts import einsum_counts
-from solar.passes.analysis.dependences import always_before, ever_before, touching
-from solar.passes.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 
 _LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
 _COMBINE = {"add": "+", "mul": "*"}

@@ -8,11 +8,11 @@ from io import StringIO
 from rich.console import Console
 from rich.table import Table
 
+from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
+from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
+from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
-from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts
-from solar.passes.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
-from solar.passes.lift_affine import model_kernels, ops_with_loops
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class PrintCounts(Pass):
                     ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
                     continue
                 rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
-        ctx.report(render(rows))
+        ctx.report(counts_table(rows))
 
 
 def _scaled(c: Counts, n: int) -> Counts:
@@ -67,7 +67,7 @@ def _scaled(c: Counts, n: int) -> Counts:
     return out
 
 
-def render(rows: list[tuple[str, str, Counts]]) -> str:
+def counts_table(rows: list[tuple[str, str, Counts]]) -> str:
     table = Table(title="Exact counts", title_justify="left")
     for col in ("op", "kind", "points", "MACs", "FLOPs tensor", "FLOPs vector", "bytes read", "bytes written"):
         table.add_column(col, justify="left" if col in ("op", "kind") else "right")

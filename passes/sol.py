@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Timing, Work
-from solar.backends.report import add_cache_aware, analyse, plot, render, to_json, write_json
+from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.outputs import OutputError
@@ -94,11 +94,11 @@ class SOL(Pass):
         tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
-                why = add_cache_aware(r, model, tiling.buffer)
+                why = tiling.add_cache_aware(r, model)
                 if why is not None:
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name
-        ctx.report(render(reports, name))
+        ctx.report(render_report(reports, name))
         ctx.results[self.name] = reports
         try:
             if self.report:
@@ -125,7 +125,7 @@ class SOL(Pass):
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
 
-def _cached(entry: dict[str, Any], report: Any, k: int) -> dict[str, Any]:
+def _cached(entry: dict[str, Any], report: TargetReport, k: int) -> dict[str, Any]:
     """A group's entry with its cache-aware bytes, when that mode was computed (after --tile-search)."""
     ca = report.cache_aware
     if ca is not None:

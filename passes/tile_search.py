@@ -14,22 +14,25 @@ import islpy as isl
 from rich.console import Console
 from rich.table import Table
 
-from solar.backends.tiling import (
+from solar.backends.cost import CostModel
+from solar.backends.report import TargetReport
+from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
     GroupResult,
     IRChains,
-    Unfusable,
+    add_cache_aware,
     curve,
     describe,
     einsum_units,
     group_result,
     resolve_buffer,
 )
+from solar.backends.tiling_problem import Mapping, Unfusable
+from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, GroupOp, ModuleOp, Op
 from solar.ir.outputs import OutputError, save_figure, write_text_atomic
 from solar.ir.pass_manager import Pass, PassContext
-from solar.passes.analysis.units import units_of
 from solar.targets.loader import TargetError, load_target
 
 CURVE_SCHEMA = "solar.tile-curve"
@@ -45,6 +48,11 @@ class TileSearchResult:
     target: str
     einsums: list[dict[str, Any]] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_cache_aware(self, report: TargetReport, model: CostModel) -> str | None:
+        """--sol's cache-aware mode on one target's report, under the buffer this search was given (resolved
+        again for that target); why the mode is not available there, or None."""
+        return add_cache_aware(report, model, self.buffer)
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,7 @@ class TileSearch(Pass):
         plot_curve(doc, str(path.with_suffix(".png")))
 
 
-def _traffic(m: Any) -> float | None:
+def _traffic(m: Mapping | None) -> float | None:
     return None if m is None else m.traffic
 
 

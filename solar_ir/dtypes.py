@@ -26,6 +26,15 @@ class DType(Enum):
         self.kind = kind
 
     @property
+    def eps(self) -> float:
+        """Machine epsilon (the gap between 1.0 and the next value) of a float type, as `torch.finfo`
+        gives it; raises for integer and bool types, which have none."""
+        bits = _MANTISSA_BITS.get(self.spelling)
+        if bits is None:
+            raise ValueError(f"{self.spelling} is not a float type: it has no machine epsilon")
+        return 2.0 ** -bits
+
+    @property
     def is_float(self) -> bool:
         return self.kind == "f"
 
@@ -44,6 +53,8 @@ class DType(Enum):
         return f"DType.{self.name}"
 
 
+# Explicit mantissa bits of each float type (machine epsilon = 2^-bits).
+_MANTISSA_BITS = {"f64": 52, "f32": 23, "tf32": 10, "bf16": 7, "f16": 10, "f8e4m3": 3, "f8e5m2": 2}
 DTYPES: dict[str, DType] = {d.spelling: d for d in DType}
 # Loop indices, size parameters and index arithmetic have this type when used as values.
 INDEX = DType.I64

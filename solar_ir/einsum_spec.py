@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .expr import Binary, Expr, IndexRef, IntLit, negate
+from .expr import Binary, Expr, IndexRef, IntLit, free_indices, negate
 from .types import Dim
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z])|(->|<=|>=|==|[-+*(),<>]))")
@@ -35,8 +35,6 @@ class EinsumSpec:
 
 
 def _refs(expr: Expr) -> list[IndexRef]:
-    from .expr import free_indices
-
     return list(free_indices(expr))
 
 

@@ -1,23 +1,20 @@
 """Text → IR. Lark's LALR parser runs with an embedded transformer, so IR objects are built while parsing
-(no parse tree). SSA uses are linked to their definitions in a second, scoped walk (`_Resolver`) that
-reports every undefined or misplaced use at once."""
+(no parse tree). SSA uses are linked to their definitions in a second, scoped walk (`Resolver`) that
+reports every undefined or misplaced use at once (`resolve`). The hot loop is `lalr.FastLALR`."""
 
 from __future__ import annotations
 
 import difflib
 import os
 import re
-from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import lark
 from lark import Token
-from lark.parse_tree_builder import ExpandSingleChild
-from lark.parsers.lalr_analysis import Shift
 
-from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, note
+from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location
 from .dtypes import dtype_from_name
 from .expr import (
     Access,
@@ -33,6 +30,7 @@ from .expr import (
     Unary,
     negate,
 )
+from .lalr import Fallback, FastLALR
 from .limits import check_limits
 from .ops import (
     AffineFor,
@@ -64,6 +62,8 @@ from .ops import (
     YieldOp,
     result_types_of,
 )
+from .resolve import Resolver
+from .resolve import UnresolvedUse as _Use  # the builder's operands before linking
 from .source import strip_bom
 from .types import TensorType, TypeSyntaxError, parse_tensor_type
 
@@ -100,12 +100,6 @@ class _SyntaxIssue(Exception):
     def __init__(self, message: str, loc: Location) -> None:
         super().__init__(message)
         self.loc = loc
-
-
-class _Use(Value):
-    """An operand as written, before it is linked to its definition."""
-
-    __slots__ = ()
 
 
 _NEG = object()  # marks a leading minus in literal rules
@@ -515,144 +509,6 @@ def _grammar_text() -> str:
     return resources.files("solar.grammar").joinpath("sir.lark").read_text()
 
 
-class _Fallback(Exception):
-    """The fast path met input that does not lex or parse: rerun Lark for the exact error."""
-
-
-_Callback = Callable[[list[Any]], Any]
-# A reduction: how many values it takes off the stack, the rule's callback (None for a unit rule that passes its
-# only child through) and the nonterminal it produces. An action is (next state, None) for a shift and
-# (None, reduction) for a reduction.
-_Reduction = tuple[int, _Callback | None, str]
-_Action = tuple[int | None, _Reduction | None]
-_NO_ACTION: _Action = (None, None)
-
-
-def _reduction(rule: Any, callback: _Callback) -> _Reduction:
-    count = len(rule.expansion)
-    if count == 1 and type(callback) is ExpandSingleChild:
-        # Lark's `ExpandSingleChild` returns a single child as it is (`?expr: or_expr`): skip the call.
-        return count, None, rule.origin.name
-    return count, callback, rule.origin.name
-
-
-class _StateLexer:
-    """What Lark's contextual lexer uses in one parser state: its scanner's regexes (tried in order, the first
-    match wins), the ignored terminals, those that may hold newlines, and the token callbacks (a keyword
-    matched by NAME gets its own type)."""
-
-    __slots__ = ("callbacks", "ignore", "newlines", "regexes")
-
-    def __init__(self, basic_lexer: Any) -> None:
-        scanner = basic_lexer.scanner  # built on first use; this also fills in `basic_lexer.callback`
-        self.regexes: list[re.Pattern[str]] = list(scanner._mres)
-        self.ignore: frozenset[str] = basic_lexer.ignore_types
-        self.newlines: frozenset[str] = basic_lexer.newline_types
-        self.callbacks: dict[str, Callable[[Token], Token]] = basic_lexer.callback
-
-
-class _FastLALR:
-    """Lark's LALR parser and contextual lexer, run from Lark's own tables, scanners and rule callbacks in one
-    loop.
-
-    `lark.Lark.parse` spends most of its time between the steps: a generator and four calls per token, a
-    line counter object, `Rule` objects hashed in Python at every reduction. This loop takes the same steps
-    in the same order, so it builds the same IR. It reports no errors itself: on input that it cannot lex or
-    parse it raises `_Fallback`, and the caller reruns `lark.Lark.parse`, whose exception is the one reported.
-    """
-
-    def __init__(self, frontend: Any, start: str) -> None:
-        parser = frontend.parser.parser
-        table, callbacks = parser.parse_table, parser.callbacks
-        self.start_state: int = table.start_states[start]
-        self.end_state: int = table.end_states[start]
-        self.actions: dict[int, dict[str, _Action]] = {
-            state: {
-                term: (arg, None) if action is Shift else (None, _reduction(arg, callbacks[arg]))
-                for term, (action, arg) in actions.items()
-            }
-            for state, actions in table.states.items()
-        }
-        # Transformer methods named after a terminal run when a token of it is shifted.
-        self.shift_callbacks: dict[str, Callable[[Token], Any]] = {
-            k: v for k, v in callbacks.items() if isinstance(k, str)}
-        self.basic_lexers: dict[int, Any] = frontend.lexer.lexers
-        self.lexers: dict[int, _StateLexer] = {}  # filled on first use, as Lark builds its scanners
-
-    @classmethod
-    def create(cls, parser: lark.Lark, start: str) -> _FastLALR | None:
-        """The fast path, or None where this Lark's internals differ from those it was written against."""
-        try:
-            fast = cls(parser.parser, start)
-            fast._lexer(fast.start_state)
-        except (AttributeError, KeyError, TypeError):
-            return None
-        return fast
-
-    def _lexer(self, state: int) -> _StateLexer:
-        lexer = self.lexers[state] = _StateLexer(self.basic_lexers[state])
-        return lexer
-
-    def parse(self, text: str) -> Any:
-        actions, lexers, shift_callbacks, end_state = self.actions, self.lexers, self.shift_callbacks, self.end_state
-        states: list[int] = [self.start_state]
-        values: list[Any] = []
-        pos, line, line_start, size = 0, 1, 0, len(text)
-        token: Token | None = None
-        while True:
-            # ---- the next token, lexed with the terminals that the current parser state accepts
-            if pos < size:
-                lexer = lexers.get(states[-1]) or self._lexer(states[-1])
-                for regex in lexer.regexes:
-                    match = regex.match(text, pos)
-                    if match is not None:
-                        break
-                else:
-                    raise _Fallback
-                value, kind = match.group(), match.lastgroup
-                start, start_line, start_col = pos, line, pos - line_start + 1
-                pos += len(value)
-                if kind in lexer.newlines:
-                    newlines = value.count("\n")
-                    if newlines:
-                        line += newlines
-                        line_start = start + value.rindex("\n") + 1
-                if kind in lexer.ignore:
-                    continue
-                token = Token(kind, value, start, start_line, start_col, line, pos - line_start + 1, pos)
-                if kind in lexer.callbacks:
-                    token = lexer.callbacks[kind](token)
-                    kind = token.type
-                at_end = False
-            else:
-                kind, at_end = "$END", True
-            # ---- reduce while the table says so, then shift the token (at the end: until the start rule)
-            while True:
-                target, reduction = actions[states[-1]].get(kind, _NO_ACTION)
-                if target is not None and not at_end:
-                    states.append(target)
-                    values.append(shift_callbacks[kind](token) if kind in shift_callbacks else token)
-                    break
-                if reduction is None:
-                    raise _Fallback
-                count, callback, origin = reduction
-                if callback is None:  # a unit rule: its only child stays on the value stack
-                    del states[-1]
-                else:
-                    if count:
-                        children = values[-count:]
-                        del states[-count:]
-                        del values[-count:]
-                    else:
-                        children = []
-                    values.append(callback(children))
-                goto = actions[states[-1]][origin][0]
-                assert goto is not None
-                states.append(goto)
-                if at_end and goto == end_state:
-                    return values[-1]
-
-
 class _Parser:
     def __init__(self) -> None:
         self.builder = _Builder()
@@ -669,7 +525,7 @@ class _Parser:
             cache=_cache_path(),
         )
         self.display = {t.name: self._display(t) for t in self.lark.terminals}
-        self.fast = _FastLALR.create(self.lark, "file")
+        self.fast = FastLALR.create(self.lark, "file")
 
     @staticmethod
     def _display(term: Any) -> str:
@@ -685,7 +541,7 @@ class _Parser:
             if self.fast is not None:
                 try:
                     return self.fast.parse(text)
-                except _Fallback:
+                except Fallback:
                     pass  # Lark's own parser below raises the exact error to report
             return self.lark.parse(text)
         except _SyntaxIssue as issue:
@@ -765,7 +621,7 @@ def parse_module(text: str, file: str = "<stdin>", diagnostics: DiagnosticEngine
     if not check_limits(module, engine):
         # Later stages (starting with name resolution) walk the IR recursively: stop here.
         raise DiagnosticError(engine.diagnostics, engine.sources)
-    _Resolver(engine).resolve_module(module)
+    Resolver(engine).resolve_module(module)
     if diagnostics is None and engine.has_errors:
         raise DiagnosticError(engine.diagnostics, engine.sources)
     return module
@@ -780,96 +636,3 @@ def parse_expr_text(text: str) -> Expr:
     kernel = module.funcs[0].body[0]
     assert isinstance(kernel, KernelOp) and isinstance(kernel.body[0], Assign)
     return kernel.body[0].value
-
-
-# ---- linking uses to definitions ------------------------------------------------------------------
-
-
-class _Resolver:
-    """Replaces every `_Use` by the `Value` it names, in lexical scope; reports undefined values, uses
-    before definition, values used outside their region, and redefinitions."""
-
-    def __init__(self, engine: DiagnosticEngine) -> None:
-        self.engine = engine
-
-    def resolve_module(self, module: ModuleOp) -> None:
-        for func in module.funcs:
-            self.defined: dict[str, Value] = {}
-            self.all_defs: dict[str, Value] = {}
-            self._collect_defs(func)
-            scope: dict[str, Value] = {}
-            for arg in func.args:
-                self._define(arg, scope)
-            self._resolve_block(func.body, scope)
-
-    def _collect_defs(self, op: Op) -> None:
-        for o in op.walk():
-            for v in [*o.results, *(o.iter_args if isinstance(o, ForOp) else [])]:
-                self.all_defs.setdefault(v.name, v)
-
-    def _define(self, value: Value, scope: dict[str, Value]) -> None:
-        prior = self.defined.get(value.name)
-        if prior is not None:
-            self.engine.error(f"value %{value.name} is defined twice", value.loc,
-                              [note("first definition here", prior.loc)])
-        self.defined[value.name] = value
-        scope[value.name] = value
-
-    def _use(self, use: Value, scope: dict[str, Value]) -> Value:
-        if not isinstance(use, _Use):
-            return use
-        found = scope.get(use.name)
-        if found is not None:
-            return found
-        later = self.all_defs.get(use.name)
-        if later is None:
-            self.engine.error(f"use of undefined value %{use.name}", use.loc)
-        elif use.name in self.defined:
-            self.engine.error(f"value %{use.name} is not visible here: it is defined inside a region",
-                              use.loc, [note("defined here", later.loc)])
-        else:
-            self.engine.error(f"use of value %{use.name} before its definition", use.loc,
-                              [note("defined here", later.loc)])
-        # A stand-in with no type lets verification continue without cascading errors.
-        return Value(use.name, None, None, use.loc)
-
-    def _resolve_block(self, ops: list[Op], outer: dict[str, Value]) -> None:
-        scope = dict(outer)
-        for op in ops:
-            self._resolve_op(op, scope)
-            for r in op.results:
-                self._define(r, scope)
-
-    def _resolve_op(self, op: Op, scope: dict[str, Value]) -> None:
-        def u(use: Value, scope: dict[str, Value]) -> Value:
-            value = self._use(use, scope)
-            op.use_locs.setdefault(id(value), use.loc)
-            return value
-
-        if isinstance(op, KernelOp | EinsumOp):
-            for b in op.inputs:
-                b.value = u(b.value, scope)
-        elif isinstance(op, GenericOp | CallOp):
-            op.args = [u(a, scope) for a in op.args]
-        elif isinstance(op, ReturnOp | YieldOp):
-            op.values = [u(a, scope) for a in op.values]
-        elif isinstance(op, SliceOp):
-            op.source = u(op.source, scope)
-        elif isinstance(op, InsertOp):
-            op.value = u(op.value, scope)
-            op.dest = u(op.dest, scope)
-        elif isinstance(op, GroupOp):
-            self._resolve_block(op.body, scope)
-        elif isinstance(op, ForOp):
-            op.inits = [u(a, scope) for a in op.inits]
-            inner = dict(scope)
-            for arg, init in zip(op.iter_args, op.inits, strict=True):
-                # An iteration argument has the type of its initial value.
-                arg.type = init.type
-                arg.owner = op
-                self._define(arg, inner)
-            self._resolve_block(op.body, inner)
-        elif isinstance(op, IfOp):
-            op.cond = u(op.cond, scope)
-            self._resolve_block(op.then_body, scope)
-            self._resolve_block(op.else_body, scope)

@@ -2,48 +2,31 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
-from itertools import pairwise
-from typing import Any, ClassVar
+from typing import Any
 
 from .diagnostics import DiagnosticEngine, Location, note
-from .dtypes import INDEX, DType
+from .dtypes import DType
 from .einsum_spec import EinsumSpec, SpecError, index_ranges, parse_spec, parse_where
 from .expr import (
     COMPARISONS,
-    LOGICAL,
-    Access,
     Binary,
-    BoolLit,
     Call,
-    Cast,
     Expr,
-    FloatLit,
     IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
     affine_violation,
-    constant_value,
-    evaluate_int,
     format_expr,
     free_indices,
     free_names,
 )
 from .ops import (
-    SCATTER_REDUCTIONS,
     AffineFor,
     AffineIf,
     Assign,
-    BroadcastOp,
     CallOp,
-    ConcatOp,
     ConstantOp,
     EinsumOp,
     ForOp,
     FuncOp,
-    GatherOp,
     GenericOp,
     GroupOp,
     IfOp,
@@ -53,22 +36,24 @@ from .ops import (
     LocalDecl,
     ModuleOp,
     Op,
-    PermuteOp,
-    ReshapeOp,
     ReturnOp,
-    ScatterOp,
-    SliceEntry,
     SliceOp,
     TensorDecl,
     TerminatorOp,
     Value,
-    Word,
     YieldOp,
     result_types_of,
 )
-from .printer import format_attr_value
-from .scalar_funcs import ALL_FUNCTION_NAMES, FUNCTIONS
-from .types import PARAM_NAME, Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
+from .scalar_types import ScalarTypes
+from .shape_inference import ShapeInference
+from .types import PARAM_NAME, TensorType, dims_equal, format_dim, types_equal
+from .verify_base import (
+    EType,
+    KernelScope,
+    dim_value,
+    literal_fits,
+    suggest,
+)
 
 
 def verify(module: ModuleOp, diagnostics: DiagnosticEngine) -> bool:
@@ -78,39 +63,9 @@ def verify(module: ModuleOp, diagnostics: DiagnosticEngine) -> bool:
     return sum(d.severity == "error" for d in diagnostics.diagnostics) == before
 
 
-def suggest(name: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(candidates), n=1)
-    return f"; did you mean '{close[0]}'?" if close else ""
-
-
-# Literal types: a literal takes the element type of what it meets.
-_INT_LIT, _FLOAT_LIT, _BOOL_LIT = "integer literal", "float literal", "boolean literal"
-_EType = DType | str | None  # None: an error was already reported
-
-
-class _KernelScope:
-    """What names mean inside one kernel or einsum body."""
-
-    def __init__(self, tensors: dict[str, TensorType], indices: set[str], elements: dict[str, DType] | None = None):
-        self.tensors = tensors
-        self.indices = indices  # loop indices in scope (affine.for and solar.for), without '%'
-        self.elements = elements or {}  # einsum: bound operand name -> element type
-
-
-class Verifier:
-    def __init__(self, diagnostics: DiagnosticEngine) -> None:
-        self.diag = diagnostics
-        self.params: set[str] = set()
-        self.module_op: ModuleOp | None = None
-        self.current_op: Op | None = None
-        self.defaults: dict[str, int] = {}
-
-    def error(self, message: str, loc: Location, notes: list[Any] | None = None) -> None:
-        # An op translated from other source says where it came from.
-        src = self.current_op.src_loc if self.current_op is not None else None
-        if src is not None:
-            notes = [*(notes or []), note("translated from here", src)]
-        self.diag.error(message, loc, notes)
+class Verifier(ShapeInference, ScalarTypes):
+    """Checks a module against docs/ir.md; the shape ops' inference and the typing of scalar expressions are
+    its mixins (`shape_inference`, `scalar_types`)."""
 
     # ---- module, functions, blocks ---------------------------------------------------------------
     def module(self, module: ModuleOp) -> None:
@@ -172,7 +127,7 @@ class Verifier:
         if t is None:
             return
         for d in t.shape:
-            size = _dim_value(d, self.defaults)
+            size = dim_value(d, self.defaults)
             if size is not None and size <= 0:
                 self.error(f"dimension {format_dim(d)} of {t} is {size}: sizes must be positive"
                            + (" (with the size parameters' values)" if isinstance(d, Expr) else ""), loc)
@@ -296,218 +251,6 @@ class Verifier:
                 self.error(f"constant value {leaf!r} does not fit element type {kind}", op.loc)
                 break
 
-    def slice_shape(self, entries: list[SliceEntry], source: TensorType, for_vars: set[str], loc: Location,
-                    what: str) -> list[Dim] | None:
-        if len(entries) != source.rank:
-            self.error(f"{what} has {len(entries)} entries but the tensor has rank {source.rank}", loc)
-            return None
-        shape: list[Dim] = []
-        ok = True
-        for entry, dim in zip(entries, source.shape, strict=True):
-            for e in (entry.index, entry.start, entry.stop, entry.step):
-                if e is not None:
-                    ok = self.check_affine(e, for_vars, e.loc, f"a {what} entry") and ok
-            if entry.is_index:
-                continue
-            step = 1
-            if entry.step is not None:
-                value = constant_value(entry.step)
-                if value is None or value <= 0:
-                    self.error(f"{what} step `{format_expr(entry.step)}` must be a positive constant", entry.step.loc)
-                    ok = False
-                    continue
-                step = value
-            start = entry.start if entry.start is not None else IntLit(0)
-            stop = entry.stop if entry.stop is not None else (IntLit(dim) if isinstance(dim, int) else dim)
-            if not self.slice_in_bounds(start, stop, dim, entry, what):
-                ok = False
-                continue
-            extent: Expr = stop if constant_value(start) == 0 else Binary("-", stop, start)
-            if step != 1:
-                extent = Binary("ceildiv", extent, IntLit(step))
-            shape.append(canonical_dim(extent))
-        return shape if ok else None
-
-    def slice_in_bounds(self, start: Expr, stop: Expr, dim: Dim, entry: SliceEntry, what: str) -> bool:
-        """Checks `start:stop` (or a single index) against the dimension where the values are known (constants,
-        or size parameters with defaults); loop-dependent entries are checked when the program runs."""
-        size = _dim_value(dim, self.defaults)
-        if size is None:
-            return True
-        if entry.index is not None:
-            index = _expr_value(entry.index, self.defaults)
-            if index is not None and not 0 <= index < size:
-                self.error(f"{what} index {format_expr(entry.index)} is outside a dimension of size {size}",
-                           entry.loc)
-                return False
-            return True
-        lo, hi = _expr_value(start, self.defaults), _expr_value(stop, self.defaults)
-        if lo is not None and hi is not None and not 0 <= lo < hi <= size:
-            self.error(f"{what} range {format_expr(start)}:{format_expr(stop)} is not a non-empty range within a "
-                       f"dimension of size {size}", entry.loc)
-            return False
-        return True
-
-    def slice(self, op: SliceOp, for_vars: set[str]) -> None:
-        src = op.source.type
-        if src is None:
-            return
-        shape = self.slice_shape(op.entries, src, for_vars, op.loc, "slice")
-        if shape is not None:
-            self.expect_type(op, TensorType(tuple(shape), src.dtype), op.type)
-
-    def insert(self, op: InsertOp, for_vars: set[str]) -> None:
-        dest, value = op.dest.type, op.value.type
-        if dest is None or value is None:
-            return
-        self.expect_type(op, dest, op.type)
-        shape = self.slice_shape(op.entries, dest, for_vars, op.loc, "insert")
-        if shape is not None:
-            expected = TensorType(tuple(shape), dest.dtype)
-            if not types_equal(expected, value):
-                self.error(f"inserted value %{op.value.name} has type {value} but the slice is {expected}",
-                           op.use_loc(op.value))
-
-    def expect_type(self, op: Op, expected: TensorType, declared: TensorType) -> None:
-        if not types_equal(expected, declared):
-            self.error(f"{op.opname} result type {declared} does not match the operands: expected {expected}",
-                       op.loc)
-
-    # ---- shape ops -------------------------------------------------------------------------------
-    _ATTRS: ClassVar[dict[type, tuple[int, tuple[str, ...], tuple[str, ...]]]] = {
-        # class: (operand count, required attributes, optional attributes)
-        ReshapeOp: (1, (), ()),
-        PermuteOp: (1, ("perm",), ()),
-        ConcatOp: (-1, ("axis",), ()),
-        BroadcastOp: (1, ("dims",), ()),
-        GatherOp: (2, ("axis",), ()),
-        ScatterOp: (3, ("axis",), ("reduce",)),
-    }
-
-    def generic(self, op: GenericOp) -> None:
-        count, required, optional = self._ATTRS[type(op)]
-        if count >= 0 and len(op.args) != count:
-            self.error(f"{op.opname} takes {count} operand(s), not {len(op.args)}", op.loc)
-            return
-        if count < 0 and not op.args:
-            self.error(f"{op.opname} needs at least one operand", op.loc)
-            return
-        ok = True
-        for key in op.attrs:
-            if key not in required and key not in optional:
-                self.error(f"{op.opname} has no attribute '{key}'{suggest(key, required + optional)}", op.loc)
-                ok = False
-        for key in required:
-            if key not in op.attrs:
-                self.error(f"{op.opname} needs the attribute '{key}'", op.loc)
-                ok = False
-        if len(op.result_types) != 1:
-            self.error(f"{op.opname} has exactly one result type", op.loc)
-            return
-        if not ok or any(a.type is None for a in op.args):
-            return
-        args = [a.type for a in op.args if a.type is not None]
-        declared = op.result_types[0]
-        expected = getattr(self, "_infer_" + op.opname.split(".")[1])(op, args, declared)
-        if expected is not None:
-            self.expect_type(op, expected, declared)
-
-    def _axis(self, op: GenericOp, rank: int) -> int | None:
-        axis = op.attrs.get("axis")
-        if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < rank:
-            self.error(f"{op.opname} axis must be an integer in [0, {rank}), not {format_attr_value(axis)}", op.loc)
-            return None
-        return axis
-
-    def _infer_reshape(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
-        src = args[0]
-        if src.dtype != declared.dtype:
-            return declared.with_dtype(src.dtype)
-        defaults = self.module_op.param_values() if self.module_op else {}
-        try:
-            before, after = src.num_elements(defaults), declared.num_elements(defaults)
-        except (KeyError, ValueError):
-            return None  # symbolic sizes without values: checked when bound
-        if before != after:
-            self.error(f"solar.reshape changes the element count from {before} ({src}) to {after} ({declared})",
-                       op.loc)
-        return None
-
-    def _infer_permute(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
-        perm = op.attrs["perm"]
-        src = args[0]
-        if not (isinstance(perm, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in perm)
-                and sorted(perm) == list(range(src.rank))):
-            self.error(f"solar.permute perm {format_attr_value(perm)} is not a permutation of 0..{src.rank - 1}",
-                       op.loc)
-            return None
-        return TensorType(tuple(src.shape[p] for p in perm), src.dtype)
-
-    def _infer_concat(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
-        first = args[0]
-        axis = self._axis(op, first.rank)
-        if axis is None:
-            return None
-        total: Expr | int | None = None
-        for a, v in zip(args, op.args, strict=True):
-            if a.rank != first.rank or a.dtype != first.dtype or not all(
-                    dims_equal(x, y) for d, (x, y) in enumerate(zip(a.shape, first.shape, strict=True)) if d != axis):
-                self.error(f"solar.concat operand %{v.name} of type {a} does not match {first} outside axis {axis}",
-                           op.use_loc(v))
-                return None
-            dim = a.shape[axis]
-            total = dim if total is None else Binary("+", _as_expr(total), _as_expr(dim))
-        assert total is not None
-        shape = list(first.shape)
-        shape[axis] = canonical_dim(_as_expr(total))
-        return TensorType(tuple(shape), first.dtype)
-
-    def _infer_broadcast(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
-        dims = op.attrs["dims"]
-        src = args[0]
-        if not (isinstance(dims, list) and len(dims) == src.rank and all(isinstance(d, int) for d in dims)
-                and all(0 <= d < declared.rank for d in dims) and all(a < b for a, b in pairwise(dims))):
-            self.error(f"solar.broadcast dims {format_attr_value(dims)} must be {src.rank} increasing result "
-                       "dimensions "
-                       f"below {declared.rank}", op.loc)
-            return None
-        if src.dtype != declared.dtype:
-            return declared.with_dtype(src.dtype)
-        for i, d in enumerate(dims):
-            if not (dims_equal(src.shape[i], 1) or dims_equal(src.shape[i], declared.shape[d])):
-                self.error(f"solar.broadcast cannot stretch input dimension {i} of size {format_dim(src.shape[i])} "
-                           f"to {format_dim(declared.shape[d])}", op.loc)
-        return None
-
-    def _infer_gather(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
-        src, idx = args
-        if not idx.dtype.is_int:
-            self.error(f"solar.gather indices must be integers, not {idx.dtype}", op.use_loc(op.args[1]))
-            return None
-        axis = self._axis(op, src.rank)
-        if axis is None:
-            return None
-        return TensorType(src.shape[:axis] + idx.shape + src.shape[axis + 1:], src.dtype)
-
-    def _infer_scatter(self, op: GenericOp, args: list[TensorType], declared: TensorType) -> TensorType | None:
-        dest, idx, src = args
-        reduce = op.attrs.get("reduce", Word("none"))
-        name = reduce.name if isinstance(reduce, Word) else reduce
-        if name not in SCATTER_REDUCTIONS:
-            self.error(f"solar.scatter reduce must be one of {', '.join(SCATTER_REDUCTIONS)}, not "
-                       f"{format_attr_value(reduce)}", op.loc)
-        if not idx.dtype.is_int:
-            self.error(f"solar.scatter indices must be integers, not {idx.dtype}", op.use_loc(op.args[1]))
-            return None
-        axis = self._axis(op, dest.rank)
-        if axis is None:
-            return None
-        expected_src = TensorType(dest.shape[:axis] + idx.shape + dest.shape[axis + 1:], dest.dtype)
-        if not types_equal(expected_src, src):
-            self.error(f"solar.scatter source %{op.args[2].name} has type {src} but must be {expected_src}",
-                       op.use_loc(op.args[2]))
-        return dest
-
     # ---- kernels ---------------------------------------------------------------------------------
     def kernel(self, op: KernelOp, for_vars: set[str]) -> None:
         self.declare_symbol(op.symbol, op.loc, "kernel")
@@ -538,7 +281,7 @@ class Verifier:
         for d in op.locals():
             self.check_type(d.type, d.loc)
             declare(d.name, d.type, d.loc, "local")
-        scope = _KernelScope(tensors, set(for_vars))
+        scope = KernelScope(tensors, set(for_vars))
         reductions: dict[str, tuple[str, Location]] = {}
         written: set[str] = set()
         self.kstmts(op.body, scope, roles, reductions, written)
@@ -546,7 +289,7 @@ class Verifier:
             if d.name not in written:
                 self.error(f"output {d.name} of kernel @{op.symbol} is never written", d.loc)
 
-    def kstmts(self, body: list[KStmt], scope: _KernelScope, roles: dict[str, str],
+    def kstmts(self, body: list[KStmt], scope: KernelScope, roles: dict[str, str],
                reductions: dict[str, tuple[str, Location]], written: set[str]) -> None:
         for s in body:
             if isinstance(s, AffineFor):
@@ -554,7 +297,7 @@ class Verifier:
                     self.error(f"loop index %{s.var} is already bound by an enclosing loop", s.loc)
                 self.bound(s.lower, "max", scope.indices, "lower")
                 self.bound(s.upper, "min", scope.indices, "upper")
-                inner = _KernelScope(scope.tensors, scope.indices | {s.var}, scope.elements)
+                inner = KernelScope(scope.tensors, scope.indices | {s.var}, scope.elements)
                 self.kstmts(s.body, inner, roles, reductions, written)
             elif isinstance(s, AffineIf):
                 self.condition(s.cond, scope.indices)
@@ -585,26 +328,7 @@ class Verifier:
             self.error(f"affine.if needs affine constraints joined by 'and' (==, <, <=, >, >=), not "
                        f"`{format_expr(cond)}`", cond.loc)
 
-    def check_affine(self, expr: Expr, indices: set[str], loc: Location, what: str) -> bool:
-        if isinstance(expr, IntLit) or (isinstance(expr, IndexRef) and expr.name in indices):
-            return True  # most indices and bounds: decided without walking the expression
-        bad = affine_violation(expr)
-        if bad is not None:
-            node, why = bad
-            self.error(f"{what} must be affine: {why}", node.loc)
-            return False
-        ok = True
-        for ref in free_indices(expr):
-            if ref.name not in indices:
-                self.error(f"unknown loop index %{ref.name}{suggest(ref.name, indices)}", ref.loc)
-                ok = False
-        for name in free_names(expr):
-            if name.name not in self.params:
-                self.error(f"unknown size parameter {name.name}{suggest(name.name, self.params)}", name.loc)
-                ok = False
-        return ok
-
-    def assign(self, s: Assign, scope: _KernelScope, roles: dict[str, str],
+    def assign(self, s: Assign, scope: KernelScope, roles: dict[str, str],
                reductions: dict[str, tuple[str, Location]]) -> None:
         target = s.target
         role = roles.get(target.tensor)
@@ -625,153 +349,16 @@ class Verifier:
         if target_type is not None:
             self.check_store(value_type, target_type, s.value)
 
-    def check_store(self, value_type: _EType, target: DType, value: Expr) -> None:
+    def check_store(self, value_type: EType, target: DType, value: Expr) -> None:
         if value_type is None or value_type == target:
             return
         if isinstance(value_type, str):
-            if _literal_fits(value_type, target):
+            if literal_fits(value_type, target):
                 return
             self.error(f"a {value_type} cannot be stored in an {target} tensor", value.loc)
             return
         self.error(f"value of type {value_type} stored in a tensor of {target}; convert with "
                    f"cast<{target}>(...)", value.loc)
-
-    def access(self, acc: Access, scope: _KernelScope) -> DType | None:
-        t = scope.tensors.get(acc.tensor)
-        if t is None:
-            if acc.tensor not in scope.tensors:
-                self.error(f"unknown tensor {acc.tensor}{suggest(acc.tensor, scope.tensors)}", acc.loc)
-            return None
-        if len(acc.indices) != t.rank:
-            self.error(f"{acc.tensor} has rank {t.rank} but is indexed with {len(acc.indices)} "
-                       f"{'index' if len(acc.indices) == 1 else 'indices'}", acc.loc)
-        for idx in acc.indices:
-            self.check_affine(idx, scope.indices, idx.loc, f"an index of {acc.tensor}")
-        return t.dtype
-
-    # ---- scalar expression types -----------------------------------------------------------------
-    def etype(self, e: Expr, scope: _KernelScope) -> _EType:
-        if isinstance(e, IntLit):
-            return _INT_LIT
-        if isinstance(e, FloatLit):
-            return _FLOAT_LIT
-        if isinstance(e, BoolLit):
-            return _BOOL_LIT
-        if isinstance(e, IndexRef):
-            if e.name not in scope.indices:
-                self.error(f"unknown loop index %{e.name}{suggest(e.name, scope.indices)}", e.loc)
-                return None
-            return INDEX
-        if isinstance(e, NameRef):
-            if e.name in scope.elements:
-                return scope.elements[e.name]
-            if e.name in self.params:
-                return INDEX
-            if e.name in scope.tensors:
-                self.error(f"tensor {e.name} needs indices: {e.name}[...]", e.loc)
-                return None
-            self.error(f"unknown name {e.name}{suggest(e.name, [*scope.elements, *self.params, *scope.tensors])}",
-                       e.loc)
-            return None
-        if isinstance(e, Access):
-            if e.tensor in scope.elements:
-                self.error(f"einsum operands are read by name alone (`{e.tensor}`); the subscripts give the indices",
-                           e.loc)
-                return None
-            return self.access(e, scope)
-        if isinstance(e, Cast):
-            self.etype(e.operand, scope)
-            return e.dtype
-        if isinstance(e, Unary):
-            t = self.etype(e.operand, scope)
-            if e.op == "not":
-                return self.expect_bool(t, e.operand, "not")
-            if t is not None and (t == _BOOL_LIT or (isinstance(t, DType) and t.is_bool)):
-                self.error("cannot negate a boolean; use not", e.loc)
-                return None
-            return t
-        if isinstance(e, Binary):
-            return self.binary(e, scope)
-        if isinstance(e, Call):
-            return self.call_expr(e, scope)
-        raise TypeError(e)
-
-    def expect_bool(self, t: _EType, e: Expr, what: str) -> _EType:
-        if t is None:
-            return None
-        if t == _BOOL_LIT or t == DType.I1:
-            return DType.I1
-        self.error(f"{what} needs an i1 operand, not {_tname(t)}", e.loc)
-        return None
-
-    def binary(self, e: Binary, scope: _KernelScope) -> _EType:
-        lt, rt = self.etype(e.lhs, scope), self.etype(e.rhs, scope)
-        if e.op in LOGICAL:
-            a, b = self.expect_bool(lt, e.lhs, e.op), self.expect_bool(rt, e.rhs, e.op)
-            return DType.I1 if a and b else None
-        t = self.unify(lt, rt, e)
-        if t is None:
-            return None
-        if e.op in COMPARISONS:
-            return DType.I1
-        is_float = t == _FLOAT_LIT or (isinstance(t, DType) and t.is_float)
-        is_bool = t == _BOOL_LIT or (isinstance(t, DType) and t.is_bool)
-        if is_bool:
-            self.error(f"`{e.op}` is not defined on i1 values; use and, or, not or select", e.loc)
-            return None
-        if e.op == "/" and not is_float:
-            self.error(f"`/` on {_tname(t)} values: use floordiv for integers or cast to a float type", e.loc)
-            return None
-        if e.op in ("floordiv", "ceildiv", "mod") and is_float:
-            self.error(f"`{e.op}` needs integer operands, not {_tname(t)}", e.loc)
-            return None
-        return t
-
-    def unify(self, a: _EType, b: _EType, e: Expr) -> _EType:
-        if a is None or b is None:
-            return None
-        if a == b:
-            return a
-        if isinstance(a, DType) and isinstance(b, DType):
-            self.error(f"operands of different element types {a} and {b}; convert one with cast<{a}>(...)", e.loc)
-            return None
-        if isinstance(a, str) and isinstance(b, str):
-            if _BOOL_LIT in (a, b):
-                self.error(f"cannot combine a {a} and a {b}", e.loc)
-                return None
-            return _FLOAT_LIT
-        dtype, lit = (a, b) if isinstance(a, DType) else (b, a)
-        assert isinstance(dtype, DType) and isinstance(lit, str)
-        if _literal_fits(lit, dtype):
-            return dtype
-        self.error(f"a {lit} cannot be combined with {dtype} values", e.loc)
-        return None
-
-    def call_expr(self, e: Call, scope: _KernelScope) -> _EType:
-        types = [self.etype(a, scope) for a in e.args]
-        if e.func == "select":
-            if len(e.args) != 3:
-                self.error(f"select takes 3 arguments (condition, if true, if false), not {len(e.args)}", e.loc)
-                return None
-            self.expect_bool(types[0], e.args[0], "select's condition")
-            return self.unify(types[1], types[2], e)
-        fn = FUNCTIONS.get(e.func)
-        if fn is None:
-            self.error(f"unknown function {e.func}{suggest(e.func, ALL_FUNCTION_NAMES)}", e.loc)
-            return None
-        if len(e.args) != fn.arity:
-            self.error(f"{e.func} takes {fn.arity} argument{'s' if fn.arity > 1 else ''}, not {len(e.args)}", e.loc)
-            return None
-        t = types[0]
-        for other, arg in zip(types[1:], e.args[1:], strict=True):
-            t = self.unify(t, other, arg)
-        if t is None:
-            return None
-        is_float = t == _FLOAT_LIT or (isinstance(t, DType) and t.is_float)
-        if fn.floats_only and not is_float:
-            self.error(f"{e.func} needs a float operand, not {_tname(t)}; convert with cast<f32>(...)", e.loc)
-            return None
-        return DType.I1 if fn.returns_bool else t
 
     # ---- einsums ---------------------------------------------------------------------------------
     def einsum(self, op: EinsumOp, for_vars: set[str]) -> None:
@@ -799,14 +386,14 @@ class Verifier:
         first = op.body[0]
         # The body may read the iteration indices as values: `select(%j <= %i, S, -inf)`.
         letters = set(spec.indices) if spec is not None else set()
-        scope = _KernelScope({}, letters, elements)
+        scope = KernelScope({}, letters, elements)
         for i, s in enumerate(op.body):
             if s.target != out.name:
                 self.error(f"einsum statement must assign the result {out.name}, not {s.target}", s.loc)
             if i == 1 and s.op != "=":
                 self.error("the epilogue is a plain assignment `Out = f(Out)`", s.loc)
             if i == 1:
-                scope = _KernelScope({}, set(), {**elements, out.name: out.type.dtype})
+                scope = KernelScope({}, set(), {**elements, out.name: out.type.dtype})
             self.check_store(self.etype(s.value, scope), out.type.dtype, s.value)
         if spec is not None and spec.reduced and first.op == "=":
             self.error(f"indices {', '.join(spec.reduced)} are not in the result, so the statement must reduce "
@@ -866,42 +453,13 @@ RESERVED_WORDS = frozenset({"as", "to", "step", "local", "where", "into", "and",
                             "mod", "true", "false", "inf", "nan", "iter_args", "else", "attributes", "loc"})
 
 
-def _dim_value(d: Dim, values: dict[str, int]) -> int | None:
-    if isinstance(d, int):
-        return d
-    return _expr_value(d, values)
-
-
-def _expr_value(e: Expr, values: dict[str, int]) -> int | None:
-    try:
-        return evaluate_int(e, values)
-    except (KeyError, ValueError):
-        return None
-
-
 def _string_offset(loc: Location, offset: int) -> Location:
     # +1 skips the opening quote of the string literal.
     return Location(loc.file, loc.line, loc.col + 1 + offset)
 
 
-def _literal_fits(lit: str, dtype: DType) -> bool:
-    if lit == _BOOL_LIT:
-        return dtype.is_bool
-    if lit == _FLOAT_LIT:
-        return dtype.is_float
-    return not dtype.is_bool
-
-
-def _tname(t: _EType) -> str:
-    return str(t)
-
-
 def _fmt_types(types: list[TensorType]) -> str:
     return "(" + ", ".join(str(t) for t in types) + ")"
-
-
-def _as_expr(d: Dim | Expr) -> Expr:
-    return IntLit(d) if isinstance(d, int) else d
 
 
 def _list_shape(value: Any) -> tuple[int, ...] | None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.expr import evaluate_int
-from solar.ir.ops import AffineFor, AffineIf, CallOp, ForOp, KernelOp, KStmt, ModuleOp, Op
+from solar.ir.ops import AffineFor, AffineIf, CallOp, ForOp, KernelOp, KStmt, ModuleOp, Op, Param
 from solar.ir.parser import parse_module
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
@@ -126,8 +126,6 @@ def parse_candidate(sir: str, file: str = RESPONSE_FILE, params: Mapping[str, in
     if engine.has_errors:
         raise CandidateError("verify", _errors(engine))
     if params is not None:
-        from solar.ir.ops import Param
-
         module.params = [Param(k, v) for k, v in params.items()]
     if verify_ir and not verify(module, engine):
         raise CandidateError("verify", _errors(engine))

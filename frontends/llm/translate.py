@@ -29,7 +29,7 @@ from solar.ir.types import TensorType
 
 from .. import torch_export as te
 from ..diagnostics import TranslationError
-from ..lowering.core import LoweringError
+from ..lowering.core import LoweringError, ttype
 from ..validate import ValidationReport, small_sizes, validate_sized
 from . import prompt
 from .client import LLMClient, LLMConfig, LLMError, Transcript, Usage
@@ -130,8 +130,6 @@ def _eager_skeleton(problem: te.TorchProblem) -> Skeleton:
 
 
 def _static_type(t: torch.Tensor) -> TensorType:
-    from ..lowering.core import ttype
-
     return ttype([int(d) for d in t.shape], te.sir_dtype(t.dtype))
 
 

@@ -9,7 +9,7 @@ import math
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, IntLit
 from solar.ir.ops import Value
-from solar.ir.types import Dim
+from solar.ir.types import Dim, dims_equal
 
 from .core import (
     Emitter,
@@ -108,6 +108,4 @@ def lower_sdpa(n: TorchNode) -> Value:
 
 
 def _same(a: Dim, b: Dim) -> bool:
-    from solar.ir.types import dims_equal
-
     return dims_equal(a, b)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, FloatLit, IntLit, Unary
@@ -21,6 +21,7 @@ from .core import (
     lit,
     loops,
     pointwise,
+    prod_dims,
     reduce_kernel,
     select,
     smax,
@@ -32,10 +33,7 @@ from .indexing import flat_index
 from .matmul import LETTERS, contraction
 from .pooling import Window, pool
 from .reduction import scan
-from .registry import jax_prim
-
-if TYPE_CHECKING:
-    from ..jax_export import JaxNode
+from .registry import JaxNode, jax_prim
 
 
 def _trunc(x: Expr, dt: DType) -> Expr:
@@ -465,7 +463,5 @@ def lower_gather(n: JaxNode) -> Value:
     if set(batching) | {axis} != set(range(xt.rank)) or any(s != 1 for s in sizes):
         raise n.unsupported("this form of batched gather")
     f = flat_index(em, xt.shape, idx2, axis)
-    from .core import prod_dims
-
     flat = em.reshape(x, (prod_dims(xt.shape),))
     return em.gather(flat, f, 0)

@@ -117,12 +117,8 @@ def lower_rms_norm(n: TorchNode) -> Value | list[Value]:
     k = len(n["normalized_shape"])
     red = list(range(t.rank - k, t.rank))
     eps = n.args.get("eps")
-    if eps is None:
-        import torch
-
-        from ..torch_export import SIR_TO_TORCH
-
-        eps = float(torch.finfo(SIR_TO_TORCH[t.dtype]).eps)
+    if eps is None:  # PyTorch's default: the machine epsilon of the input's element type
+        eps = t.dtype.eps
     out = normalize_kernel(n.em, x, red, eps, _trailing(n.args.get("weight"), t.rank), None, n.out.dtype,
                            center=False, stats=n.op == "aten::_fused_rms_norm")
     return out if n.op == "aten::_fused_rms_norm" else out[0]

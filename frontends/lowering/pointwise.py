@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, FloatLit, Unary
-from solar.ir.ops import Value
+from solar.ir.ops import SliceEntry, Value
 
-from .core import LoweringError, cast, fcall, lit, pointwise, promote, select, smax, smin, vtype
+from .core import LoweringError, cast, dexpr, fcall, lit, norm_dim, pointwise, promote, select, smax, smin, vtype
 from .registry import TorchNode, torch_op
 
 Fn1 = Callable[[Expr, TorchNode, DType], Expr]
@@ -409,10 +409,6 @@ def lower_prelu(n: TorchNode) -> Value:
 
 @torch_op("glu")
 def lower_glu(n: TorchNode) -> Value:
-    from solar.ir.ops import SliceEntry
-
-    from .core import dexpr, norm_dim
-
     x = n.tensor("self")
     t = vtype(x)
     dim = norm_dim(n.get("dim", -1), t.rank)

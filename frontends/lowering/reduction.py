@@ -30,8 +30,10 @@ from .core import (
     loops,
     norm_dim,
     out_index,
+    pointwise,
     reduce_kernel,
     reduced_shape,
+    select,
     ttype,
     vtype,
 )
@@ -65,8 +67,6 @@ def lower_sum(n: TorchNode) -> Value:
 
 
 def _nan_zero(e: Expr, dt: DType) -> Expr:
-    from .core import select
-
     return select(fcall("isnan", e), lit(0, dt), e)
 
 
@@ -100,8 +100,6 @@ def _max_min(n: TorchNode, kind: str) -> Any:
 
 
 def BINARY_POINTWISE(n: TorchNode, name: str) -> Value:
-    from .core import pointwise
-
     fn = BINARY[name]
     dt = n.out.dtype
     return pointwise(n.em, [n.args["self"], n.args["other"]], dt, lambda e: fn(e[0], e[1], n, dt))

@@ -83,7 +83,33 @@ class TorchNode:
         return LoweringError(f"{self.op}.{self.overload}: {why}")
 
 
-JaxLowering = Callable[..., Any]
+@dataclass
+class JaxNode:
+    """What a JAX lowering sees: inputs (SIR values or Python scalars for literals), params, outputs."""
+
+    em: Emitter
+    prim: str
+    inputs: list[Any]
+    params: dict[str, Any]
+    outs: list[OutMeta]
+
+    @property
+    def out(self) -> OutMeta:
+        return self.outs[0]
+
+    def tensor(self, i: int) -> Value:
+        v = self.inputs[i]
+        if isinstance(v, Value):
+            return v
+        # A literal where a tensor is needed: a rank-0 constant.
+        dt = DType.F32 if isinstance(v, float) else DType.I1 if isinstance(v, bool) else DType.I32
+        return self.em.constant(v, (), dt)
+
+    def unsupported(self, why: str) -> LoweringError:
+        return LoweringError(f"{self.prim}: {why}")
+
+
+JaxLowering = Callable[[JaxNode], Any]
 JAX_LOWERINGS: dict[str, JaxLowering] = {}
 
 

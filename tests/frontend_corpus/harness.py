@@ -44,10 +44,10 @@ class LiftedCounts:
 def lifted_counts(module: ModuleOp) -> LiftedCounts:
     """Runs --lift-einsum on a copy and sums exact counts at the default sizes: einsums' counts, and the
     ISL counts of kernels that stay loop nests (those in solar.for counted over all iterations)."""
+    from solar.ir.analysis.counts import einsum_counts, kernel_counts
+    from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
+    from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
     from solar.ir.pass_manager import PassContext
-    from solar.passes.analysis.counts import einsum_counts, kernel_counts
-    from solar.passes.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
-    from solar.passes.lift_affine import model_kernels, ops_with_loops
     from solar.passes.lift_einsum import LiftEinsum
 
     m = copy.deepcopy(module)

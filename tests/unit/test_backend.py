@@ -855,7 +855,7 @@ solar.func @f(%x: tensor<2x10xbf16>, %w: tensor<3xbf16>) -> tensor<2x4xbf16> {
 @pytest.mark.parametrize("name", list(VECTOR_CASES))
 def test_numpy_einsum_path_agrees_with_the_loop_nest(name: str) -> None:
     from solar.backends import jit
-    from solar.backends.codegen import generate_einsum
+    from solar.backends.codegen_einsum import generate_einsum
     from solar.backends.dtypes import to_storage
     from solar.backends.executor import _Einsum
 

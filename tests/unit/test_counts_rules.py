@@ -7,6 +7,8 @@ from collections import Counter
 
 import pytest
 
+from solar.ir.analysis.counts import Counts, einsum_counts, expression_ops, flops_of, is_contraction, kernel_counts
+from solar.ir.analysis.kernel_models import model_kernels
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary
@@ -14,8 +16,6 @@ from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.parser import parse_module
 from solar.ir.scalar_funcs import BINARY_FLOP_KIND, FUNCTIONS
 from solar.ir.verifier import verify
-from solar.passes.analysis.counts import Counts, einsum_counts, expression_ops, flops_of, is_contraction, kernel_counts
-from solar.passes.lift_affine import model_kernels
 
 X, Y = NameRef("X"), NameRef("Y")
 

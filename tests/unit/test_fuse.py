@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from test_sol_properties import graphs, skip_reason
 from test_sol_support import run_passes
 
+from solar.ir.analysis.units import Uses, units_of, walk_blocks
 from solar.ir.ops import GroupOp, ModuleOp, SymbolRef, Value
 from solar.ir.printer import print_module
-from solar.passes.analysis.units import Uses, units_of, walk_blocks
 from solar.passes.fuse import Fuse, is_map
 from solar.passes.lift_einsum import LiftEinsum
 

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from test_lift_affine import VARS, Nest, bound_text, brute_force, nests, text
 
+from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
+from solar.ir.analysis.isl_model import build_model
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.parser import parse_module
@@ -18,8 +20,6 @@ from solar.ir.pass_manager import PassContext, PassManager
 from solar.ir.printer import print_module
 from solar.ir.verifier import verify
 from solar.passes import registry
-from solar.passes.analysis.counts import Counts, einsum_counts, kernel_counts
-from solar.passes.analysis.isl_model import build_model
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.sir"))

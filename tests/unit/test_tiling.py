@@ -11,19 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solar.backends.tiling import (
-    CURVE_BUFFERS,
-    EinsumDesc,
-    Problem,
-    Space,
-    Unfusable,
-    Window,
-    build_problem,
-    candidates,
-    curve,
-    einsum_problem,
-    resolve_buffer,
-)
+from solar.backends.tiling import Space
+from solar.backends.tiling_ir import CURVE_BUFFERS, curve, resolve_buffer
+from solar.backends.tiling_problem import AccessDim as Window
+from solar.backends.tiling_problem import EinsumDesc, Unfusable, build_problem, candidates, einsum_problem
+from solar.backends.tiling_problem import TilingProblem as Problem
 
 F = 4  # f32
 

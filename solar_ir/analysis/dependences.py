@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from solar.passes.analysis.isl_model import StatementModel
+from solar.ir.analysis.isl_model import StatementModel
 
 
 def touching(rel_a: isl.Map, rel_b: isl.Map) -> isl.Map:

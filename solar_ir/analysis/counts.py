@@ -24,12 +24,7 @@ from typing import Any
 
 import islpy as isl
 
-from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
-from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
-from solar.ir.ops import EinsumOp, Value
-from solar.ir.scalar_funcs import BINARY_FLOP_KIND, FUNCTIONS
-from solar.ir.types import TensorType
-from solar.passes.analysis.isl_model import (
+from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
     cached_set,
@@ -38,6 +33,11 @@ from solar.passes.analysis.isl_model import (
     isl_expr,
     isl_name,
 )
+from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
+from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
+from solar.ir.ops import EinsumOp, Value
+from solar.ir.scalar_funcs import BINARY_FLOP_KIND, FUNCTIONS
+from solar.ir.types import TensorType
 
 NOT_FLOPS = frozenset({"cast", "logic"})
 

@@ -1,0 +1,258 @@
+"""Tiling on the IR: the einsums of a function as tiling problems (`IRChains`), a group or kernel under one
+buffer three ways (`group_result`), buffer sizes (`resolve_buffer`, `curve`), the chosen tiling as IR
+attributes (`describe`) and the cache-aware SOL mode (`cache_aware`, `add_cache_aware`; docs/sol.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from solar.backends.cost import CostModel, mode_result
+from solar.backends.report import CacheAware, TargetReport
+from solar.backends.tiling import Space
+from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
+from solar.ir.analysis.units import Uses, units_of
+from solar.ir.ops import EinsumOp, FuncOp, GroupOp, Op, Value, Word
+from solar.targets.loader import Target, TargetError
+
+# ---- the IR: einsums, units and groups as tiling problems -------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def space_of(problem: TilingProblem) -> Space:
+    """One space per problem, kept: its formulations, cuts and earlier optima serve the next buffer size."""
+    return Space(problem)
+
+
+@lru_cache(maxsize=1024)
+def problem_of(name: str, descs: tuple[EinsumDesc, ...], needed: frozenset[str]) -> TilingProblem:
+    """`build_problem`, cached; `needed` names the produced tensors read after the chain."""
+    return build_problem(name, descs, lambda t: t in needed)
+
+
+class IRChains:
+    """Einsums of one function as tiling problems: tensors named by SSA value, and who reads what."""
+
+    def __init__(self, func: FuncOp, values: dict[str, int]) -> None:
+
+        self.values = values
+        self.uses = Uses.of(func)
+        self._names: dict[Value, str] = {}
+        self._taken: set[str] = set()
+
+    def name(self, v: Value) -> str:
+        if v not in self._names:
+            base, n = v.name, 1
+            candidate = base
+            while candidate in self._taken:  # names are unique per function, but be safe across regions
+                n += 1
+                candidate = f"{base}.{n}"
+            self._taken.add(candidate)
+            self._names[v] = candidate
+        return self._names[v]
+
+    def piece(self, ops: Sequence[EinsumOp]) -> tuple[tuple[EinsumDesc, ...], frozenset[str]]:
+        """The descriptions of a chain of einsums and the results needed after it (read by any op
+        outside it, or by nothing at all: a result nobody reads is still written)."""
+        inside = set(ops)
+        descs = []
+        for op in ops:
+            d = desc_of(op, self.values)
+            inputs = tuple((self.name(b.value), label, shape, size)
+                           for b, (_, label, shape, size) in zip(op.inputs, d.inputs, strict=True))
+            descs.append(EinsumDesc(d.name, d.spec, inputs, (self.name(op.results[0]), *d.output[1:]), d.where))
+        needed = frozenset(self.name(op.results[0]) for op in ops
+                           if not self.uses.of_value(op.results[0])
+                           or any(r not in inside for r in self.uses.of_value(op.results[0])))
+        return tuple(descs), needed
+
+    def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> tuple[Mapping | None, str]:
+        """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why."""
+        descs, needed = self.piece(ops)
+        try:
+            problem = problem_of(name, descs, needed)
+        except Unfusable as err:
+            return None, str(err)
+        m = space_of(problem).solve(capacity)
+        return m, "" if m is not None else "no tiling fits the buffer"
+
+    def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
+        descs, needed = self.piece(ops)
+        return space_of(problem_of(name, descs, needed))
+
+
+@dataclass
+class GroupResult:
+    """A chain (a solar.group, or the einsums of one kernel) under one buffer, three ways: fused as a
+    whole (intermediates stay on chip when their tiles fit), each unit (kernel) fused on its own, and
+    each einsum on its own (intermediates through DRAM). Its traffic is the least of them."""
+
+    name: str
+    capacity: float
+    fused: Mapping | None
+    fused_why: str
+    per_unit: float | None
+    per_einsum: float | None
+
+    @property
+    def options(self) -> dict[str, float]:
+        out = {"fused": self.fused.traffic if self.fused is not None else None, "per-unit": self.per_unit,
+               "per-einsum": self.per_einsum}
+        return {k: v for k, v in out.items() if v is not None}
+
+    @property
+    def traffic(self) -> float | None:
+        return min(self.options.values()) if self.options else None
+
+    @property
+    def strategy(self) -> str:
+        return min(self.options, key=lambda k: self.options[k]) if self.options else "none"
+
+    @property
+    def saving(self) -> float | None:
+        """Bytes the best strategy saves over the per-einsum bound."""
+        if self.per_einsum is None or self.traffic is None:
+            return None
+        return self.per_einsum - self.traffic
+
+
+def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float) -> GroupResult:
+    einsums = [op for u in units for op in u]
+    fused, why = chains.solve(name, einsums, capacity) if len(einsums) > 1 else (None, "a single einsum")
+
+    def total(pieces: Sequence[Sequence[EinsumOp]]) -> float | None:
+        out = 0.0
+        for k, piece in enumerate(pieces):
+            m, _ = chains.solve(f"{name}.{k}" if len(piece) > 1 else piece[0].symbol, piece, capacity)
+            if m is None and len(piece) > 1:  # a kernel's chain that cannot be fused: its einsums alone
+                sub = total([[op] for op in piece])
+                if sub is None:
+                    return None
+                out += sub
+                continue
+            if m is None:
+                return None
+            out += m.traffic
+        return out
+
+    per_unit = total(units) if len(units) > 1 and any(len(u) > 1 for u in units) else None
+    per_einsum = total([[op] for op in einsums])
+    if len(einsums) == 1:
+        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity)
+    return GroupResult(name, capacity, fused, why, per_unit, per_einsum)
+
+
+def einsum_units(ops: Sequence[Op]) -> list[list[EinsumOp]] | None:
+    """The units (kernels) of a group or unit as einsum lists; None when one of them is not einsums."""
+
+    units = []
+    for unit in units_of(list(ops)):
+        if unit.kind != "einsum" or not all(isinstance(op, EinsumOp) for op in unit.ops):
+            return None
+        units.append([op for op in unit.ops if isinstance(op, EinsumOp)])
+    return units
+
+
+# ---- buffer sizes -----------------------------------------------------------------------------------
+
+KIB = 1024
+# The curve: 20 sizes, evenly spaced in log from 64 KiB to 256 MiB (as Orojenesis draws it).
+CURVE_BUFFERS = tuple((round(64 * KIB * (256 * KIB * KIB / (64 * KIB)) ** (k / 19))) for k in range(20))
+_UNITS = {"": 1, "b": 1, "kb": 1000, "kib": KIB, "mb": 1000**2, "mib": KIB**2, "gb": 1000**3, "gib": KIB**3}
+
+
+def resolve_buffer(spec: str, target: Target) -> float:
+    """`l2` (the target's L2), `smem` (shared memory per SM × SMs) or a size such as 1048576, 512KiB, 50MB.
+    Raises ValueError for a bad size and the target's TargetError when it lacks the figure."""
+    text = spec.strip().lower()
+    if text == "l2":
+        return float(target.l2_bytes)
+    if text == "smem":
+        return float(target.shared_memory_total)
+    num = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(num):].strip()
+    try:
+        value = float(num)
+    except ValueError:
+        value = -1.0
+    if unit not in _UNITS or value <= 0:
+        raise ValueError(f"bad buffer '{spec}': write l2, smem or a size such as 1048576, 512KiB or 50MB")
+    return value * _UNITS[unit]
+
+
+def curve(solve: Callable[[float], float | None], buffers: Sequence[float] = CURVE_BUFFERS) -> list[float | None]:
+    """Least traffic at each buffer size (ascending), monotone non-increasing: a mapping that fits a
+    buffer fits every larger one, so each point is at most the previous one (the running minimum also
+    absorbs the solver's tie tolerance)."""
+    out: list[float | None] = []
+    best: float | None = None
+    for c in sorted(buffers):
+        t = solve(c)
+        if t is not None and (best is None or t < best):
+            best = t
+        out.append(best)
+    return out
+
+
+def describe(m: Mapping, space: Space) -> dict[str, Any]:
+    """The chosen tiling as IR attribute values (docs/tiling.md, "On the IR"): the buffer, the least
+    traffic and the compulsory traffic in bytes, the peak buffer use, the tile of every index, the
+    tiled loops outside-in, and per operand how many times its slab is loaded."""
+
+    return {
+        "buffer": int(m.capacity),
+        "traffic": round(m.traffic),
+        "compulsory": int(m.compulsory),
+        "peak": int(m.peak),
+        "tiles": {u: m.tiles[u] for u in space.indices},
+        "order": [Word(u) for u in m.order],
+        "loads": {label.replace(".", "_"): m.loads(label, space.extent) for label in m.tiled},
+    }
+
+
+# ---- the cache-aware SOL mode -----------------------------------------------------------------------
+
+
+def cache_aware(model: CostModel, capacity: float, label: str) -> CacheAware:
+    """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode")."""
+
+    chains = IRChains(model.func, model.values)
+    works, rows = [], []
+    for w in model.groups:
+        members = [o for o in (w.ops[0].body if w.kind == "group" and isinstance(w.ops[0], GroupOp) else w.ops)
+                   if o.opname != "solar.yield"]
+        inside = {o for m in members for o in m.walk()}
+        unfused = sum(u.bytes for u in model.units if u.ops and all(o in inside for o in u.ops)) or w.bytes
+        units = einsum_units(members) if w.kind in ("group", "einsum") else None
+        tiled, strategy = None, "not modelled"
+        if units:
+            try:
+                res = group_result(chains, w.name.lstrip("@"), units, capacity)
+                tiled, strategy = res.traffic, res.strategy
+            except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
+                strategy = f"not modelled: {err}"
+        # Between the fused bytes (an infinite buffer) and the unfused ones (which price every kernel at its
+        # compulsory traffic, as if each had an unbounded buffer of its own): docs/sol.md says why.
+        chosen = w.bytes if tiled is None else max(w.bytes, min(tiled, unfused))
+        works.append(dataclasses.replace(w, bytes=chosen))
+        rows.append({"name": w.name, "bytes": round(chosen * w.trips), "fused_bytes": round(w.bytes * w.trips),
+                     "unfused_bytes": round(unfused * w.trips),
+                     "tiled_bytes": None if tiled is None else round(tiled * w.trips), "strategy": strategy})
+    return CacheAware(capacity, label, works, list(model.groups), rows)
+
+
+def add_cache_aware(report: TargetReport, model: CostModel, buffer: str) -> str | None:
+    """Adds the cache-aware mode to a target's report: every group (a unit outside all groups is its own)
+    with its least DRAM traffic under `buffer` (l2, smem or a size; docs/tiling.md), kept between its
+    fused and unfused bytes. Returns why the mode is not available on this target, or None."""
+    try:
+        capacity = resolve_buffer(buffer, report.peaks.target)
+    except (ValueError, TargetError) as err:
+        return str(err)
+    ca = cache_aware(model, capacity, buffer)
+    ca.mode = mode_result("cache_aware", ca.works, report.peaks)
+    report.cache_aware = ca
+    return None

@@ -1,0 +1,422 @@
+"""The tiling problem (docs/tiling.md, "The problem"): an einsum, or a fused chain of einsums, as steps over
+global indices that read and write tensors through affine windows (`AccessDim` / `TensorAccess` / `Step` /
+`Tensor` / `TilingProblem`), built from einsum descriptions (`EinsumDesc`, from the IR by `desc_of`) with exact
+footprints from ISL (`build_problem`); and the vocabulary of its mapping space: tile `candidates`, the `Use`s
+and on-chip `Slab`s of a space, and a `Mapping` (one evaluated point of it)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+
+from solar.ir.analysis.isl_model import count, isl_expr
+from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
+from solar.ir.expr import Binary, Expr, IndexRef, free_indices, linear_form
+from solar.ir.ops import EinsumOp, Value
+from solar.ir.types import Dim
+
+# ---- the problem ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AccessDim:
+    """One dimension of a tensor access: Σ coefficient·index (+ a constant, which no extent depends on),
+    inside a dimension of `size` elements. Indices of extent 1 are left out: they never vary."""
+
+    terms: tuple[tuple[str, int], ...]  # (index, |coefficient|)
+    size: int
+    full: int  # distinct in-bounds values over the indices' whole ranges (exact, from ISL)
+
+    def extent(self, span: dict[str, int], extents: dict[str, int]) -> int:
+        """Distinct values the entry takes while each index `u` ranges over `span[u]` consecutive values:
+        exact (`full`) when every index spans its whole range; for a tile, the span divided by the gcd of
+        the varying coefficients, at most the product of the ranges (a stride larger than the window
+        leaves holes) and at most the dimension (a tile's padding is not read)."""
+        if all(span[u] == extents[u] for u, _ in self.terms):
+            return self.full
+        total, g, prod = 0, 0, 1
+        for u, c in self.terms:
+            n = span[u]
+            if n > 1:
+                total += c * (n - 1)
+                g = math.gcd(g, c)
+                prod *= n
+        if g == 0:
+            return 1
+        return min(total // g + 1, prod, self.size)
+
+
+@dataclass(frozen=True)
+class TensorAccess:
+    """How one step reads (or writes) one tensor; `exact` is the number of distinct in-bounds elements
+    it touches over the step's whole domain (ISL), the compulsory traffic of this access."""
+
+    tensor: str
+    label: str  # the binding name in the einsum (A, W, Y)
+    dims: tuple[AccessDim, ...]
+    exact: int
+
+    @property
+    def indices(self) -> frozenset[str]:
+        return frozenset(u for w in self.dims for u, _ in w.terms)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One einsum of a chain, over global index names (shared between steps through the tensors they
+    exchange). `density`: the fraction of its iteration box inside its where-clause (padding guards
+    excluded); 1.0 for a rectangular domain."""
+
+    name: str
+    indices: tuple[str, ...]
+    reads: tuple[TensorAccess, ...]
+    write: TensorAccess
+    density: float = 1.0
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    itemsize: int
+    external: bool = True  # a produced tensor read after the chain (so written to DRAM)
+    shared: bool = False  # an input several steps read through one access: one slab serves them all
+    footprint: int = 0  # for a shared input: the distinct elements its readers touch together
+
+
+@dataclass(frozen=True)
+class TilingProblem:
+    name: str
+    extents: tuple[tuple[str, int], ...]
+    steps: tuple[Step, ...]
+    tensors: tuple[Tensor, ...]
+
+    @property
+    def extent(self) -> dict[str, int]:
+        return dict(self.extents)
+
+    def tensor(self, name: str) -> Tensor:
+        return next(t for t in self.tensors if t.name == name)
+
+
+class Unfusable(ValueError):
+    """A chain that the fused mapping space cannot express (the reason is for the user)."""
+
+
+# ---- from einsum descriptions to problems ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EinsumDesc:
+    """An einsum with concrete shapes: what `build_problem` needs (tests write these directly; `desc_of`
+    makes them from the IR). Operands are (tensor, binding label, shape, bytes per element)."""
+
+    name: str
+    spec: str
+    inputs: tuple[tuple[str, str, tuple[int, ...], int], ...]
+    output: tuple[str, str, tuple[int, ...], int]
+    where: str | None = None
+
+
+def desc_of(op: EinsumOp, values: dict[str, int]) -> EinsumDesc:
+    """The description of an IR einsum, tensors named by their SSA values."""
+    def shape(v: Value) -> tuple[int, ...]:
+        assert v.type is not None
+        return v.type.concrete_shape(values)
+
+    inputs = tuple((b.value.name, b.name, shape(b.value), _itemsize(b.value)) for b in op.inputs)
+    out = op.outputs[0]
+    output = (op.results[0].name, out.name, out.type.concrete_shape(values), out.type.dtype.itemsize)
+    return EinsumDesc(op.symbol, op.spec, inputs, output, op.where)
+
+
+def _itemsize(v: Value) -> int:
+    assert v.type is not None
+    return v.type.dtype.itemsize
+
+
+@dataclass
+class _StepModel:
+    """One einsum parsed: its local index ranges, the affine entries of every access, and ISL images."""
+
+    desc: EinsumDesc
+    ranges: dict[str, int]
+    entries: list[tuple[Expr, ...]]  # per input, then the output
+    images: list[isl.Set]  # per input, then the output: in-bounds elements touched
+    density: float
+
+
+def _step_model(desc: EinsumDesc) -> _StepModel:
+    spec = parse_spec(desc.spec)
+    where = parse_where(desc.where) if desc.where else []
+    shapes: list[tuple[Dim, ...]] = [s for _, _, s, _ in desc.inputs] + [desc.output[2]]
+    ranges = {k: int(v) for k, v in index_ranges(spec, shapes, where).items()}  # type: ignore[call-overload]
+    names = {"%" + i: "x_" + i for i in spec.indices}
+    dims = ", ".join(names["%" + i] for i in spec.indices)
+    box = [f"0 <= {names['%' + i]} < {ranges[i]}" for i in spec.indices]
+    domain = isl.Set(f"{{ E[{dims}] : {' and '.join(box + [isl_expr(c, names) for c in where])} }}")
+    terms = [*spec.inputs, spec.output]
+    images = []
+    for k, (term, shape) in enumerate(zip(terms, shapes, strict=True)):
+        target = " and ".join(f"0 <= d{j} < {d}" for j, d in enumerate(shape)) or "true"
+        space = f"T{k}[{', '.join(f'd{j}' for j in range(len(shape)))}]"
+        access = isl.Map(f"{{ E[{dims}] -> T{k}[{', '.join(isl_expr(e, names) for e in term)}] }}")
+        images.append(access.intersect_domain(domain).range().intersect(isl.Set(f"{{ {space} : {target} }}")))
+    # Density: the where-clause without its padding guards (clipping windows to the tensor handles those).
+    kept = [c for c in where if not _is_padding_guard(c, terms)]
+    density = 1.0
+    if kept:
+        dense = isl.Set(f"{{ E[{dims}] : {' and '.join(box + [isl_expr(c, names) for c in kept])} }}")
+        points = count(dense, {}) or 0
+        density = points / math.prod(ranges[i] for i in spec.indices)
+    return _StepModel(desc, ranges, terms, images, density)
+
+
+def _is_padding_guard(c: Binary, terms: list[tuple[Expr, ...]]) -> bool:
+    """`2p+r-1 >= 0`, `2p+r-1 < 32`: a constraint that only keeps a window entry inside its tensor."""
+    form = linear_form(Binary("-", c.lhs, c.rhs))
+    if form is None:
+        return False
+    coeffs = dict(form[0])
+    for term in terms:
+        for e in term:
+            ef = linear_form(e)
+            if ef is None or len(ef[0]) < 2:
+                continue
+            other = dict(ef[0])
+            if other == coeffs or other == {k: -v for k, v in coeffs.items()}:
+                return True
+    return False
+
+
+class _Unify:
+    """Union-find over (step, letter): letters that index the same dimension of an exchanged tensor are
+    one global index. A union that would make two letters of one step equal is refused."""
+
+    def __init__(self, models: list[_StepModel]) -> None:
+        self.parent: dict[tuple[int, str], tuple[int, str]] = {
+            (k, i): (k, i) for k, m in enumerate(models) for i in m.ranges}
+        self.ranges = {(k, i): n for k, m in enumerate(models) for i, n in m.ranges.items()}
+
+    def find(self, a: tuple[int, str]) -> tuple[int, str]:
+        while self.parent[a] != a:
+            a = self.parent[a]
+        return a
+
+    def try_union(self, pairs: list[tuple[tuple[int, str], tuple[int, str]]]) -> bool:
+        """Unites all pairs or none."""
+        saved = dict(self.parent)
+        for a, b in pairs:
+            ra, rb = self.find(a), self.find(b)
+            if ra == rb:
+                continue
+            if self.ranges[ra] != self.ranges[rb]:
+                self.parent = saved
+                return False
+            self.parent[rb] = ra
+        classes: dict[tuple[int, str], set[tuple[int, str]]] = {}
+        for a in self.parent:
+            classes.setdefault(self.find(a), set()).add(a)
+        for members in classes.values():
+            steps = [k for k, _ in members]
+            if len(steps) != len(set(steps)):
+                self.parent = saved
+                return False
+        return True
+
+
+def _letters(term: tuple[Expr, ...]) -> list[str] | None:
+    """The letters of a term whose every entry is a bare index, else None."""
+    out = []
+    for e in term:
+        if not isinstance(e, IndexRef):
+            return None
+        out.append(e.name)
+    return out
+
+
+def build_problem(name: str, descs: Sequence[EinsumDesc],
+                  read_after: Callable[[str], bool] | None = None) -> TilingProblem:
+    """The tiling problem of a chain of einsums (program order). Tensors are matched by name: a tensor one
+    step writes and a later one reads stays on chip in the fused space. `read_after(tensor)` says whether
+    a produced tensor is needed after the chain (default: when no step of the chain reads it).
+    Raises Unfusable when a chain of several einsums cannot be fused in this space."""
+    models = [_step_model(d) for d in descs]
+    produced = {d.output[0]: k for k, d in enumerate(descs)}
+    readers: dict[str, list[tuple[int, int]]] = {}
+    for k, d in enumerate(descs):
+        for j, (t, _, _, _) in enumerate(d.inputs):
+            readers.setdefault(t, []).append((k, j))
+    for t, k in produced.items():
+        if any(r < k for r, _ in readers.get(t, [])):
+            raise Unfusable(f"'{t}' is read before it is written")
+    if len(produced) != len(descs):
+        raise Unfusable("two einsums of the chain write the same tensor")
+    uf = _Unify(models)
+    # Tensors exchanged on chip: every dimension must be indexed by a bare letter on both sides.
+    for t, k in produced.items():
+        wl = _letters(models[k].entries[-1])
+        for r, j in readers.get(t, []):
+            rl = _letters(models[r].entries[j])
+            if wl is None or rl is None:
+                raise Unfusable(f"'{t}' is exchanged through an affine window, which a fused tile cannot hold")
+            if not uf.try_union([((k, a), (r, b)) for a, b in zip(wl, rl, strict=True)]):
+                raise Unfusable(f"the dimensions of '{t}' cannot be matched between its writer and its readers")
+    # Inputs read by several steps through bare letters share one slab when their letters can be matched.
+    shared: set[str] = set()
+    for t, uses in readers.items():
+        if t in produced or len({k for k, _ in uses}) < 2:
+            continue
+        lists = [_letters(models[k].entries[j]) for k, j in uses]
+        if any(x is None for x in lists):
+            continue
+        (k0, _), l0 = uses[0], lists[0]
+        assert l0 is not None
+        pairs = [((k0, a), (k, b)) for (k, _), lk in zip(uses[1:], lists[1:], strict=True)
+                 for a, b in zip(l0, lk or [], strict=True)]
+        if uf.try_union(pairs):
+            shared.add(t)
+    # Global names: the letter of the first occurrence, numbered when two indices share a letter.
+    gname: dict[tuple[int, str], str] = {}
+    taken: set[str] = set()
+    extents: list[tuple[str, int]] = []
+    for k, m in enumerate(models):
+        for i in m.ranges:
+            root = uf.find((k, i))
+            if root not in gname:
+                base, n = i, 1
+                candidate = base
+                while candidate in taken:
+                    n += 1
+                    candidate = f"{base}{n}"
+                taken.add(candidate)
+                gname[root] = candidate
+                extents.append((candidate, m.ranges[i]))
+    glob = {(k, i): gname[uf.find((k, i))] for k, m in enumerate(models) for i in m.ranges}
+    extent = dict(extents)
+
+    def window(k: int, e: Expr, size: int) -> AccessDim:
+        form = linear_form(e)
+        if form is None:
+            raise Unfusable(f"a subscript of @{descs[k].name} is not affine")
+        terms = tuple((glob[(k, n[1:])], abs(c)) for n, c in form[0]
+                      if n.startswith("%") and extent[glob[(k, n[1:])]] > 1)
+        return AccessDim(terms, size, _values_in_bounds(e, models[k].ranges, size))
+
+    steps = []
+    tensors: dict[str, Tensor] = {}
+    for k, (d, m) in enumerate(zip(descs, models, strict=True)):
+        accesses = []
+        for j, (t, label, shape, size) in enumerate(d.inputs):
+            dims = tuple(window(k, e, n) for e, n in zip(m.entries[j], shape, strict=True))
+            accesses.append(TensorAccess(t, label, dims, _card(m.images[j])))
+            tensors.setdefault(t, Tensor(t, size))
+        t, label, shape, size = d.output
+        dims = tuple(window(k, e, n) for e, n in zip(m.entries[-1], shape, strict=True))
+        write = TensorAccess(t, label, dims, _card(m.images[-1]))
+        external = read_after(t) if read_after is not None else t not in readers
+        tensors[t] = Tensor(t, size, external=external or t not in readers)
+        indices = tuple(dict.fromkeys(glob[(k, i)] for i in m.ranges if m.ranges[i] > 1))
+        steps.append(Step(d.name, indices, tuple(accesses), write, m.density))
+    for t in shared:
+        # The distinct elements all readers touch: the union of their images (one tensor space per name).
+        images = [models[k].images[j].set_tuple_name("T") for k, j in readers[t]]
+        union = images[0]
+        for im in images[1:]:
+            union = union.union(im)
+        tensors[t] = Tensor(t, tensors[t].itemsize, shared=True, footprint=_card(union))
+    return TilingProblem(name, tuple((u, n) for u, n in extents if n > 1), tuple(steps), tuple(tensors.values()))
+
+
+def _values_in_bounds(e: Expr, ranges: dict[str, int], size: int) -> int:
+    """Distinct values of an affine subscript entry inside [0, size) while its indices cover their ranges."""
+    letters = sorted({r.name for r in free_indices(e)})
+    names = {"%" + i: "x_" + i for i in letters}
+    cons = " and ".join([f"0 <= x_{i} < {ranges[i]}" for i in letters] + [f"v = {isl_expr(e, names)}"])
+    inner = f"exists ({', '.join(names.values())} : {cons})" if letters else cons
+    return max(1, _card(isl.Set(f"{{ [v] : {inner} and 0 <= v < {size} }}")))
+
+
+def _card(s: isl.Set) -> int:
+    return count(s, {}) or 0
+
+
+def einsum_problem(spec: str, shapes: Sequence[tuple[int, ...]], itemsize: int = 4, where: str | None = None,
+                   name: str = "einsum") -> TilingProblem:
+    """A single einsum from subscripts and shapes (operands then result), for tests and benchmarks."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    inputs = tuple((letters[k], letters[k], tuple(s), itemsize) for k, s in enumerate(shapes[:-1]))
+    output = ("Out", "Out", tuple(shapes[-1]), itemsize)
+    return build_problem(name, [EinsumDesc(name, spec, inputs, output, where)])
+
+
+
+def candidates(n: int, fine: bool = True) -> tuple[int, ...]:
+    """Tile sizes considered for an index of extent n: its divisors and the powers of two below it, and
+    with `fine` also three times powers of two (a last partial tile is charged exactly): the 3·2^k sizes let
+    a near-square tile plus its operands' slivers fill a power-of-two buffer. Where that exceeds 24 values,
+    the divisors are kept only as the exact quotients n/2^k. Chains use the coarser set (docs/tiling.md)."""
+    divs = {d for k in range(1, math.isqrt(n) + 1) if n % k == 0 for d in (k, n // k)}
+    grid = {m << k for m in ((1, 3) if fine else (1,)) for k in range(n.bit_length()) if (m << k) < n}
+    cands = divs | grid
+    if len(cands) > 24:
+        cands = grid | {n >> k for k in range(n.bit_length()) if n % (1 << k) == 0}
+    return tuple(sorted(cands))
+
+
+@dataclass(frozen=True)
+class Use:
+    """A tensor access whose data moves between DRAM and the buffer; its retention is a choice.
+
+    `free`: the loops that may be outside its retention level (tiled for it, set S); the rest iterate
+    with its slab resident. A shared input (step None) is retained within the shared loops only."""
+
+    label: str
+    tensor: str
+    step: int | None
+    free: tuple[str, ...]
+    dims: tuple[AccessDim, ...]
+    itemsize: int
+    exact: int
+    write: bool
+    reduced: frozenset[str]
+    density: float
+    live: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Slab:
+    """A tensor produced and consumed inside the chain: its tile over the shared loops stays on chip."""
+
+    tensor: str
+    dims: tuple[AccessDim, ...]
+    itemsize: int
+    exact: int
+    written: bool  # also needed after the chain: written to DRAM once per shared tile
+    density: float
+    live: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One point of the space, evaluated: tile sizes, the tiled loops of each use (its set S), the
+    resulting traffic and peak buffer in bytes, and a loop order consistent with the sets."""
+
+    problem: str
+    capacity: float
+    tiles: dict[str, int]
+    tiled: dict[str, frozenset[str]]
+    traffic: float
+    peak: int
+    per_use: dict[str, tuple[float, int]]  # label -> (traffic bytes, buffer bytes)
+    order: tuple[str, ...]
+    compulsory: int
+    solver: str = "milp"
+    optimal: bool = True
+
+    def loads(self, label: str, extents: dict[str, int]) -> int:
+        return math.prod(-(-extents[u] // self.tiles[u]) for u in self.tiled[label])
+
+
