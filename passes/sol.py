@@ -39,7 +39,7 @@ def target_location(err: TargetError) -> Location | None:
 def unplaced(err: TargetError) -> str:
     """The message without its leading `file:` or `file:line:col:`, which the diagnostic's location says."""
     text = str(err)
-    m = re.match(re.escape(err.file or "") + r"(?::\d+:\d+)?: ", text)
+    m = re.match(re.escape(err.file or "") + r"(?::\d+(?::\d+)?)?: ", text)
     return text[m.end():] if m else text
 
 

@@ -12,11 +12,10 @@ This walk is itself iterative, so it answers on inputs of any depth.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .diagnostics import DiagnosticEngine, Location
-from .expr import Expr, FloatLit, IntLit
+from .expr import Expr, IntLit
 from .ops import (
     AffineFor,
     AffineIf,
@@ -68,8 +67,6 @@ class _Checker:
                 return
             if isinstance(e, IntLit) and not isinstance(e.value, bool):
                 self.integer(e.value, e.loc)
-            elif isinstance(e, FloatLit) and not math.isfinite(e.value):
-                self.error(f"float literal out of range (it is {e.value} as a 64-bit float)", e.loc)
             stack.extend((c, depth + 1) for c in e.children())
 
     def type(self, t: TensorType | None, loc: Location) -> None:
@@ -96,8 +93,6 @@ class _Checker:
                 continue
             elif isinstance(v, int):
                 self.integer(v, loc)
-            elif isinstance(v, float) and not math.isfinite(v):
-                self.error(f"{what} holds a float out of range ({v})", loc)
             elif isinstance(v, TensorType):
                 self.type(v, loc)
 
