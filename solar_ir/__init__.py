@@ -13,6 +13,7 @@ from .dtypes import DType
 from .ops import EinsumOp, FuncOp, KernelOp, ModuleOp, Op, Value
 from .parser import parse_module
 from .printer import print_module
+from .source import decode_source
 from .types import TensorType
 from .verifier import verify
 
@@ -27,8 +28,9 @@ def parse_and_verify(text: str, file: str = "<stdin>") -> ModuleOp:
 
 
 def load(path: str) -> ModuleOp:
-    with open(path, encoding="utf-8") as fh:
-        return parse_and_verify(fh.read(), path)
+    """Reads, parses and verifies a .sir file; bytes that are not UTF-8 are a DiagnosticError too."""
+    with open(path, "rb") as fh:
+        return parse_and_verify(decode_source(fh.read(), path), path)
 
 
 __all__ = [
