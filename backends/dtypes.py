@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from solar.ir.dtypes import DType
@@ -32,26 +32,39 @@ class FloatFormat:
 
 FORMATS: dict[DType, FloatFormat] = {
     DType.TF32: FloatFormat(10, -126, float((2 - 2.0 ** -10) * 2.0 ** 127), True),
-    DType.BF16: FloatFormat(7, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), True),
+    DType.BF16: FloatFormat(7, -126, float((2 - 2.0 ** -7) * 2.0 ** 127), True),
     DType.F16: FloatFormat(10, -14, 65504.0, True),
     DType.F8E4M3: FloatFormat(3, -6, 448.0, False),
     DType.F8E5M2: FloatFormat(2, -14, 57344.0, True),
 }
 
-STORAGE: dict[DType, np.dtype] = {
+_NARROW = {DType.BF16: "bfloat16", DType.F8E4M3: "float8_e4m3fn", DType.F8E5M2: "float8_e5m2"}
+
+
+class _Storage(dict[DType, np.dtype]):
+    """bf16 and the f8 formats are stored as ml_dtypes types, imported on first use: importing ml_dtypes
+    costs most of a second, which a module without narrow floats should not pay."""
+
+    def __missing__(self, key: Any) -> np.dtype:
+        if key not in _NARROW:
+            raise KeyError(key)
+        import ml_dtypes
+
+        # OCP FP8: E4M3 is the "fn" variant (finite, NaN only), E5M2 is IEEE-like with infinities.
+        self.update({dt: np.dtype(getattr(ml_dtypes, name)) for dt, name in _NARROW.items()})
+        return self[key]
+
+
+STORAGE: dict[DType, np.dtype] = _Storage({
     DType.F64: np.dtype(np.float64),
     DType.F32: np.dtype(np.float32),
     DType.TF32: np.dtype(np.float32),
-    DType.BF16: np.dtype(ml_dtypes.bfloat16),
     DType.F16: np.dtype(np.float16),
-    # OCP FP8: E4M3 is the "fn" variant (finite, NaN only), E5M2 is IEEE-like with infinities.
-    DType.F8E4M3: np.dtype(ml_dtypes.float8_e4m3fn),
-    DType.F8E5M2: np.dtype(ml_dtypes.float8_e5m2),
     DType.I64: np.dtype(np.int64),
     DType.I32: np.dtype(np.int32),
     DType.I8: np.dtype(np.int8),
     DType.I1: np.dtype(np.bool_),
-}
+})
 
 
 def storage_dtype(dtype: DType) -> np.dtype:

@@ -1,10 +1,20 @@
-"""Translation and validation time per corpus program, beside the original program's own run time.
+"""Translation and validation time per program, beside a named baseline measured in the same run.
 
-    python benchmarks/translate.py                  # every program of tests/frontend_corpus
-    python benchmarks/translate.py --pattern conv   # the programs whose file name contains 'conv'
-    python benchmarks/translate.py --cold           # a fresh Numba cache directory (compile every kernel)
+    python benchmarks/translate.py                      # the GPU-sized programs of benchmarks/gpu_corpus
+    python benchmarks/translate.py --corpus frontend    # every program of tests/frontend_corpus
+    python benchmarks/translate.py --pattern conv       # the programs whose file name contains 'conv'
+    python benchmarks/translate.py --cold               # a fresh Numba cache directory (compile every kernel)
 
-Columns: translate = export (torch.export / make_jaxpr) + lowering (+ decomposition when needed);
+GPU-sized programs (the default): each program is translated and validated by `solar-translate FILE`
+as a user runs it, in a fresh process; its wall time and peak resident memory (the child's, from the
+kernel) are the figures. The baseline, measured in the same run and alternating with it, is the floor any
+translator pays: a fresh process that imports torch and runs `torch.export` of the program alone (built on
+the meta device, static shapes). The ratio is translate+validate / floor. A first, untimed run per program
+fills the kernel cache (as the first of an edit-run loop does) unless --cold or --no-warmup. Targets (issue 13): median
+<= 6 s, worst <= 30 s, peak <= 2 GB, median ratio <= 1.5.
+
+Corpus programs (--corpus frontend), in this process. Columns: translate = export (torch.export /
+make_jaxpr) + lowering (+ decomposition when needed);
 validate = the original at the validation sizes + the IR through the executor (kernel compilation
 included, from the disk cache unless --cold); original = one eager run of the original program at full size
 (the least of 5, after a warm-up); ratio = (translate + validate) / original. Median and worst are printed last.
@@ -15,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -83,13 +94,84 @@ def bench_jax(path: str) -> dict[str, float]:
     return {"translate": translate, "validate": validate_s, "original": original, "ok": float(report.ok)}
 
 
+GPU_CORPUS = os.path.join(HERE, "gpu_corpus")
+_FLOOR = """
+import sys, torch
+sys.path.insert(0, {here!r})
+from importlib.util import module_from_spec, spec_from_file_location
+spec = spec_from_file_location("floor_program", {path!r})
+mod = module_from_spec(spec)
+spec.loader.exec_module(mod)
+with torch.device("meta"):
+    model = mod.Model(*getattr(mod, "get_init_inputs", lambda: [])())
+    inputs = tuple(mod.get_inputs())
+torch.export.export(model.eval(), inputs)
+"""
+
+
+def gpu_programs(pattern: str = "") -> list[str]:
+    return sorted(os.path.join(GPU_CORPUS, f) for f in os.listdir(GPU_CORPUS)
+                  if f.endswith(".py") and pattern in f)
+
+
+def _child(argv: list[str]) -> tuple[float, float, int, str]:
+    """(wall s, peak RSS bytes, exit code, last stderr line) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    last = (err.strip().splitlines() or [""])[-1]
+    return wall, usage.ru_maxrss * 1024, proc.returncode, last
+
+
+def gpu_main(args: argparse.Namespace) -> int:
+    translate = os.path.join(os.path.dirname(sys.executable), "solar-translate")
+    if not os.path.exists(translate):
+        translate = "solar-translate"
+    rows: list[tuple[str, float, float, float]] = []
+    print(f"{'program':24s} {'translate+validate':>19s} {'peak RSS':>9s} {'floor':>8s} {'ratio':>6s}  ok")
+    for path in gpu_programs(args.pattern):
+        name = os.path.basename(path)[:-3]
+        if not args.cold and not args.no_warmup:
+            _child([translate, path, "-o", os.devnull])  # fills the kernel cache
+        wall, rss, code, last = _child([translate, path, "-o", os.devnull])
+        floor, _, floor_code, floor_err = _child([sys.executable, "-c", _FLOOR.format(here=GPU_CORPUS, path=path)])
+        if floor_code != 0:
+            print(f"{name:24s} the floor failed: {floor_err[:90]}")
+            continue
+        ok = "yes" if code == 0 else f"NO ({last[:70]})"
+        rows.append((name, wall, rss, floor))
+        print(f"{name:24s} {wall:18.2f}s {rss / 2**30:7.2f}GB {floor:7.2f}s {wall / floor:5.2f}x  {ok}", flush=True)
+    if not rows:
+        return 1
+    walls = [r[1] for r in rows]
+    worst = max(rows, key=lambda r: r[1])
+    peak = max(rows, key=lambda r: r[2])
+    ratios = [r[1] / r[3] for r in rows]
+    print(f"translate+validate: median {statistics.median(walls):.2f}s (target <= 6), worst {worst[1]:.2f}s "
+          f"({worst[0]}; target <= 30)")
+    print(f"peak RSS: {peak[2] / 2**30:.2f} GB ({peak[0]}; target <= 2)")
+    print(f"floor (import torch + torch.export alone): median {statistics.median(r[3] for r in rows):.2f}s; "
+          f"ratio median {statistics.median(ratios):.2f}x (target <= 1.5), worst {max(ratios):.2f}x")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", choices=["gpu", "frontend"], default="gpu",
+                        help="gpu: benchmarks/gpu_corpus, one process per run (default); frontend: "
+                        "tests/frontend_corpus in this process")
     parser.add_argument("--pattern", default="", help="only programs whose path contains this")
     parser.add_argument("--cold", action="store_true", help="compile kernels into a fresh cache directory")
+    parser.add_argument("--no-warmup", action="store_true",
+                        help="gpu: skip the untimed first run (the kernel cache is already warm)")
     args = parser.parse_args(argv)
     if args.cold:
         os.environ["SOLAR_CACHE_DIR"] = tempfile.mkdtemp(prefix="solar-bench-")
+    if args.corpus == "gpu":
+        return gpu_main(args)
     import harness
 
     rows: list[tuple[str, dict[str, float]]] = []

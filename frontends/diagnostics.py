@@ -30,15 +30,18 @@ class SourceLine:
 
 
 def _framework_dirs() -> tuple[str, ...]:
+    """The install folders of the frameworks, found without importing them (importing jax to locate it
+    costs seconds in a torch translation)."""
+    import importlib.util
+
     dirs: list[str] = []
     for mod in ("torch", "jax", "jaxlib", "flax", "numpy"):
         try:
-            m = __import__(mod)
-        except ImportError:
+            spec = importlib.util.find_spec(mod)
+        except (ImportError, ValueError):
             continue
-        path = getattr(m, "__file__", None)
-        if path:
-            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+        for where in (spec.submodule_search_locations or []) if spec is not None else []:
+            dirs.append(os.path.abspath(where) + os.sep)
     return tuple(dirs)
 
 

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import io
 import operator
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -44,9 +46,11 @@ from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
 from .diagnostics import Problem, SourceError, TranslationError, user_code_error, user_frame, user_frames
+from .export_dims import ExportDims, explain_fixed, export_dynamic
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.registry import OutMeta, TorchNode
+from .reference_model import build_reference
 
 TORCH_DTYPES: dict[torch.dtype, DType] = {
     torch.float64: DType.F64,
@@ -97,6 +101,11 @@ class TorchTranslation:
     param_dims: dict[str, list[tuple[int, int]]]  # parameter → (user input index, dim) where it sizes an input
     decomposed: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # The least value export allows each size parameter (a conv's input must cover its kernel, say).
+    param_min: dict[str, int] = field(default_factory=dict)
+    # Input dims asked symbolic that stayed fixed, each with why (export_dims.explain_fixed).
+    fixed_dims: list[str] = field(default_factory=list)
+    input_names: list[str] = field(default_factory=list)  # the forward's parameter names
 
 
 # ---- sizes ----------------------------------------------------------------------------------------
@@ -206,46 +215,35 @@ def import_file(path: str, name: str | None = None) -> ModuleType:
     return mod
 
 
-def _dynamic_specs(inputs: Sequence[Any], dynamic: str) -> list[tuple[Any, ...]]:
-    """dynamic_shapes specs to try, most wanted first.
-
-    'batch': the leading dim of every input whose leading size equals the first input's (the batch), first
-    as one shared named Dim (one size parameter), then as Dim.AUTO each (export relates them as it can).
-    Inputs with another leading size (index lists, masks, tables) stay static: marking them too would give
-    unrelated parameters for sizes the program assumes equal, and non-affine sizes such as min(5, s)."""
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.dim() >= 1]
-    if dynamic == "none" or not tensors:
-        return []
-    if dynamic == "all":
-        return [tuple({d: torch.export.Dim.AUTO for d in range(x.dim()) if x.shape[d] > 1} or None
-                      if isinstance(x, torch.Tensor) and x.dim() >= 1 else None for x in inputs)]
-    batch = tensors[0].shape[0]
-    if batch <= 1:
-        return []
-    shared = torch.export.Dim("batch", min=2)
-
-    def spec(dim: Any) -> tuple[Any, ...]:
-        return tuple({0: dim} if isinstance(x, torch.Tensor) and x.dim() >= 1 and x.shape[0] == batch else None
-                     for x in inputs)
-
-    return [spec(shared), spec(torch.export.Dim.AUTO)]
-
-
 def export_program(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"
                    ) -> torch.export.ExportedProgram:
-    """Builds the model and inputs on `device` and exports them; falls back to static shapes when the
-    batch dimension cannot stay symbolic."""
+    """Builds the model and inputs on `device` and exports them with the dims `dynamic` asks symbolic."""
+    return export_with_dims(problem, dynamic, device)[0]
+
+
+def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str = "meta",
+                     dims: set[tuple[int, int]] | None = None
+                     ) -> tuple[torch.export.ExportedProgram, ExportDims, list[str]]:
+    """`export_program`, with what was asked of export and the forward's parameter names (for the header:
+    export_dims.explain_fixed). Falls back dim by dim, then to the batch alone, then to static shapes."""
     with torch.device(device):
         model = problem.make_model()
         inputs = tuple(problem.make_inputs())
     model.eval()
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    # `forward(self, *args)` takes one spec for all of its arguments, as a tuple.
+    varargs = bool(params) and params[0].kind is inspect.Parameter.VAR_POSITIONAL
+    names = [] if varargs else [p.name for p in params]
+
+    def export(spec: Any) -> torch.export.ExportedProgram:
+        return torch.export.export(model, inputs, dynamic_shapes=(spec,) if varargs and spec else spec)
+
     with _quiet():
-        for spec in _dynamic_specs(inputs, dynamic):
-            try:
-                return torch.export.export(model, inputs, dynamic_shapes=spec)
-            except Exception:
-                continue
-        return torch.export.export(model, inputs)
+        ep, info = export_dynamic(export, inputs, dynamic, names, dims)
+    return ep, info, names
 
 
 @contextlib.contextmanager
@@ -325,6 +323,23 @@ class GraphLowering:
                 out[name] = ArgSource(str(spec.kind).lower(), spec.target or name)
         return out
 
+    def declare_sizes(self) -> dict[str, list[tuple[int, int]]]:
+        """Size parameters first: the symbolic dims of user inputs, in input order; returns where each sizes
+        an input."""
+        users = self.user_input_index()
+        for node in self.ep.graph.nodes:
+            val = node.meta.get("val")
+            if node.op == "placeholder" and node.name in users and isinstance(val, torch.Tensor):
+                for d, size in enumerate(val.shape):
+                    if isinstance(size, torch.SymInt):
+                        try:
+                            int(size.node.expr)
+                        except (TypeError, ValueError):
+                            hint = size.node.hint
+                            self.syms.declare(size.node.expr, d, int(hint) if hint is not None else 1,
+                                              users[node.name])
+        return self.syms.where
+
     def unsupported_nodes(self) -> list[torch.fx.Node]:
         out = []
         for node in self.ep.graph.nodes:
@@ -338,20 +353,8 @@ class GraphLowering:
     def lower(self) -> TorchTranslation:
         graph = self.ep.graph
         sources = self.arg_sources()
-        users = self.user_input_index()
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-        # Size parameters first: the batch dims of user inputs, in input order.
-        for node in placeholders:
-            val = node.meta.get("val")
-            if node.name in users and isinstance(val, torch.Tensor):
-                for d, size in enumerate(val.shape):
-                    if isinstance(size, torch.SymInt):
-                        try:
-                            int(size.node.expr)
-                        except (TypeError, ValueError):
-                            hint = size.node.hint
-                            self.syms.declare(size.node.expr, d, int(hint) if hint is not None else 1,
-                                              users[node.name])
+        self.declare_sizes()
         mb = ModuleBuilder(_sanitize_symbol(self.name), dict(self.syms.defaults))
         arg_types: list[tuple[str, TensorType]] = []
         arg_list: list[ArgSource] = []
@@ -388,7 +391,18 @@ class GraphLowering:
         engine = DiagnosticEngine()
         if not verify(module, engine):
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
-        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where)
+        return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where,
+                                param_min=self.param_minimums())
+
+    def param_minimums(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for sym, name in self.syms.names.items():
+            vr = self.ep.range_constraints.get(sym)
+            try:
+                out[name] = max(1, int(vr.lower)) if vr is not None else 1
+            except (TypeError, ValueError, OverflowError):
+                out[name] = 1
+        return out
 
     def tensor_type(self, val: torch.Tensor) -> TensorType:
         return ttype([self.syms.dim(d) for d in val.shape], sir_dtype(val.dtype))
@@ -566,22 +580,68 @@ def export_error(err: Exception) -> Exception:
 
 
 def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> TorchTranslation:
-    """Exports and lowers a problem (or a KernelBench-style file)."""
+    """Exports and lowers a problem (or a KernelBench-style file). With `dynamic='all'`, sizes the IR cannot
+    express (a product of two symbolic dims, say) send the dims they name back to static, at most
+    `RELOWER_RETRIES` times, and then the translation runs with the batch dims alone."""
     if isinstance(problem, str):
         problem = load_problem(problem)
     start = time.perf_counter()
-    try:
-        ep = export_program(problem, dynamic)
-    except Exception as err:
-        try:
-            ep = export_program(problem, dynamic, device="cpu")
-        except Exception:
-            raise export_error(err) from None
+    ep, info, names = _export(problem, dynamic)
     exported = time.perf_counter()
-    result = lower_exported(ep, problem.name)
+    asked, dropped = set(info.asked), dict(info.dropped)
+    for attempt in range(RELOWER_RETRIES + 2):
+        try:
+            result = lower_exported(ep, problem.name)
+            break
+        except (TranslationError, LoweringError) as err:
+            if info.mode != "all" or attempt > RELOWER_RETRIES:
+                raise
+            where = GraphLowering(ep, problem.name).declare_sizes()
+            # One parameter at a time (the last declared of those the error names): a product of two
+            # symbolic sizes becomes affine when either one is fixed.
+            params = [p for p in where if p in set(_PARAM_NAME.findall(str(err)))]
+            named = set(where[params[-1]]) if params else set()
+            keep = asked - named - set(dropped)
+            reason = f"its size enters an expression the IR cannot express ({_first_error_line(err)})"
+            if not named or not keep or attempt == RELOWER_RETRIES:
+                ep, info, names = _export(problem, "batch")  # the last resort: only the batch shrinks
+                info.fallback = f"with more dims symbolic, the translation failed ({_first_error_line(err)})"
+                info.asked = asked
+                continue
+            dropped.update(dict.fromkeys(named, reason))
+            ep, info, names = _export(problem, "all", keep)
+            dropped.update(info.dropped)
+            info.asked, info.dropped = asked, dropped
+    result.fixed_dims = explain_fixed(ep, info, names)
+    result.input_names = names
     result.timings["export"] = exported - start
     result.timings["lower"] = time.perf_counter() - exported - result.timings.get("decompose", 0.0)
     return result
+
+
+RELOWER_RETRIES = 2
+_PARAM_NAME = re.compile(r"\b(BATCH\d*|DIM\d+)\b")
+
+
+def _first_error_line(err: Exception) -> str:
+    """The first error line that names a size parameter (else the first line)."""
+    lines = [ln.split("error: ", 1)[-1] for ln in str(err).splitlines() if "error: " in ln]
+    named = [ln for ln in lines if _PARAM_NAME.search(ln)]
+    text = named[0] if named else lines[0] if lines else (str(err).strip().splitlines() or [""])[0]
+    text = text.split(": `", 1)[0]
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _export(problem: TorchProblem, dynamic: str, dims: set[tuple[int, int]] | None = None
+            ) -> tuple[torch.export.ExportedProgram, ExportDims, list[str]]:
+    """Export on the meta device, else on the CPU (some programs need real data to trace)."""
+    try:
+        return export_with_dims(problem, dynamic, dims=dims)
+    except Exception as err:
+        try:
+            return export_with_dims(problem, dynamic, device="cpu", dims=dims)
+        except Exception:
+            raise export_error(err) from None
 
 
 # ---- validation inputs ------------------------------------------------------------------------------
@@ -609,14 +669,13 @@ def shrink_inputs(inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]]
 
 
 def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
-                     max_input_bytes: int = 1 << 30) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
+                     max_input_bytes: int = 1 << 26) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
     """A function making seeded inputs at the sizes `small`, running the original model on them, and returning
     (arrays for the IR's arguments, golden outputs)."""
 
     def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
-        torch.manual_seed(seed)
         np.random.seed(seed)
-        model = problem.make_model().eval()
+        model = build_reference(problem.make_model, seed)  # no layer initialisers: seeded normal weights
         torch.manual_seed(seed + 1)
         with torch.device("meta"):
             meta_inputs = list(problem.make_inputs())

@@ -49,6 +49,7 @@ class ValidationReport:
     seconds: dict[str, float] = field(default_factory=dict)
     error: str = ""  # the IR failed to run (or the reference did): why
     note: str = ""  # how the sizes were chosen, when not as asked
+    details: list[str] = field(default_factory=list)  # more header lines: which dims shrank, which could not
 
     @property
     def reduced(self) -> bool:
@@ -95,6 +96,7 @@ class ValidationReport:
             lines.append(f"  ran at reduced sizes through the size parameters; the IR keeps the full sizes ({full})")
         if self.note:
             lines.append("  " + self.note)
+        lines.extend("  " + line for line in self.details)
         lines.append("  " + self.summary())
         return lines
 
@@ -140,12 +142,16 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int) ->
     return check
 
 
-def small_sizes(module: ModuleOp, size: int = 2, full: bool = False) -> dict[str, int]:
-    """Each size parameter bound to `size` (or its default when that is smaller), or all at full size."""
+def small_sizes(module: ModuleOp, size: int = 2, full: bool = False,
+                minimum: dict[str, int] | None = None) -> dict[str, int]:
+    """Each size parameter bound to `size` (or its default when that is smaller, or the least value the
+    program allows when that is larger: `minimum`, e.g. a conv's input covering its kernel), or all at full
+    size."""
     out: dict[str, int] = {}
     for p in module.params:
         default = p.default if p.default is not None else size
-        out[p.name] = default if full else min(default, size)
+        low = min(default, (minimum or {}).get(p.name, 1))
+        out[p.name] = default if full else min(default, max(size, low))
     return out
 
 
@@ -203,10 +209,19 @@ def validate_sized(module: ModuleOp, case_for: Callable[[dict[str, int]], Case],
     past a shrunk dimension, say), once more at the full sizes, which the report then records."""
     report = validate(module, case_for(sizes), sizes, seed)
     full = {p.name: p.default for p in module.params if p.default is not None}
-    if report.error.startswith("the original program failed") and sizes != full:
-        first = report.error
-        report = validate(module, case_for(full), full, seed)
-        report.note = f"reduced sizes were tried first, and the original failed there ({first.split(': ', 1)[-1]})"
+    if not report.error.startswith("the original program failed") or sizes == full:
+        return report
+    first = report.error.split(": ", 1)[-1]
+    # Next: only the batch dims reduced (the program may need its other dims as large as written).
+    batch_only = {k: v if k.startswith("BATCH") else full.get(k, v) for k, v in sizes.items()}
+    if batch_only not in (sizes, full):
+        report = validate(module, case_for(batch_only), batch_only, seed)
+        if not report.error.startswith("the original program failed"):
+            report.note = (f"every dim reduced was tried first, and the original failed there ({first}); "
+                           "only the batch dims are reduced")
+            return report
+    report = validate(module, case_for(full), full, seed)
+    report.note = f"reduced sizes were tried first, and the original failed there ({first})"
     return report
 
 

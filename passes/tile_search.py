@@ -16,6 +16,7 @@ from rich.table import Table
 
 from solar.backends.cost import CostModel
 from solar.backends.report import TargetReport
+from solar.backends.tiling_cache import CachedChains, SolveCache
 from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
     GroupResult,
@@ -93,15 +94,20 @@ class TileSearch(Pass):
         values = module.param_values()
         result = TileSearchResult(self.buffer, capacity, target.name)
         curves: dict[str, list[dict[str, Any]]] = {"einsums": [], "groups": []}
+        cache = SolveCache()  # identical einsum shapes (every block of a network) are solved once
         for func in module.funcs:
-            chains = IRChains(func, values)
+            chains = CachedChains(func, values, cache)
             for op in func.walk():
                 if isinstance(op, EinsumOp):
                     self._einsum(ctx, chains, op, capacity, result, curves)
             for name, kind, anchor, ops in _chains(func.body):
                 self._chain(ctx, chains, name, kind, anchor, ops, capacity, result, curves)
         ctx.results[self.name] = result
-        ctx.report(_render(result, self.buffer, target.name))
+        report = _render(result, self.buffer, target.name)
+        if cache.hits:
+            report += (f"{cache.solves} distinct tiling problems solved; {cache.hits} more answered from them "
+                       "(the same einsum shapes)\n")
+        ctx.report(report)
         if self.curve:
             try:
                 self._write_curve(module, result, curves)
@@ -109,11 +115,10 @@ class TileSearch(Pass):
                 ctx.diagnostics.error(f"tile-search: {err}", module.loc)
 
     # -- one einsum, one chain ------------------------------------------------------------------------
-    def _einsum(self, ctx: PassContext, chains: IRChains, op: EinsumOp, capacity: float,
+    def _einsum(self, ctx: PassContext, chains: CachedChains, op: EinsumOp, capacity: float,
                 result: TileSearchResult, curves: dict[str, list[dict[str, Any]]]) -> None:
         try:
-            space = chains.space(op.symbol, [op])
-            m = space.solve(capacity)
+            space, m = chains.solve_space(op.symbol, [op], capacity)
         except (SpecError, Unfusable, ValueError, isl.Error) as err:
             ctx.diagnostics.remark(f"tile-search: @{op.symbol} is not modelled: {err}", op.loc)
             return
@@ -126,7 +131,7 @@ class TileSearch(Pass):
             points = curve(lambda c: _traffic(space.solve(c)))
             curves["einsums"].append({"name": f"@{op.symbol}", "compulsory": space.compulsory, "traffic": points})
 
-    def _chain(self, ctx: PassContext, chains: IRChains, name: str, kind: str, anchor: Op, ops: list[Op],
+    def _chain(self, ctx: PassContext, chains: CachedChains, name: str, kind: str, anchor: Op, ops: list[Op],
                capacity: float, result: TileSearchResult, curves: dict[str, list[dict[str, Any]]]) -> None:
         units = einsum_units(ops)
         if not units:

@@ -8,7 +8,6 @@ import difflib
 import os
 import re
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import lark
@@ -30,6 +29,7 @@ from .expr import (
     Unary,
     negate,
 )
+from .grammar_tables import LARK_OPTIONS, grammar_text, load_shipped
 from .lalr import Fallback, FastLALR
 from .limits import check_limits
 from .ops import (
@@ -506,24 +506,16 @@ def _cache_path() -> str | bool:
 
 @cache
 def _grammar_text() -> str:
-    return resources.files("solar.grammar").joinpath("sir.lark").read_text()
+    return grammar_text()
 
 
 class _Parser:
     def __init__(self) -> None:
         self.builder = _Builder()
-        self.lark = lark.Lark(
-            _grammar_text(),
-            parser="lalr",
-            lexer="contextual",
-            strict=True,
-            # Every IR object takes its position from a token; no rule needs Lark's `meta`.
-            propagate_positions=False,
-            maybe_placeholders=True,
-            transformer=self.builder,
-            start="file",
-            cache=_cache_path(),
-        )
+        grammar = _grammar_text()
+        shipped = load_shipped(grammar, self.builder)
+        # Stale or missing shipped tables (an edited grammar, another Lark): build them, cached per user.
+        self.lark = shipped or lark.Lark(grammar, transformer=self.builder, cache=_cache_path(), **LARK_OPTIONS)
         self.display = {t.name: self._display(t) for t in self.lark.terminals}
         self.fast = FastLALR.create(self.lark, "file")
 

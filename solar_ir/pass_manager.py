@@ -10,12 +10,12 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .diagnostics import DiagnosticEngine, DiagnosticError
-from .ops import ModuleOp
-from .printer import print_module
-from .verifier import verify
+
+if TYPE_CHECKING:
+    from .ops import ModuleOp
 
 
 class PassOptionError(ValueError):
@@ -203,6 +203,9 @@ class PassManager:
     def run(self, module: ModuleOp, ctx: PassContext) -> ModuleOp:
         """Runs the pipeline; stops with DiagnosticError at the first pass that reports an error or leaves
         the module invalid."""
+        from .printer import print_module  # here, so that reading the registry (--help) loads no IR code
+        from .verifier import verify
+
         for p in self.passes:
             start = time.perf_counter()
             result = p.apply(ctx, module)

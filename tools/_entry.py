@@ -2,9 +2,38 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
+
+DISTRIBUTION = "solar-sol"
+
+
+def package_version() -> str:
+    """The installed package's version (read only when asked: importlib.metadata costs start-up time)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"{parser.prog} {package_version()}\n")
+        parser.exit(0)
+
+
+def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
+    """`--version`: the tool's name and the package version, printed before any other work."""
+    parser.add_argument("--version", action=_VersionAction, help=f"print {prog}'s version and exit")
 
 
 def run_main(prog: str, run: Callable[[Sequence[str]], int]) -> None:

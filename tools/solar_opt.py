@@ -9,13 +9,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.ir.diagnostics import Diagnostic, DiagnosticError, SourceManager, format_diagnostic
-from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
 from solar.ir.outputs import OutputError, check_writable, write_text_atomic
 from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
 from solar.ir.source import decode_source
 from solar.passes import registry
-from solar.tools._entry import run_main
+from solar.passes.catalog import CATALOG, PassInfo, info_of_class
+from solar.tools._entry import add_version, run_main
 
 PROG = "solar-opt"
 
@@ -63,6 +62,7 @@ def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]],
 def build_parser() -> _Parser:
     p = _Parser(prog=PROG, allow_abbrev=False,
                 description="Run SOLAR passes on SIR (the SOLAR IR) and print the result.")
+    add_version(p, PROG)
     p.add_argument("input", nargs="?", default="-", help="input .sir file ('-' or nothing: stdin)")
     p.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
     p.add_argument("-p", "--pass-pipeline", metavar="PIPELINE",
@@ -93,12 +93,20 @@ def build_parser() -> _Parser:
     return p
 
 
-def _pass_help(name: str) -> str:
+def _pass_info(name: str) -> PassInfo | None:
+    """What help says about a pass: from the catalog (no import), else from its class; None when the pass's
+    dependencies are missing (it is still listed)."""
+    if name in CATALOG:
+        return CATALOG[name]
     try:
-        cls = registry.load(name)
-    except ImportError:  # a pass whose dependencies are missing still gets listed
-        return ""
-    return cls.summary
+        return info_of_class(registry.load(name))
+    except ImportError:
+        return None
+
+
+def _pass_help(name: str) -> str:
+    info = _pass_info(name)
+    return info.summary if info else ""
 
 
 def _known_flags(parser: argparse.ArgumentParser) -> list[str]:
@@ -123,14 +131,16 @@ def _build_pipeline(items: list[tuple[str, str | None]]) -> list[Any]:
 def _list_passes() -> str:
     lines = ["Available passes:"]
     for name in registry.names():
-        cls = registry.load(name)
-        lines.append(f"  --{name:<20} {cls.summary}")
-        for f in dataclasses.fields(cls):
-            if cls.free_options and f.name == "options":
-                lines.append(f"      {'KEY=VALUE':<18} any key (see the pass's documentation)")
-                continue
-            default = "" if f.default is dataclasses.MISSING else f" (default: {f.default!r})"
-            lines.append(f"      {f.name + '=':<18} {getattr(f.type, '__name__', f.type)}{default}")
+        info = _pass_info(name)
+        if info is None:
+            lines.append(f"  --{name:<20} (not available: its dependencies are missing)")
+            continue
+        lines.append(f"  --{name:<20} {info.summary}")
+        if info.free_options:
+            lines.append(f"      {'KEY=VALUE':<18} any key (see the pass's documentation)")
+        for opt in info.options:
+            default = "" if opt.default is None else f" (default: {opt.default})"
+            lines.append(f"      {opt.name + '=':<18} {opt.type}{default}")
     return "\n".join(lines) + "\n"
 
 
@@ -232,11 +242,16 @@ def run(argv: Sequence[str]) -> int:
         passes = _forward_sol_options(_build_pipeline(items), args)
         passes = _forward_tile_options(passes, args)
         for name in args.print_ir_after:
-            registry.load(name)  # an unknown name is an error, not a silent no-op
+            if name not in registry.table:  # an unknown name is an error, not a silent no-op
+                registry.load(name)
         _check_outputs(passes, args)
     except (_UsageError, PassOptionError, OutputError) as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
+
+    # Imported once the arguments are read, so that --help, --version and usage errors answer at once.
+    from solar.ir.diagnostics import Diagnostic, DiagnosticError, SourceManager, format_diagnostic
+    from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
 
     file = "<stdin>" if args.input == "-" else args.input
     try:

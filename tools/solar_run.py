@@ -14,11 +14,12 @@ import contextlib
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from solar.tools._entry import add_version, run_main
 
-from solar.tools._entry import run_main
+if TYPE_CHECKING:
+    import numpy as np
 
 PROG = "solar-run"
 
@@ -35,6 +36,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> _Parser:
     p = _Parser(prog=PROG, allow_abbrev=False,
                 description="Run a SIR module (kernels through Numba, einsums through BLAS) on inputs.")
+    add_version(p, PROG)
     p.add_argument("input", help="the .sir file to run")
     p.add_argument("--entry", metavar="NAME", help="the function to run (default: @main, else the first)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -73,6 +75,8 @@ def _params(items: list[str]) -> dict[str, int]:
 
 def _summary(name: str, array: np.ndarray, type_text: str) -> str:
     """`out0: tensor<...> min A max B mean C`, over the values that are not NaN (counted apart)."""
+    import numpy as np
+
     if array.size == 0:
         return f"{name}: {type_text} (empty)"
     wide = array.astype(np.float64).reshape(-1)
@@ -108,7 +112,9 @@ def run(argv: Sequence[str]) -> int:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 
-    # Imported here so that `--help` and usage errors answer without loading Numba.
+    # Imported here so that `--help` and usage errors answer without loading NumPy or Numba.
+    import numpy as np
+
     from solar.backends import executor, jit
     from solar.backends.errors import ExecutionError, VerificationError
     from solar.backends.inputs import (

@@ -18,6 +18,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from solar.tools._entry import add_version
+
 PROG = "solar-translate"
 
 
@@ -33,6 +35,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> _Parser:
     p = _Parser(prog=PROG, allow_abbrev=False,
                 description="Translate a PyTorch or JAX program into SIR, validated against the original.")
+    add_version(p, PROG)
     p.add_argument("source", nargs="?", help="a KernelBench-style .py file (defines Model, get_inputs(), "
                    "get_init_inputs()), or with --framework jax a file defining forward() and get_inputs()")
     p.add_argument("-o", "--output", metavar="FILE.sir", help="where to write the IR (default: stdout)")
@@ -43,12 +46,14 @@ def build_parser() -> _Parser:
     p.add_argument("--input", action="append", default=[], metavar="SHAPExDTYPE",
                    help="an input as a shape spec, e.g. 8x3x32x32xf32 or 16xi64 (repeatable; seeded random values)")
     p.add_argument("--name", help="the module's name (default: from the source)")
-    p.add_argument("--dynamic", choices=["batch", "none", "all"], default="batch",
-                   help="torch: which input dims become size parameters (default: the batch dim)")
+    p.add_argument("--dynamic", choices=["all", "batch", "none"], default="all",
+                   help="torch: which input dims become size parameters, so that validation can shrink them "
+                   "(default: every dim the program lets vary; a dim that fails falls back to static)")
     p.add_argument("--no-validate", action="store_true", help="write without running the validation")
     p.add_argument("--seed", type=int, default=0, help="seed for validation inputs and weights (default 0)")
-    p.add_argument("--validate-size", type=int, default=2, metavar="N",
-                   help="bind every size parameter to at most N for validation (default 2)")
+    p.add_argument("--validate-size", type=int, default=4, metavar="N",
+                   help="bind every size parameter to at most N for validation (default 4; more where the "
+                   "program needs it, e.g. a conv's input covering its kernel)")
     p.add_argument("--full-size-validation", action="store_true",
                    help="validate at the full sizes instead of reduced ones")
     llm = p.add_argument_group("language model", "translate what the lowering table does not cover with a model "
@@ -276,9 +281,12 @@ def _torch(args: argparse.Namespace) -> int:
     lines.append(f"Arguments: {srcs}")
     report = None
     if not args.no_validate:
-        sizes = small_sizes(tr.module, args.validate_size, args.full_size_validation)
+        from solar.frontends.export_dims import size_lines
+
+        sizes = small_sizes(tr.module, args.validate_size, args.full_size_validation, tr.param_min)
         report = validate_sized(tr.module, lambda sz: te.reference_runner(problem, tr, args.seed, sz), sizes,
                                 args.seed)
+        report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
     return _finish(tr.module, report, lines, args.output)
 
 

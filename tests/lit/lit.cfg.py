@@ -52,10 +52,5 @@ config.substitutions.append((r"(?<![-\w/.%])solar-opt(?![-\w/.])", solar_opt))
 config.substitutions.append((r"(?<![-\w/.%])FileCheck(?![-\w/.])", filecheck))
 config.substitutions.append((r"(?<![-\w/.%])filecheck(?![-\w/.])", filecheck))
 
-# A per-test timeout (lit needs psutil for it).
-try:
-    import psutil  # noqa: F401
-except ImportError:
-    lit_config.note("psutil is not installed: running without a per-test timeout")
-else:
-    config.maxIndividualTestTime = 60
+# No per-test timeout: a limit that passes on an idle machine trips on a loaded one (make test runs beside
+# other work), and a hung test is rarer than a slow one. Speed is measured in benchmarks/, not here.

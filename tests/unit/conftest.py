@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp
@@ -14,6 +15,11 @@ from solar.ir.printer import print_module
 from solar.ir.verifier import verify
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# No time limit per example: `make test` must stay green beside other work on a busy machine (speed lives
+# in benchmarks/). Tests that set their own settings inherit these for what they leave out.
+settings.register_profile("solar", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("solar")
 
 # check(text, name, first_line=1, verify=True) -> the parsed module
 SirCheck = Callable[..., ModuleOp]

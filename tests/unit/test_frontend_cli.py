@@ -22,8 +22,10 @@ def test_translates_and_writes_a_validated_header(tmp_path: object) -> None:
     with open(out, encoding="utf-8") as fh:
         text = fh.read()
     assert text.startswith("// Translated by solar-translate from ")
-    assert "// Validation: passed; seed 0; sizes BATCH=2" in text
+    assert "// Validation: passed; seed 0; sizes BATCH=4" in text
     assert "ran at reduced sizes" in text
+    assert "//   reduced dims: BATCH 16 -> 4 (x dim 0)\n" in text
+    assert "//   fixed (cannot shrink): x dim 1 (64): tied to the fixed-size weight fc.weight [32, 64]\n" in text
     module = parse_and_verify(text, out)
     assert module.attrs["validation"]["status"] == "passed"
     assert [(p.name, p.default) for p in module.params] == [("BATCH", 16)]

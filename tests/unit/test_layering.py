@@ -21,9 +21,10 @@ FLOORS: tuple[tuple[str, str, int], ...] = (
     ("solar.backends", "backends", 2),  # executor, cost model, tiling, reports
     ("solar.passes", "passes", 3),
     ("solar.frontends", "frontends", 4),
-    ("solar.tools", "tools", 5),
+    ("solar.bench", "bench", 5),  # solar-bench's library: translates (frontends), bounds, measures, batches
+    ("solar.tools", "tools", 6),
 )
-FLOOR_NAMES = {0: "ir core", 1: "ir.analysis", 2: "backends", 3: "passes", 4: "frontends", 5: "tools"}
+FLOOR_NAMES = {0: "ir core", 1: "ir.analysis", 2: "backends", 3: "passes", 4: "frontends", 5: "bench", 6: "tools"}
 
 
 def floor_of(module: str) -> int | None:

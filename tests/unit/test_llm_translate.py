@@ -256,7 +256,7 @@ def test_cli_writes_a_validated_module_with_model_attempts_tokens_and_cost(
     install(monkeypatch, "whole_ok.jsonl")
     out = tmp_path / "m.sir"
     assert main([str(PROGRAM), "--llm", MODEL, "--llm-only", "-o", str(out), "--transcript",
-                 str(tmp_path / "t")]) == 0
+                 str(tmp_path / "t"), "--validate-size", "2"]) == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith("// Translated by solar-translate from ")
     assert f"(whole program by {MODEL}, torch " in text

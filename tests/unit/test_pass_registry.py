@@ -56,3 +56,13 @@ def test_primary_option() -> None:
     assert p.entry == "forward"  # type: ignore[attr-defined]
     with pytest.raises(PassOptionError, match="takes no value"):
         registry.create("inline", primary="x")
+
+
+def test_the_catalog_equals_the_pass_classes() -> None:
+    """--help and --list-passes read solar.passes.catalog so that they import no pass; it must say what the
+    classes say (after changing a pass, `python -m solar.passes.catalog` prints the new table)."""
+    from solar.passes.catalog import CATALOG, info_of_class
+
+    assert sorted(CATALOG) == registry.names()
+    for name in registry.names():
+        assert CATALOG[name] == info_of_class(registry.load(name)), name

@@ -1,0 +1,271 @@
+"""Batch mode: every problem of a directory (KernelBench convention, searched recursively), on local worker
+processes or a Dask cluster, one JSON line per problem, resumable (docs/bench.md, "Batch mode").
+
+A problem runs under a timeout in a process of its own: a pool process here (killed and replaced when it
+hangs or dies), a fresh process per problem on Dask (`worker.run_isolated`). Either way a crashing or
+hanging problem is recorded (status `timeout` or `crashed`) and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from .worker import READY, failed_record, run_isolated, serve
+
+_SKIP_DIRS = {"__pycache__", ".git", ".venv", "Output"}
+
+
+def discover(root: str) -> list[str]:
+    """Problem files under `root`, sorted: `.py` files that define `get_inputs` (a KernelBench problem, or
+    a JAX program with `forward`), found without importing them."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in filenames:
+            if not name.endswith(".py") or name.startswith("_"):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "def get_inputs" in text:
+                found.append(path)
+    return sorted(found, key=lambda p: os.path.relpath(p, root))
+
+
+# ---- the JSONL file ---------------------------------------------------------------------------------------
+
+
+class ResultsFile:
+    """The JSONL output: one record per line, each line written whole and flushed, so an interrupted
+    batch leaves every finished problem on disk; `done()` reads it back for --resume."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._fh: Any = None
+
+    def done(self) -> dict[str, dict[str, Any]]:
+        """Problems already recorded (a torn last line, from an interruption, is dropped from the file)."""
+        if self.path is None or not os.path.exists(self.path):
+            return {}
+        data = Path(self.path).read_bytes()
+        if data and not data.endswith(b"\n"):
+            data = data[: data.rfind(b"\n") + 1]
+            _atomic_write(self.path, data)
+        out: dict[str, dict[str, Any]] = {}
+        for line in data.decode("utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and "problem" in rec:
+                out[rec["problem"]] = rec
+        return out
+
+    def open(self, append: bool) -> None:
+        if self.path is not None:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+
+    def write(self, rec: dict[str, Any]) -> None:
+        if self._fh is not None:
+            self._fh.write(json.dumps(rec, sort_keys=False) + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+
+
+# ---- running ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchOptions:
+    jobs: int = 1
+    timeout_s: float = 600.0
+    dask: str | None = None  # a scheduler address, or "local" for a LocalCluster
+
+
+@dataclass
+class Task:
+    key: str  # the problem's path relative to the batch directory
+    path: str  # absolute
+    started: float = 0.0
+
+
+@dataclass
+class _Slot:
+    proc: Any
+    conn: Connection
+    task: Task | None = None
+    ready: bool = False  # the worker has imported what problems need (the time limit starts after)
+
+
+def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
+              on_record: Callable[[dict[str, Any]], None], on_start: Callable[[Task], None] = lambda t: None) -> None:
+    """Runs `tasks` on `batch.jobs` pool processes; a process that passes the timeout is killed and
+    replaced (record `timeout`), one that dies is replaced (record `crashed`)."""
+    ctx = mp.get_context("spawn")  # a fresh interpreter: no inherited threads or locks of torch
+    pending = list(reversed(tasks))
+
+    def start() -> _Slot:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=serve, args=(child,), daemon=True)
+        proc.start()
+        child.close()
+        return _Slot(proc, parent)
+
+    slots = [start() for _ in range(max(1, min(batch.jobs, len(tasks))))]
+    failed_starts = 0
+    try:
+        while pending or any(s.task is not None for s in slots):
+            for k, s in enumerate(slots):
+                if not s.ready and s.conn.poll():
+                    with contextlib.suppress(EOFError, OSError):
+                        s.ready = s.conn.recv() == READY
+                    failed_starts = 0 if s.ready else failed_starts
+                if not s.ready and not s.proc.is_alive():
+                    failed_starts += 1
+                    if failed_starts > 3 * len(slots):
+                        raise RuntimeError(f"worker processes die while starting (exit status {s.proc.exitcode})")
+                    slots[k] = s = start()
+                if s.ready and s.task is None and pending:
+                    s.task = pending.pop()
+                    s.task.started = time.perf_counter()
+                    on_start(s.task)
+                    s.conn.send((s.task.key, s.task.path, opts))
+            busy = [s for s in slots if s.task is not None]
+            starting = [s.conn for s in slots if not s.ready]
+            ready = wait([s.conn for s in busy] + [s.proc.sentinel for s in busy] + starting, timeout=0.2)
+            now = time.perf_counter()
+            for k, s in enumerate(slots):
+                if s.task is None:
+                    continue
+                task = s.task
+                if s.conn in ready:
+                    try:
+                        rec = s.conn.recv()
+                    except (EOFError, OSError):
+                        rec = None
+                    if rec is not None:
+                        s.task = None
+                        on_record(rec)
+                        continue
+                if not s.proc.is_alive() or s.proc.sentinel in ready:
+                    s.proc.join(1)
+                    on_record(failed_record(task.key, "crashed", f"the worker process died (exit status "
+                                            f"{s.proc.exitcode})", now - task.started))
+                    slots[k] = start()
+                elif now - task.started > batch.timeout_s:
+                    s.proc.kill()
+                    s.proc.join(5)
+                    on_record(failed_record(task.key, "timeout", f"no result within {batch.timeout_s:g} s: killed",
+                                            now - task.started))
+                    slots[k] = start()
+    finally:
+        for s in slots:
+            if s.proc.is_alive():
+                with contextlib.suppress(BrokenPipeError, OSError):
+                    s.conn.send(None)
+                s.proc.join(2)
+                if s.proc.is_alive():
+                    s.proc.kill()
+                    s.proc.join(2)
+
+
+def run_dask(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
+             on_record: Callable[[dict[str, Any]], None], on_start: Callable[[Task], None] = lambda t: None) -> None:
+    """Runs `tasks` on a dask.distributed cluster (an address, or `local`: a LocalCluster of `jobs`
+    single-threaded worker processes), each problem in a fresh process on its worker."""
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if batch.dask == "local":
+        cluster = LocalCluster(n_workers=max(1, batch.jobs), threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(batch.dask)
+    try:
+        futures = {}
+        for t in tasks:
+            on_start(t)
+            fut = client.submit(run_isolated, t.key, t.path, opts, batch.timeout_s, key=f"solar-bench-{t.key}",
+                                pure=False)
+            futures[fut] = t
+        for fut in as_completed(futures):
+            t = futures[fut]
+            try:
+                rec = fut.result()
+            except Exception as err:  # the Dask worker itself failed
+                rec = failed_record(t.key, "crashed", f"dask: {type(err).__name__}: {err}"[:500], 0.0)
+            on_record(rec)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def tasks_for(root: str, done: dict[str, Any], match: list[str] | None = None) -> Iterator[Task]:
+    """Problems under `root` not in `done`, and when `match` is given those whose path relative to
+    `root` matches one of its shell patterns (`conv*`, `torch/mm_*`)."""
+    for path in discover(root):
+        key = os.path.relpath(path, root)
+        if key in done:
+            continue
+        if match and not any(fnmatch.fnmatch(key, pat) or fnmatch.fnmatch(os.path.basename(key), pat)
+                             for pat in match):
+            continue
+        yield Task(key, os.path.abspath(path))
+
+
+def run_batch(root: str, opts: dict[str, Any], batch: BatchOptions, results: ResultsFile, resume: bool,
+              progress: Any = None, match: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every problem under `root` (matching `match`) not yet in `results` (with `resume`); returns all
+    records, old and new."""
+    done = results.done() if resume else {}
+    tasks = list(tasks_for(root, done, match))
+    records = list(done.values())
+    results.open(append=resume)
+    bar = progress.start(len(tasks) + len(done), len(done)) if progress is not None else None
+
+    def on_record(rec: dict[str, Any]) -> None:
+        records.append(rec)
+        results.write(rec)
+        if bar is not None:
+            progress.advance(rec)
+
+    def on_start(task: Task) -> None:
+        if bar is not None:
+            progress.started(task)
+
+    try:
+        runner = run_dask if batch.dask else run_local
+        if tasks:
+            runner(tasks, opts, batch, on_record, on_start)
+    finally:
+        results.close()
+        if bar is not None:
+            progress.stop()
+    return records

@@ -1,0 +1,87 @@
+"""Where a problem runs: in a pool process that the batch runner can kill (`serve`), or alone in a fresh
+process (`python -m solar.bench.worker`, JSON in on stdin, the record out on stdout), which is how Dask
+workers run problems so that a crash or a hang never takes a Dask worker down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+from .problem import RECORD_VERSION, BenchOptions, bench_problem
+
+_MARK = "@@solar-bench-record@@ "
+READY = "ready"  # what a pool worker sends once its imports are done
+
+
+def serve(conn: Connection) -> None:
+    """A pool worker: problems in, records out, until told to stop (None)."""
+    _quiet_logs()
+    # Imported before the first problem, outside its time limit: torch, torch.export and dynamo (which
+    # torch.export loads on first use), the frontends.
+    import torch
+    import torch._dynamo
+    import torch.export
+
+    import solar.frontends.torch_export  # noqa: F401
+
+    del torch
+
+    conn.send(READY)
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        key, path, opts = task
+        rec = bench_problem(path, BenchOptions.from_json(opts))
+        rec["problem"] = key
+        conn.send(rec)
+
+
+def failed_record(key: str, status: str, message: str, elapsed: float) -> dict[str, Any]:
+    """The record of a problem whose process hung (timeout) or died (crashed)."""
+    return {"version": RECORD_VERSION, "problem": key, "status": status, "errors": [{"stage": "run",
+            "message": message}], "violations": [], "beats": [], "notes": [], "elapsed_s": round(elapsed, 3)}
+
+
+def run_isolated(key: str, path: str, opts: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Runs one problem in a fresh Python process with a timeout (a Dask task calls this)."""
+    start = time.perf_counter()
+    payload = json.dumps({"path": path, "opts": opts})
+    try:
+        proc = subprocess.run([sys.executable, "-m", "solar.bench.worker"], input=payload, capture_output=True,
+                              text=True, timeout=timeout_s, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    except subprocess.TimeoutExpired:
+        return failed_record(key, "timeout", f"no result within {timeout_s:g} s: killed",
+                             time.perf_counter() - start)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(_MARK):
+            rec = json.loads(line[len(_MARK):])
+            rec["problem"] = key
+            return rec
+    tail = (proc.stderr.strip().splitlines() or [""])[-1]
+    return failed_record(key, "crashed", f"the process exited with status {proc.returncode}: {tail}"[:500],
+                         time.perf_counter() - start)
+
+
+def _quiet_logs() -> None:
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.getLogger("torch").setLevel(logging.ERROR)
+
+
+def main() -> None:
+    _quiet_logs()
+    task = json.loads(sys.stdin.read())
+    rec = bench_problem(task["path"], BenchOptions.from_json(task["opts"]))
+    sys.stdout.write(_MARK + json.dumps(rec) + "\n")
+
+
+if __name__ == "__main__":
+    main()

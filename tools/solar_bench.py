@@ -1,0 +1,186 @@
+"""solar-bench: measure the real program against its speed of light (docs/bench.md).
+
+    solar-bench model.py --target host                       # every SOL mode, eager / torch.compile / jax.jit
+    solar-bench model.py --target host,h100 --param batch_size=8
+    solar-bench model.sir --source model.py --scale 0.25     # bounds from the IR, the original runs
+    solar-bench suite/ --out runs.jsonl --resume --jobs 2 --plot headroom.png
+    solar-bench suite/ --dask local --no-measure --out bounds.jsonl
+
+Exit status: 0 no violation; 3 some run was faster than a fused, cache-aware or whole-graph bound (or than
+the unfused one with intermediates larger than the last-level cache); 1 a usage error, or the one problem
+given could not be translated, bounded or measured; 2 an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from solar.tools._entry import add_version, run_main
+
+PROG = "solar-bench"
+EXIT_VIOLATION = 3
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise _UsageError(message)
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog=PROG, allow_abbrev=False,
+                description="Measure a PyTorch or JAX program (or a directory of them) against its speed of light.")
+    add_version(p, PROG)
+    p.add_argument("path", help="a problem file (KernelBench-style .py, a JAX file with forward() and get_inputs(), "
+                   "or a .sir with --source), or a directory of problem files (batch mode)")
+    p.add_argument("--target", default="host", help="targets, comma-separated (default host; the measuring "
+                   "machine's target gives the headroom: host on the CPU, the GPU's own on a GPU)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V",
+                   help="a size: a module-level integer of the source or a size parameter of the IR (repeatable)")
+    p.add_argument("--scale", metavar="RULE", help="shrink every size: a factor such as 0.25, or a cap such as max=64")
+    p.add_argument("--source", metavar="MODEL.py", help="the original program of a .sir")
+    p.add_argument("--frameworks", default="eager,compile,jit",
+                   help="framework modes to measure: eager, compile (torch.compile), jit (jax.jit); default all")
+    p.add_argument("--no-measure", action="store_true", help="bounds only: translate and analyse, run nothing")
+    p.add_argument("--budget", type=float, default=1.0, metavar="SECONDS",
+                   help="timed runs per framework mode stop once this is spent (default 1)")
+    p.add_argument("--warmup", type=int, default=2, metavar="N", help="untimed runs first (default 2)")
+    p.add_argument("--min-runs", type=int, default=3, metavar="N", help="at least this many timed runs (default 3)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="where to measure (default: a CUDA GPU when there is one, else the CPU)")
+    p.add_argument("--recalibrate", action="store_true", help="measure the host target again first")
+    p.add_argument("--json", metavar="FILE", help="one problem: write its record as JSON")
+    p.add_argument("--seed", type=int, default=0)
+    batch = p.add_argument_group("batch mode (PATH is a directory)")
+    batch.add_argument("--out", metavar="FILE.jsonl", help="one JSON line per problem")
+    batch.add_argument("--resume", action="store_true", help="skip the problems already in --out")
+    batch.add_argument("--overwrite", action="store_true", help="replace an existing --out instead of refusing")
+    batch.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    batch.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="per problem; a problem past it is killed and recorded (default 600)")
+    batch.add_argument("--plot", metavar="FILE.png", help="the headroom plot")
+    batch.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, or 'local' for a "
+                       "LocalCluster of --jobs workers")
+    batch.add_argument("--match", action="append", metavar="GLOB",
+                       help="only problems whose path (relative to PATH) or file name matches (repeatable)")
+    batch.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from solar.bench.measure import FRAMEWORK_MODES
+    from solar.bench.problem import BenchOptions
+    from solar.bench.sizes import SizeError, SizeRequest, parse_params, parse_scale
+
+    try:
+        request = SizeRequest(parse_params(args.param), parse_scale(args.scale) if args.scale else None)
+    except SizeError as err:
+        raise _UsageError(str(err)) from None
+    frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
+    bad = [f for f in frameworks if f not in FRAMEWORK_MODES]
+    if bad:
+        raise _UsageError(f"--frameworks: unknown mode '{bad[0]}' (choose from {', '.join(FRAMEWORK_MODES)})")
+    if args.budget <= 0 or args.warmup < 0 or args.min_runs < 1 or args.jobs < 1 or args.timeout <= 0:
+        raise _UsageError("--budget and --timeout must be positive, --warmup at least 0, --min-runs and --jobs at "
+                          "least 1")
+    targets = [t.strip() for t in args.target.split(",") if t.strip()]
+    if not targets:
+        raise _UsageError("--target: give at least one target, e.g. host")
+    from solar.targets.loader import TargetError, load_target
+
+    try:
+        for t in targets:
+            load_target(t, recalibrate=args.recalibrate and t == "host")
+    except TargetError as err:
+        raise _UsageError(str(err)) from None
+    return BenchOptions(targets=targets, sizes=request.to_json(), frameworks=frameworks, measure=not args.no_measure,
+                        device=args.device, timing={"budget_s": args.budget, "warmup": args.warmup,
+                                                    "min_runs": args.min_runs},
+                        source=os.path.abspath(args.source) if args.source else None, seed=args.seed)
+
+
+def run(argv: Sequence[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if not os.path.exists(args.path):
+            raise _UsageError(f"{args.path}: no such file or directory")
+        if args.source and not os.path.isfile(args.source):
+            raise _UsageError(f"--source {args.source}: no such file")
+        opts = _options(args)
+        if os.path.isdir(args.path):
+            return _batch(args, opts)
+        if args.out or args.resume or args.plot or args.dask or args.match:
+            raise _UsageError("--out, --resume, --plot, --match and --dask are for a directory of problems")
+        return _single(args, opts)
+    except _UsageError as err:
+        sys.stderr.write(f"{PROG}: error: {err}\n")
+        return 1
+
+
+def _single(args: argparse.Namespace, opts: Any) -> int:
+    from solar.bench.problem import bench_problem
+    from solar.bench.summary import render_problem
+
+    rec = bench_problem(args.path, opts)
+    sys.stdout.write(render_problem(rec))
+    if args.json:
+        _atomic_json(args.json, rec)
+    if rec.get("violations"):
+        return EXIT_VIOLATION
+    if rec["status"] != "ok":
+        for e in rec["errors"]:
+            sys.stderr.write(f"{PROG}: error: {e['stage']}: {e['message']}\n")
+        return 1
+    return 0
+
+
+def _batch(args: argparse.Namespace, opts: Any) -> int:
+    from solar.bench.batch import BatchOptions, ResultsFile, run_batch
+    from solar.bench.progress import BatchProgress
+    from solar.bench.summary import plot_headroom, render_summary
+
+    if args.json:
+        raise _UsageError("--json is for one problem; a directory writes --out FILE.jsonl")
+    if args.resume and not args.out:
+        raise _UsageError("--resume needs --out FILE.jsonl")
+    if args.out and os.path.exists(args.out) and os.path.getsize(args.out) and not (args.resume or args.overwrite):
+        raise _UsageError(f"{args.out} exists: --resume continues it, --overwrite replaces it")
+    if args.dask:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise _UsageError("--dask needs dask.distributed (pip install distributed)") from None
+    progress = None if args.no_progress else BatchProgress()
+    records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, args.timeout, args.dask),
+                        ResultsFile(args.out), args.resume, progress, args.match)
+    sys.stdout.write(render_summary(records))
+    if args.plot:
+        try:
+            plot_headroom(records, args.plot)
+        except ValueError as err:
+            sys.stderr.write(f"{PROG}: note: no plot: {err}\n")
+    return EXIT_VIOLATION if any(r.get("violations") for r in records) else 0
+
+
+def _atomic_json(path: str, doc: dict[str, Any]) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def main() -> None:
+    run_main(PROG, run)
+
+
+if __name__ == "__main__":
+    main()
