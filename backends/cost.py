@@ -21,6 +21,7 @@ import islpy as isl
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
 from solar.ir.analysis.isl_model import build_model, evaluate, loop_iterations
 from solar.ir.analysis.units import VIEW_OPS, Unit, Uses, boundary, units_of
+from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Expr, evaluate_int
 from solar.ir.ops import (
@@ -45,9 +46,16 @@ from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 class CostError(ValueError):
     """A problem the user must fix (a parameter without a value, a call not inlined, a missing peak)."""
 
-    def __init__(self, message: str, op: Op | None = None) -> None:
+    def __init__(self, message: str, op: Op | None = None, loc: Location | None = None) -> None:
         super().__init__(message)
         self.op = op
+        self.loc = loc  # where to point instead of the op: a target file's figure
+
+
+def _target_error(err: PeakUnavailable, prefix: str = "") -> CostError:
+    """A figure the analysis needs is unknown: the error points at the target file (and the figure's line)."""
+    loc = Location(err.file, getattr(err, "line", None) or 1, 1) if err.file else None
+    return CostError(prefix + str(err), loc=loc)
 
 
 @dataclass
@@ -120,7 +128,10 @@ class Peaks:
 
     def __init__(self, target: Target) -> None:
         self.target = target
-        self.bandwidth = target.dram_bandwidth
+        try:
+            self.bandwidth = target.dram_bandwidth
+        except PeakUnavailable as err:
+            raise _target_error(err, "memory-bound time needs the DRAM bandwidth: ") from None
         self._cache: dict[tuple[DType, bool], PeakChoice] = {}
 
     def choice(self, dtype: DType, contraction: bool) -> PeakChoice:
@@ -130,7 +141,7 @@ class Peaks:
                 self._cache[key] = self.target.select_peak(dtype.spelling, contraction=contraction)
             except PeakUnavailable as err:
                 if dtype is not DType.TF32 or not contraction:
-                    raise CostError(str(err)) from None
+                    raise _target_error(err) from None
                 self._cache[key] = self._tf32_unknown(err)
         return self._cache[key]
 
@@ -409,8 +420,11 @@ def _first(expr: Expr, values: dict[str, int]) -> int:
 
 
 def _divide(total: int, runs: int) -> int:
-    """The count of one run: exact when every run counts the same (a kernel using %t may not: then the mean)."""
-    return total // runs if runs <= 1 or total % runs == 0 else total / runs  # type: ignore[return-value]
+    """The count of one run: exact when every run counts the same (a kernel using %t may not: then the mean).
+    A kernel inside a zero-trip solar.for never runs (runs == 0, total == 0): its per-run count is the total."""
+    if runs <= 1:
+        return total
+    return total // runs if total % runs == 0 else total / runs  # type: ignore[return-value]
 
 
 def _per_run(c: Counts, runs: int) -> Counts:

@@ -5,6 +5,7 @@ Outputs are named `out0`, `out1`, ... in `solar.return` order, in `.npz` files a
 
 from __future__ import annotations
 
+import os
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from solar.ir.ops import (
     SliceOp,
     Value,
 )
+from solar.ir.outputs import OutputError, atomic_open
 
 from .dtypes import FORMATS, Tolerance, default_tolerance, to_storage
 from .errors import InputError
@@ -99,12 +101,59 @@ def random_inputs(program: Program, seed: int) -> dict[str, np.ndarray]:
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+        data = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise InputError(f"cannot read '{path}': no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"cannot read '{path}': it is a directory") from None
+    except EOFError:
+        raise InputError(f"cannot read '{path}' as .npz: the file is empty") from None
     except (OSError, ValueError, zipfile.BadZipFile) as err:
         raise InputError(f"cannot read '{path}' as .npz: {err}") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise InputError(f"'{path}' is a .npy file (one unnamed array); give a .npz archive whose arrays are "
+                         "named after the arguments, e.g. np.savez('in.npz', x=...)")
+    try:
+        with data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise InputError(f"cannot read '{path}' as .npz: {err}") from None
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def least_memory(program: Program) -> int:
+    """Bytes a run needs at the least: every argument and result of the entry function at once, plus the
+    largest value computed on the way."""
+    values = program.params
+    ends = sum(s.type.nbytes(values) for s in program.inputs) + sum(t.nbytes(values) for t in program.result_types)
+    inner = [r.type.nbytes(values) for op in program.entry.walk() for r in op.results if r.type is not None]
+    return ends + max(inner, default=0)
+
+
+def check_memory(program: Program, available: int | None = None) -> None:
+    """Refuses, before allocating anything, a run whose values cannot fit in this machine's memory (a size
+    parameter bound too large would otherwise end in a MemoryError, or in swapping, minutes later)."""
+    limit = _physical_memory() if available is None else available
+    need = least_memory(program)
+    if limit is not None and need > limit:
+        sizes = ", ".join(f"{k}={v}" for k, v in program.params.items())
+        raise InputError(f"the run needs at least {_bytes(need)} for its values ({sizes or 'no parameters'}) but "
+                         f"this machine has {_bytes(limit)} of memory: bind smaller sizes with --param")
+
+
+def _bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{n} B"
+        value /= 1024
+    return f"{n} B"
 
 
 def savable(array: np.ndarray) -> np.ndarray:
@@ -114,11 +163,14 @@ def savable(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def save_npz(path: str, outputs: list[np.ndarray]) -> None:
+def save_npz(path: str, arrays: Mapping[str, np.ndarray] | list[np.ndarray]) -> None:
+    """Writes arrays (a list: named out0, out1, ...) to exactly `path`, atomically."""
+    named = dict(zip(output_names(len(arrays)), arrays, strict=True)) if isinstance(arrays, list) else arrays
     try:
-        np.savez(path, **{n: savable(a) for n, a in zip(output_names(len(outputs)), outputs, strict=True)})
-    except OSError as err:
-        raise InputError(f"cannot write '{path}': {err.strerror or err}") from None
+        with atomic_open(path, "wb") as fh:
+            np.savez(fh, **{n: savable(a) for n, a in named.items()})
+    except OutputError as err:
+        raise InputError(str(err)) from None
 
 
 @dataclass(frozen=True)
@@ -161,6 +213,11 @@ def compare(name: str, actual: np.ndarray, expected: np.ndarray, dtype: DType,
 def compare_outputs(outputs: list[np.ndarray], reference: Mapping[str, Any], types: list[Any],
                     rtol: float | None = None, atol: float | None = None) -> list[Comparison]:
     names = output_names(len(outputs))
+    complex_refs = [n for n in names if n in reference and np.iscomplexobj(reference[n])]
+    if complex_refs:
+        first = complex_refs[0]
+        raise InputError(f"the reference {first} is complex ({np.asarray(reference[first]).dtype}): SIR values "
+                         "are real, so a complex reference cannot match")
     missing = [n for n in names if n not in reference]
     extra = [n for n in reference if n not in names]
     if missing:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+from solar.ir.outputs import save_figure, write_text_atomic
 
 SCHEMA = "solar.sol-report"
 VERSION = 1
@@ -306,10 +307,23 @@ def _cache_aware_json(ca: CacheAware | None) -> dict[str, Any] | None:
             "memory_s": res.memory_s, "groups": ca.rows}
 
 
+def strict_json(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by null: strict JSON parsers reject `NaN` and
+    `Infinity`. (Target figures are finite and positive, so only ratios such as an intensity with no bytes
+    get here; docs/sol.md reads null as "no finite value".)"""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def write_json(doc: dict[str, Any], path: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2)
-        fh.write("\n")
+    """Writes the report atomically, as strict JSON (no `NaN`, no `Infinity`)."""
+    text = json.dumps(strict_json(doc), indent=2, allow_nan=False) + "\n"
+    write_text_atomic(path, text, "the SOL report")
 
 
 # ---- the roofline plot ----------------------------------------------------------------------------
@@ -350,5 +364,7 @@ def plot(reports: list[TargetReport], path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, "the roofline plot", dpi=120)
+    finally:
+        plt.close(fig)

@@ -115,3 +115,87 @@ class ValidationError(Exception):
 class HarnessError(Exception):
     """Validation's own machinery failed (not the user's program): reported as an internal error with its
     cause, never as a failure of the original."""
+# ---- errors in the user's own code ------------------------------------------------------------------
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if k in paths)
+
+
+def _is_user_frame(file: str, module: str) -> bool:
+    if file.startswith("<") or module == "solar" or module.startswith("solar."):
+        return False
+    return not is_framework_file(file) and not os.path.abspath(file).startswith(_stdlib_dirs()) \
+        and "/site-packages/" not in file
+
+
+def source_line(file: str, line: int, col: int | None = None) -> SourceLine:
+    text = linecache.getline(file, line)
+    if col is None:
+        col = len(text) - len(text.lstrip()) + 1
+    return SourceLine(file, line, max(col, 1), text.rstrip("\n"))
+
+
+def user_frames(err: BaseException) -> list[SourceLine]:
+    """The frames of `err`'s traceback in the user's files (not SOLAR's, the frameworks' or the standard
+    library's), outermost first."""
+    frames: list[SourceLine] = []
+    tb = err.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if _is_user_frame(frame.f_code.co_filename, str(frame.f_globals.get("__name__", ""))):
+            frames.append(source_line(frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
+
+
+class SourceError(Exception):
+    """A problem in the user's program itself, at a line of it: `file:line:col: error: message`, the line
+    and a caret, and notes (e.g. the line that imported the module with the problem)."""
+
+    def __init__(self, message: str, where: SourceLine | None, notes: list[tuple[str, SourceLine]] | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.notes = notes or []
+
+    @staticmethod
+    def _block(kind: str, message: str, where: SourceLine | None) -> str:
+        if where is None:
+            return f"{kind}: {message}\n"
+        text = f"{where}: {kind}: {message}\n"
+        code = where.code.rstrip("\n")
+        if code.strip():
+            caret = "".join("\t" if ch == "\t" else " " for ch in code[:where.col - 1]) + "^"
+            text += f"{code}\n{caret}\n"
+        return text
+
+    def format(self) -> str:
+        return self._block("error", self.message, self.where) + "".join(
+            self._block("note", m, w) for m, w in self.notes)
+
+
+def user_code_error(err: BaseException, doing: str) -> SourceError:
+    """What to report when the user's program raised `err` (or exited) while SOLAR was `doing` something
+    with it (importing it, building its model or inputs): located at the user's innermost line."""
+    frames = user_frames(err)
+    where = frames[-1] if frames else None
+    notes: list[tuple[str, SourceLine]] = []
+    if isinstance(err, SyntaxError) and err.filename and err.lineno:
+        col = err.offset or 1
+        syntax_at = SourceLine(err.filename, err.lineno, col, (err.text or "").rstrip("\n")
+                               or linecache.getline(err.filename, err.lineno).rstrip("\n"))
+        if where is not None and where.file != err.filename:
+            notes.append((f"imported here, {doing}", where))
+        return SourceError(f"syntax error: {err.msg}", syntax_at, notes)
+    if isinstance(err, SystemExit):
+        return SourceError(f"the program called sys.exit({err.code!r}) {doing}: a program to translate must "
+                           "return, not exit", where)
+    if isinstance(err, ImportError):
+        name = f"'{err.name}'" if err.name else "a module"
+        return SourceError(f"cannot import {name} {doing}: {err}", where)
+    return SourceError(f"the program raised {type(err).__name__} {doing}: {err}", where)

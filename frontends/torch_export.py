@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import io
 import operator
 import os
 import re
@@ -45,7 +46,7 @@ from solar.ir.ops import ModuleOp, Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import HarnessError, Problem, TranslationError, user_frame
+from .diagnostics import HarnessError, Problem, SourceError, TranslationError, user_code_error, user_frame, user_frames
 from .export_dims import ExportDims, explain_fixed, export_dynamic
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
@@ -239,7 +240,14 @@ def import_file(path: str, name: str | None = None) -> ModuleType:
         raise LoweringError(f"cannot import {path}")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    try:
+        spec.loader.exec_module(mod)
+    except FileNotFoundError:
+        sys.modules.pop(name, None)
+        raise
+    except (Exception, SystemExit) as err:  # the file's own errors (and exits) are the user's: located
+        sys.modules.pop(name, None)
+        raise user_code_error(err, f"while importing {path}") from None
     return mod
 
 
@@ -276,11 +284,24 @@ def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str 
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
+    """No framework warnings or log records (torch.export logs graph dumps on a failed guard): the failure
+    itself is reported once, as a SOLAR diagnostic."""
+    import logging
     import warnings
 
-    with warnings.catch_warnings():
+    loggers = [logging.getLogger(n) for n in list(logging.root.manager.loggerDict) if n.split(".")[0] == "torch"]
+    loggers.append(logging.getLogger("torch"))
+    levels = [lg.level for lg in loggers]
+    # torch.export also prints the partial graph of a failed export straight to stderr.
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
-        yield
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL + 1)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)
 
 
 # ---- lowering the graph ---------------------------------------------------------------------------
@@ -643,6 +664,23 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslat
     return out
 
 
+_DATA_DEPENDENT = ("GuardOnDataDependentSymNode", "DataDependentOutputException")
+
+
+def export_error(err: Exception) -> Exception:
+    """torch.export's failure as one error: located at the user's line where there is one. Branching on a
+    tensor's value gets its own message (it is the common case and the framework's is long)."""
+    first = str(err).splitlines()[0] if str(err) else ""
+    frames = user_frames(err)
+    if type(err).__name__ in _DATA_DEPENDENT or "data-dependent" in first.lower():
+        return SourceError("data-dependent control flow: this line depends on a tensor's values, which "
+                           "torch.export cannot trace (a SOL bound needs one program for all inputs); use "
+                           "torch.where or torch.cond", frames[-1] if frames else None)
+    if frames:
+        return SourceError(f"torch.export failed: {type(err).__name__}: {first}", frames[-1])
+    return LoweringError(f"torch.export failed: {type(err).__name__}: {first}")
+
+
 def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> TorchTranslation:
     """Exports and lowers a problem (or a KernelBench-style file). With `dynamic='all'`, sizes the IR cannot
     express (a product of two symbolic dims, say) send the dims they name back to static, at most
@@ -713,8 +751,7 @@ def _export(problem: TorchProblem, dynamic: str, dims: set[tuple[int, int]] | No
         try:
             return export_with_dims(problem, dynamic, device="cpu", dims=dims)
         except Exception:
-            first = str(err).splitlines()[0] if str(err) else ""
-            raise LoweringError(f"torch.export failed: {type(err).__name__}: {first}") from None
+            raise export_error(err) from None
 
 
 # ---- validation inputs ------------------------------------------------------------------------------
@@ -779,8 +816,10 @@ class ReferenceCase:
                 ) -> list[np.ndarray]:
         """Runs forward: the user's outputs, then the new values of the state it updates in place."""
         with torch.no_grad():
-            golden = model(*inputs)
-        golden_list = list(golden) if isinstance(golden, list | tuple) else [golden]
+            # The golden run gets copies: a forward that mutates its inputs in place must not change the
+            # arrays the IR then reads.
+            golden = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+        golden_list = flat_outputs(golden)
         out = [convert(g) for g in golden_list if isinstance(g, torch.Tensor)]
         for target in self.tr.state:
             out.append(_harness(f"reading the updated state {target}",
@@ -816,6 +855,14 @@ def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, sma
     """A `ReferenceCase`: seeded inputs at the sizes `small`, the original model run on them, returning
     (arrays for the IR's arguments, golden outputs)."""
     return ReferenceCase(problem, tr, seed, small, max_input_bytes)
+
+
+def flat_outputs(result: Any) -> list[Any]:
+    """A forward's outputs in the order the IR returns them: nested tuples, lists and dicts flattened as
+    torch.export flattens them (depth first; a dict in insertion order), docs/frontends.md."""
+    from torch.utils._pytree import tree_leaves
+
+    return list(tree_leaves(result))
 
 
 def synth_inputs(meta_inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int],

@@ -198,14 +198,16 @@ class _Lifter:
             if not self.model.out_of_bounds(rel, access.tensor).is_empty():
                 raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} is out of bounds "
                                  "(--lift-affine reports where)")
-        if sm.domain.is_empty():
-            return
         subscripted = {i.name for a, _ in [(assign.target, None), *sm.reads] for e in a.indices
                        for i in walk(e) if isinstance(i, IndexRef)}
-        for k, loop in enumerate(ctx.loops):
+        # Checked even for an empty domain (a zero-trip loop): an einsum names only subscripted indices.
+        for loop in ctx.loops:
             if loop.var not in subscripted:
                 raise Unliftable(f"loop index %{loop.var} appears in no subscript (an einsum would lose its "
                                  "repetitions)")
+        if sm.domain.is_empty():
+            return
+        for k, loop in enumerate(ctx.loops):
             if sm.domain.dim_min_val(k).is_neg():
                 raise Unliftable(f"loop index %{loop.var} takes negative values (einsum indices start at 0)")
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.ir import attr_names
+from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
+from solar.ir.outputs import OutputError
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
@@ -26,6 +29,20 @@ def parse_latency(text: str) -> float:
     if not m or float(m.group(1)) <= 0:
         raise ValueError(f"bad latency '{text}': write a positive number with a unit, such as 2ms, 500us or 0.1s")
     return float(m.group(1)) * _SCALE[m.group(2)]
+
+
+def target_location(err: TargetError) -> Location | None:
+    """Where a target problem is: the YAML file (and line, where known), not the IR."""
+    if not err.file or not Path(err.file).is_file():
+        return None
+    return Location(err.file, getattr(err, "line", None) or 1, getattr(err, "col", None) or 1)
+
+
+def unplaced(err: TargetError) -> str:
+    """The message without its leading `file:` or `file:line:col:`, which the diagnostic's location says."""
+    text = str(err)
+    m = re.match(re.escape(err.file or "") + r"(?::\d+(?::\d+)?)?: ", text)
+    return text[m.end():] if m else text
 
 
 @dataclass(frozen=True)
@@ -63,8 +80,12 @@ class SOL(Pass):
         try:
             latency = parse_latency(self.latency) if self.latency else None
             targets = [load_target(name.strip()) for name in self.target.split(",") if name.strip()]
-        except (ValueError, TargetError) as err:
+        except ValueError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
+        except TargetError as err:
+            loc = target_location(err)
+            ctx.diagnostics.error(f"sol: {unplaced(err) if loc else err}", loc or module.loc)
             return
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
@@ -79,13 +100,13 @@ class SOL(Pass):
             model = CostModel(work, self.policy)  # priced by the precision policy, so not the shared analysis
             reports = [analyse(model, Peaks(t), latency) for t in targets]
         except CostError as err:
-            loc = err.op.loc if err.op is not None else module.loc
+            loc = err.loc or (err.op.loc if err.op is not None else module.loc)
             ctx.diagnostics.error(f"sol: {err}", loc)
             return
         reordered = ctx.results.get("reorder-einsum")
         if reordered is not None:  # --reorder-einsum ran: the written order too, for comparison
             try:
-                before = CostModel(_as_costed(ctx, reordered.original, module))
+                before = CostModel(_as_costed(ctx, reordered.original, module), self.policy)
                 for r in reports:
                     r.before_reorder = analyse(before, r.peaks, latency)
             except CostError as err:
@@ -99,10 +120,14 @@ class SOL(Pass):
         name = module.name or model.func.name
         ctx.report(render_report(reports, name))
         ctx.results[self.name] = reports
-        if self.report:
-            write_json(to_json(reports, name, model.values, self.policy), self.report)
-        if self.plot:
-            plot(reports, self.plot)
+        try:
+            if self.report:
+                write_json(to_json(reports, name, model.values, self.policy), self.report)
+            if self.plot:
+                plot(reports, self.plot)
+        except OutputError as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
         if self.annotate:
             # Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only
             # the module gets its totals.

@@ -34,6 +34,7 @@ from solar.ir import attr_names
 from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op
+from solar.ir.outputs import OutputError, save_figure, write_text_atomic
 from solar.ir.pass_manager import Pass, PassContext
 from solar.targets.loader import TargetError, load_target
 
@@ -110,7 +111,10 @@ class TileSearch(Pass):
                        "(the same einsum shapes)\n")
         ctx.report(report)
         if self.curve:
-            self._write_curve(module, result, curves)
+            try:
+                self._write_curve(module, result, curves)
+            except OutputError as err:
+                ctx.diagnostics.error(f"tile-search: {err}", module.loc)
 
     # -- one einsum, one chain ------------------------------------------------------------------------
     def _einsum(self, ctx: PassContext, chains: CachedChains, op: EinsumOp, capacity: float,
@@ -161,9 +165,7 @@ class TileSearch(Pass):
         doc = {"schema": CURVE_SCHEMA, "version": CURVE_VERSION, "module": module.name or "",
                "target": result.target, "buffers": list(CURVE_BUFFERS), **curves}
         path = Path(self.curve)
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
-            fh.write("\n")
+        write_text_atomic(path, json.dumps(doc, indent=2, allow_nan=False) + "\n", "the tiling curve")
         plot_curve(doc, str(path.with_suffix(".png")))
 
 
@@ -275,8 +277,10 @@ def plot_curve(doc: dict[str, Any], path: str) -> None:
     if any(doc[k] for k in ("einsums", "groups")):
         ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, "the tiling curve plot", dpi=110)
+    finally:
+        plt.close(fig)
 
 
 __all__ = ["TileSearch", "TileSearchResult", "plot_curve"]

@@ -54,8 +54,11 @@ def parse_and_verify(text: str, file: str = "<stdin>") -> ModuleOp:
 
 
 def load(path: str) -> ModuleOp:
-    with open(path, encoding="utf-8") as fh:
-        return parse_and_verify(fh.read(), path)
+    """Reads, parses and verifies a .sir file; bytes that are not UTF-8 are a DiagnosticError too."""
+    from .source import decode_source
+
+    with open(path, "rb") as fh:
+        return parse_and_verify(decode_source(fh.read(), path), path)
 
 
 __all__ = [

@@ -31,6 +31,7 @@ from .expr import (
 )
 from .grammar_tables import LARK_OPTIONS, grammar_text, load_shipped
 from .lalr import Fallback, FastLALR
+from .limits import check_limits
 from .ops import (
     AffineFor,
     AffineIf,
@@ -63,6 +64,7 @@ from .ops import (
 )
 from .resolve import Resolver
 from .resolve import UnresolvedUse as _Use  # the builder's operands before linking
+from .source import strip_bom
 from .types import TensorType, TypeSyntaxError, parse_tensor_type
 
 _SIMPLE_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
@@ -599,6 +601,7 @@ def parse_module(text: str, file: str = "<stdin>", diagnostics: DiagnosticEngine
     """Parses SIR text. Syntax errors raise DiagnosticError; undefined values are reported to
     `diagnostics` (a DiagnosticError is raised if there is no engine to collect them)."""
     engine = diagnostics or DiagnosticEngine()
+    text = strip_bom(text)
     engine.sources.add(file, text, first_line)
     padded = "\n" * (first_line - 1) + text if first_line > 1 else text
     try:
@@ -607,6 +610,9 @@ def parse_module(text: str, file: str = "<stdin>", diagnostics: DiagnosticEngine
         engine.diagnostics.extend(err.diagnostics)
         err.sources = engine.sources
         raise
+    if not check_limits(module, engine):
+        # Later stages (starting with name resolution) walk the IR recursively: stop here.
+        raise DiagnosticError(engine.diagnostics, engine.sources)
     Resolver(engine).resolve_module(module)
     if diagnostics is None and engine.has_errors:
         raise DiagnosticError(engine.diagnostics, engine.sources)

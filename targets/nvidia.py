@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .target import Figure, Target
-from .vocabulary import GIGA, PETA, SECTIONS, TERA, field_error, read_number, read_text, suggestion
+from .vocabulary import GIGA, PETA, SECTIONS, TERA, check_si, field_error, read_number, read_text, suggestion
 
 # --------------------------------------------------------------------------------------------------------
 # NVIDIA's public SOLAR arch format
@@ -61,9 +61,12 @@ def parse_nvidia(file: str, doc: dict[str, Any]) -> Target:
     name = re.sub(r"\s+", "-", read_text(file, "name", str(doc["name"]))) if "name" in doc else path.stem
     figures: dict[str, Figure] = {}
 
+    lines: dict[Any, int] = getattr(doc, "lines", {})  # where each key is (safe_yaml.KeyLines)
+
     def derived(fld: str, key: str, value: float, unit: str, how: str) -> Figure:
+        check_si(file, key, value, unit, f"{how} = {value:g} {unit}")
         return Figure(field=fld, status="known", value=value, unit=unit, given=_human(value, unit),
-                      source="derived", note=how)
+                      source="derived", note=how, line=lines.get(key))
 
     for key, fld in _NV_MAC_FIELDS.items():
         if key in doc:
@@ -74,8 +77,9 @@ def parse_nvidia(file: str, doc: dict[str, Any]) -> Target:
     for key, fld in (("DRAM_capacity", "dram_capacity"), ("SRAM_capacity", "l2")):
         if key in doc:
             nbytes = read_number(file, key, doc[key])
+            check_si(file, key, nbytes, "B", f"{nbytes:g} B")
             figures[fld] = Figure(field=f"memory.{fld}", status="known", value=nbytes, unit="B",
-                                  given=_human(nbytes, "B"), source="user", note=key)
+                                  given=_human(nbytes, "B"), source="user", note=key, line=lines.get(key))
     for key, fld in (("DRAM_byte_per_cycle", "dram_bandwidth"), ("SRAM_byte_per_cycle", "l2_bandwidth")):
         if key in doc:
             figures[fld] = derived(f"memory.{fld}", key, read_number(file, key, doc[key]) * hz, "B/s",

@@ -29,6 +29,7 @@ class Figure:
     note: str | None = None
     approximate: bool = False
     range: tuple[float, float] | None = None  # SI; the file's range when sources disagree
+    line: int | None = None  # where the figure is written in its file (1-based), for error messages
 
     @property
     def known(self) -> bool:
@@ -89,7 +90,8 @@ class Target:
         if fig.known:
             assert fig.value is not None
             return fig.value
-        raise PeakUnavailable(f"{self.name}: {fig.field} is {self._why(fig)}")
+        raise PeakUnavailable(f"{self.name}: {fig.field} is {self._why(fig)}", file=self.origin or None,
+                              field=fig.field, line=fig.line)
 
     def _why(self, fig: Figure) -> str:
         if fig.status == "unsupported":
@@ -158,7 +160,8 @@ class Target:
             fig = self.figures.get(fld)
             if fig is None:
                 if not optional:
-                    raise PeakUnavailable(f"{self.name}: compute.{fld} is not given in {self.origin}")
+                    raise PeakUnavailable(f"{self.name}: compute.{fld} is not given in {self.origin}",
+                                          file=self.origin or None, field=f"compute.{fld}")
                 skipped.append(f"no {fld} figure")
                 continue
             if fig.status == "unsupported":
@@ -166,8 +169,8 @@ class Target:
                 continue
             if fig.status == "unknown":
                 raise PeakUnavailable(
-                    f"{self.name}: no peak for {dtype} {kind}: {fig.field} is {self._why(fig)}"
-                )
+                    f"{self.name}: no peak for {dtype} {kind}: {fig.field} is {self._why(fig)}",
+                    file=self.origin or None, field=fig.field, line=fig.line)
             assert fig.value is not None
             p, u = fld.rsplit("_", 1)
             reason = f"{dtype} {kind} → {p} {u}"

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
-import yaml
-
 from .nvidia import is_nvidia_format, parse_nvidia
+from .safe_yaml import YAMLProblem, line_of, load_yaml
 from .target import Figure, Target
 from .vocabulary import (
     BASE_UNIT,
@@ -26,6 +26,7 @@ from .vocabulary import (
     Dimension,
     Status,
     TargetError,
+    check_si,
     field_error,
     read_number,
     read_source,
@@ -38,42 +39,21 @@ from .vocabulary import (
 # --------------------------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys (PyYAML silently keeps the last one)."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _read_yaml(path: Path) -> Any:
     file = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TargetError(f"{file}: no such target file", file=file) from None
+    except UnicodeDecodeError as e:
+        raise TargetError(f"{file}: not UTF-8 text (byte offset {e.start})", file=file) from None
     except OSError as e:
         raise TargetError(f"{file}: cannot read: {e.strerror or e}", file=file) from None
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
-        problem = (e.problem or e.context or "").strip()
-        raise TargetError(f"{where}: invalid YAML: {problem}", file=file) from None
-    except yaml.YAMLError as e:
-        raise TargetError(f"{file}: invalid YAML: {str(e).splitlines()[0]}", file=file) from None
+        return load_yaml(text)
+    except YAMLProblem as e:
+        where = f"{file}:{e.line}:{e.col}" if e.line else file
+        raise TargetError(f"{where}: {e.message}", file=file, line=e.line, col=e.col) from None
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -129,6 +109,7 @@ def _parse_figure(file: str, fld: str, dim: Dimension, raw: Any) -> Figure:
         rng = (lo * factor, hi * factor)
     if dim == "count" and val != int(val):
         raise field_error(file, f"{fld}.value", f"must be a whole number, got {val:g}")
+    check_si(file, f"{fld}.value", val * factor, BASE_UNIT[dim], f"{val:g} {unit}")
     return Figure(field=fld, status="known", value=val * factor, unit=BASE_UNIT[dim],
                   given=f"{val:g} {unit}", source=src, ref=ref, note=note, approximate=approx, range=rng)
 
@@ -216,6 +197,24 @@ def parse_target(doc: Any, file: str) -> Target:
 
 
 def load_target_file(path: str | os.PathLike[str]) -> Target:
-    """Load and validate one target file."""
+    """Load and validate one target file. Errors name the file and the line of the field (`path:line:`)."""
     p = Path(path).expanduser()
-    return parse_target(_read_yaml(p), str(p))
+    file = str(p)
+    doc = _read_yaml(p)
+    try:
+        target = parse_target(doc, file)
+    except TargetError as err:
+        raise _placed(err, doc, file) from None
+    figures = {name: fig if fig.line else replace(fig, line=line_of(doc, fig.field))
+               for name, fig in target.figures.items()}
+    return replace(target, figures=MappingProxyType(figures))
+
+
+def _placed(err: TargetError, doc: Any, file: str) -> TargetError:
+    """`err` with the line of its field: `file:line: field: message`."""
+    if err.line is not None or err.file != file or not err.field:
+        return err
+    line = line_of(doc, err.field)
+    if line is None or not err.message.startswith(f"{file}: "):
+        return err
+    return TargetError(f"{file}:{line}: {err.message[len(file) + 2:]}", file=file, field=err.field, line=line)

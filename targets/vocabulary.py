@@ -19,11 +19,14 @@ SCHEMA_VERSION = 1
 class TargetError(Exception):
     """A target problem, as one line meant for users: ``file: field: message``."""
 
-    def __init__(self, message: str, *, file: str | None = None, field: str | None = None) -> None:
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None,
+                 line: int | None = None, col: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.file = file
         self.field = field
+        self.line = line  # of the field in the file, where known (1-based)
+        self.col = col
 
     def __str__(self) -> str:
         return self.message
@@ -153,6 +156,20 @@ def read_number(file: str, fld: str, raw: Any) -> float:
     if not math.isfinite(val) or val <= 0:
         raise field_error(file, fld, f"must be a positive number, got {raw!r}")
     return val
+
+
+# A figure in its SI unit must lie here: the analysis divides work by peaks and multiplies them back, so a
+# value whose reciprocal overflows (1e-320 FLOP/s) or that overflows itself (1e300 TFLOP/s) would turn a time
+# into infinity or zero, and the JSON report into NaN. The range is far beyond any device.
+SI_MIN, SI_MAX = 1e-6, 1e30
+
+
+def check_si(file: str, fld: str, value: float, unit: str, given: str) -> None:
+    """Checks a figure after its unit is applied: finite, positive, within [SI_MIN, SI_MAX]."""
+    if not math.isfinite(value) or not SI_MIN <= value <= SI_MAX:
+        shown = "infinite" if math.isinf(value) else f"{value:g} {unit}"
+        raise field_error(file, fld, f"{given} is {shown} in SI units, outside the range a target figure may "
+                          f"take ({SI_MIN:g} to {SI_MAX:g} {unit})")
 
 
 def read_text(file: str, fld: str, raw: Any) -> str:

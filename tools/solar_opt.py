@@ -9,7 +9,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from solar.ir.outputs import OutputError, check_writable, write_text_atomic
 from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
+from solar.ir.source import decode_source
 from solar.passes import registry
 from solar.passes.catalog import CATALOG, PassInfo, info_of_class
 from solar.tools._entry import add_version, run_main
@@ -210,6 +212,25 @@ def _emitter(name: str, output: str) -> Any:
     if name == "timeloop" and output != "-":
         return lambda module: emit(module, directory=output)
     return emit
+def _check_outputs(passes: list[Any], args: argparse.Namespace) -> None:
+    """Every file the run will write can be written (its directory exists, it is not a directory): checked
+    before any work, so a typo costs nothing and never ends in an internal error."""
+    if args.output != "-":
+        check_writable(args.output, "the output")
+    for p in passes:
+        if p.name == "sol":
+            for path, what in ((p.report, "the SOL report"), (p.plot, "the roofline plot")):
+                if path:
+                    check_writable(path, what)
+        elif p.name == "tile-search" and p.curve:
+            check_writable(p.curve, "the tiling curve")
+            check_writable(_png_beside(p.curve), "the tiling curve plot")
+
+
+def _png_beside(path: str) -> str:
+    from pathlib import Path
+
+    return str(Path(path).with_suffix(".png"))
 
 
 def _list_targets() -> str:
@@ -283,23 +304,28 @@ def run(argv: Sequence[str]) -> int:
         for name in args.print_ir_after:
             if name not in registry.table:  # an unknown name is an error, not a silent no-op
                 registry.load(name)
-    except (_UsageError, PassOptionError) as err:
+        _check_outputs(passes, args)
+    except (_UsageError, PassOptionError, OutputError) as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 
     # Imported once the arguments are read, so that --help, --version and usage errors answer at once.
-    from solar.ir.diagnostics import Diagnostic, SourceManager, format_diagnostic
+    from solar.ir.diagnostics import Diagnostic, DiagnosticError, SourceManager, format_diagnostic
     from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
 
     file = "<stdin>" if args.input == "-" else args.input
     try:
         if args.input == "-":
-            text = sys.stdin.read()
+            data = sys.stdin.buffer.read()
         else:
-            with open(args.input, encoding="utf-8") as fh:
-                text = fh.read()
+            with open(args.input, "rb") as fh:
+                data = fh.read()
+        text = decode_source(data, file)
     except OSError as err:
         sys.stderr.write(f"{PROG}: error: cannot read '{args.input}': {err.strerror}\n")
+        return 1
+    except DiagnosticError as err:
+        sys.stderr.write(err.format())
         return 1
 
     options = OptOptions(not args.no_verify, args.print_ir_after_all, set(args.print_ir_after),
@@ -332,15 +358,15 @@ def run(argv: Sequence[str]) -> int:
             outputs.append(result.output)
 
     rendered = "// -----\n".join(outputs)
-    try:
-        if args.output == "-":
-            sys.stdout.write(rendered)
-        else:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(rendered)
-    except OSError as err:
-        sys.stderr.write(f"{PROG}: error: cannot write '{args.output}': {err.strerror}\n")
-        return 1
+    if args.output == "-":
+        sys.stdout.write(rendered)
+    elif not failed:
+        # A failed run leaves the output file as it was (it may be the input itself): docs/errors.md.
+        try:
+            write_text_atomic(args.output, rendered)
+        except OutputError as err:
+            sys.stderr.write(f"{PROG}: error: {err}\n")
+            return 1
     if args.time_passes:
         sys.stderr.write(_timing_report(timings))
     return 1 if failed else 0

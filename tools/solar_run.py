@@ -63,9 +63,13 @@ def _params(items: list[str]) -> dict[str, int]:
         if not sep or not name.strip():
             raise _UsageError(f"bad --param '{item}': expected NAME=VALUE, e.g. --param M=64")
         try:
-            values[name.strip()] = int(raw)
+            value = int(raw)
         except ValueError:
             raise _UsageError(f"bad --param '{item}': {raw!r} is not an integer") from None
+        key = name.strip()
+        if key in values:
+            raise _UsageError(f"--param {key} is given twice ({values[key]} and {value})")
+        values[key] = value
     return values
 
 
@@ -94,6 +98,16 @@ def run(argv: Sequence[str]) -> int:
     try:
         args = parser.parse_args(argv)
         params = _params(args.param)
+        if not 0 <= args.seed < 2**63:
+            raise _UsageError(f"--seed must be a non-negative integer below 2^63, not {args.seed}")
+        from solar.ir.outputs import OutputError, check_writable
+
+        try:
+            for path, what in ((args.save_inputs, "the inputs"), (args.outputs, "the outputs")):
+                if path:
+                    check_writable(path, what)
+        except OutputError as err:
+            raise _UsageError(str(err)) from None
     except _UsageError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
@@ -103,19 +117,30 @@ def run(argv: Sequence[str]) -> int:
 
     from solar.backends import executor, jit
     from solar.backends.errors import ExecutionError, VerificationError
-    from solar.backends.inputs import compare_outputs, load_npz, output_names, random_inputs, save_npz
+    from solar.backends.inputs import (
+        check_memory,
+        compare_outputs,
+        load_npz,
+        output_names,
+        random_inputs,
+        save_npz,
+    )
     from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
     from solar.ir.parser import parse_module
+    from solar.ir.source import decode_source
 
     def fail(message: str) -> int:
         sys.stderr.write(f"{PROG}: error: {message}\n")
         return 1
 
     try:
-        with open(args.input, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(args.input, "rb") as fh:
+            text = decode_source(fh.read(), args.input)
     except OSError as err:
         return fail(f"cannot read '{args.input}': {err.strerror}")
+    except DiagnosticError as err:
+        sys.stderr.write(err.format())
+        return 1
     engine = DiagnosticEngine()
     module = None
     with contextlib.suppress(DiagnosticError):  # the engine holds the syntax errors
@@ -126,6 +151,7 @@ def run(argv: Sequence[str]) -> int:
 
     try:
         program = executor.prepare(module, params, args.entry, engine)
+        check_memory(program)
         if args.inputs:
             arrays: Any = load_npz(args.inputs)
             try:
@@ -137,7 +163,7 @@ def run(argv: Sequence[str]) -> int:
         else:
             return fail(f"@{program.entry.name} takes inputs: give --inputs FILE.npz or --random-inputs")
         if args.save_inputs:
-            np.savez(args.save_inputs, **{s.name: a for s, a in zip(program.inputs, args_in, strict=True)})
+            save_npz(args.save_inputs, {s.name: a for s, a in zip(program.inputs, args_in, strict=True)})
         start = time.perf_counter()
         compile_s = program.compile()
         compiled = time.perf_counter()

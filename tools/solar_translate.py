@@ -72,6 +72,8 @@ def build_parser() -> _Parser:
     llm.add_argument("--llm-base-url", metavar="URL",
                      help="an OpenAI-compatible or other local server, e.g. http://localhost:8000/v1")
     llm.add_argument("--transcript", metavar="DIR", help="save every prompt, response and check in DIR")
+    llm.add_argument("--validate-timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="wall-clock limit for running one IR the model wrote, at the validation sizes (default 60)")
     return p
 
 
@@ -87,6 +89,8 @@ def parse_spec(spec: str) -> tuple[list[int], str]:
         shape = [int(d) for d in dims]
     except ValueError:
         raise _UsageError(f"bad --input '{spec}': dimensions must be integers, e.g. 8x3x32x32xf32") from None
+    if any(d <= 0 for d in shape):
+        raise _UsageError(f"bad --input '{spec}': every dimension must be positive (SIR tensors are not empty)")
     return shape, _DT[dt]
 
 
@@ -102,7 +106,18 @@ def _load_entry(entry: str) -> tuple[Any, str, Any]:
         import importlib
 
         sys.path.insert(0, os.getcwd())
-        mod = importlib.import_module(mod_name)
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as err:
+            if err.name == mod_name.split(".")[0] or err.name == mod_name:
+                raise _UsageError(f"bad --entry '{entry}': no module named '{err.name}'") from None
+            from solar.frontends.diagnostics import user_code_error
+
+            raise user_code_error(err, f"while importing {mod_name}") from None
+        except (Exception, SystemExit) as err:
+            from solar.frontends.diagnostics import user_code_error
+
+            raise user_code_error(err, f"while importing {mod_name}") from None
     if not hasattr(mod, attr):
         raise _UsageError(f"{mod_name} has no attribute '{attr}'")
     return getattr(mod, attr), attr, mod
@@ -112,8 +127,13 @@ def _inputs(args: argparse.Namespace, seed: int, framework: str, mod: Any) -> li
     import numpy as np
 
     if args.example_inputs:
-        data = np.load(args.example_inputs)
-        arrays = [data[k] for k in data.files]
+        from solar.backends.errors import InputError
+        from solar.backends.inputs import load_npz
+
+        try:
+            arrays = list(load_npz(args.example_inputs).values())
+        except InputError as err:
+            raise _UsageError(str(err)) from None
     elif args.input:
         rng = np.random.default_rng(seed)
         arrays = []
@@ -159,27 +179,51 @@ def _write(text: str, path: str | None) -> None:
     if path is None or path == "-":
         sys.stdout.write(text)
         return
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from solar.ir.outputs import OutputError, write_text_atomic
+
+    try:
+        write_text_atomic(path, text, "the output")
+    except OutputError as err:
+        raise _UsageError(str(err)) from None
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """What can be checked before importing and running the user's program."""
+    if not args.source and not args.entry:
+        raise _UsageError("give a source file, or --entry MODULE:CALLABLE")
+    if args.validate_size < 1:
+        raise _UsageError(f"--validate-size must be a positive integer, not {args.validate_size}")
+    for spec in args.input:
+        parse_spec(spec)
+    if args.output and args.output != "-":
+        from solar.ir.outputs import OutputError, check_writable
+
+        try:
+            check_writable(args.output, "the output")
+        except OutputError as err:
+            raise _UsageError(str(err)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        if not args.source and not args.entry:
-            raise _UsageError("give a source file, or --entry MODULE:CALLABLE")
-        from solar.frontends.diagnostics import TranslationError
+        _check_args(args)
+        from solar.frontends.diagnostics import SourceError, TranslationError, user_code_error
         from solar.frontends.lowering.core import LoweringError
 
         try:
-            if args.source_format == "nvsolar-yaml":
-                return _nvsolar(args)
-            if args.llm or args.llm_only:
-                return _llm(args)
-            if args.framework == "jax":
-                return _jax(args)
-            return _torch(args)
-        except TranslationError as err:
+            try:
+                if args.source_format == "nvsolar-yaml":
+                    return _nvsolar(args)
+                if args.llm or args.llm_only:
+                    return _llm(args)
+                if args.framework == "jax":
+                    return _jax(args)
+                return _torch(args)
+            except SystemExit as exit_:
+                # The user's program called sys.exit (in a function SOLAR called): report it, never exit silently.
+                raise user_code_error(exit_, "while SOLAR ran it") from None
+        except (TranslationError, SourceError) as err:
             sys.stderr.write(err.format())
             return 1
         except LoweringError as err:
@@ -319,6 +363,8 @@ def _llm(args: argparse.Namespace) -> int:
         raise _UsageError("--llm always validates: the model's IR is trusted only once it matches the original")
     if args.max_attempts < 1:
         raise _UsageError("--max-attempts must be at least 1")
+    if not args.validate_timeout > 0:
+        raise _UsageError(f"--validate-timeout must be a positive number of seconds, not {args.validate_timeout:g}")
     from solar.frontends import torch_export as te
     from solar.frontends.llm import LLMError, LLMOptions, LoopFailed, source_of, translate_torch
 
@@ -336,7 +382,8 @@ def _llm(args: argparse.Namespace) -> int:
             problem.name = args.name
         path = origin = args.source
     opts = LLMOptions(args.llm, args.llm_only, args.max_attempts, args.temperature, args.timeout, args.llm_base_url,
-                      args.transcript, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
+                      args.transcript, args.seed, args.validate_size, args.full_size_validation, args.dynamic,
+                      args.validate_timeout)
     try:
         source, source_path = source_of(path, mod)
         out = translate_torch(problem, source, os.path.basename(source_path), opts)

@@ -105,7 +105,10 @@ def default_cache_dir() -> Path:
 def _one_line(text: str) -> str:
     text = _ANSI.sub("", text).strip()
     # litellm prefixes "litellm.AuthenticationError: AuthenticationError: OpenAIException - ..."; keep the gist.
-    text = re.sub(r"^(litellm\.)?\w+Error:\s*", "", text)
+    # Repeatedly: litellm often names the class twice ("litellm.InternalServerError: InternalServerError: ...").
+    prefix = re.compile(r"^(litellm\.)?\w+(Error|Exception):\s*")
+    while prefix.match(text):
+        text = prefix.sub("", text, count=1)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return first[:300]
 
@@ -119,6 +122,16 @@ def _litellm() -> Any:
 
     litellm.suppress_debug_info = True  # otherwise litellm prints provider lists and banners on errors
     return litellm
+
+
+_NOT_JSON = re.compile(r"<!doctype|<html|Empty or invalid response from LLM endpoint|JSONDecodeError|"
+                       r"Expecting value: line \d+ column \d+", re.I)
+
+
+def _not_an_api_answer(err: BaseException) -> bool:
+    """The server answered, but not with the API's JSON (an HTML error page of a proxy, a web server at the
+    base URL): a configuration problem that no retry fixes."""
+    return bool(_NOT_JSON.search(str(err)))
 
 
 def _retryable(err: BaseException) -> bool:
@@ -164,7 +177,7 @@ class Transcript:
         return self.calls
 
     def response(self, call: int, model: str, messages: Sequence[Message], completion: Completion | None,
-                 error: str | None = None) -> None:
+                 error: str | None = None, note: str | None = None) -> None:
         event: dict[str, Any] = {"event": "call", "call": call, "model": model, "messages": list(messages)}
         if completion is not None:
             (self.dir / f"{call:02d}-response.md").write_text(completion.text, encoding="utf-8")
@@ -173,6 +186,8 @@ class Transcript:
                          cached=completion.cached, truncated=completion.truncated)
         if error is not None:
             event["error"] = error
+        if note is not None:  # e.g. an empty reply, which is retried: replayed, it is empty again
+            event["note"] = note
         self._append(event)
 
     def check(self, attempt: int, stage: str, diagnostic: str) -> None:
@@ -291,6 +306,12 @@ class LLMClient:
                 last = f"{type(err).__name__}: {_one_line(str(err))}"
                 if self.transcript:
                     self.transcript.response(call, self.config.model, messages, None, error=last)
+                if _not_an_api_answer(err):
+                    where = f"the server at {self.config.base_url}" if self.config.base_url else "the provider"
+                    raise LLMError(f"{self.config.model}: {where} did not answer with the API's JSON (an HTML page "
+                                   "or other text): a configuration problem, not retried; check the model name and "
+                                   f"--llm-base-url (an OpenAI-compatible server's URL ends in /v1). It said: "
+                                   f"{_gist(err)}") from None
                 if not _retryable(err):
                     raise LLMError(f"{self.config.model}: {last}") from None
                 if attempt == self.config.retries:
@@ -301,8 +322,10 @@ class LLMClient:
                 continue
             out = self._completion(response)
             if not out.text.strip():
-                # An empty reply is a provider hiccup (or a filtered answer): not worth caching.
+                # An empty reply is a provider hiccup (or a filtered answer): not worth caching, but recorded.
                 last = "the provider returned an empty reply"
+                if self.transcript:
+                    self.transcript.response(call, self.config.model, messages, out, note=last)
                 if attempt == self.config.retries:
                     break
                 self.usage.retries += 1
@@ -322,6 +345,15 @@ class LLMClient:
             c.text = c.text[: self.config.max_response_chars]
             c.truncated = True
         return c
+
+
+def _gist(err: BaseException) -> str:
+    """What a non-API answer said, shortened: the HTML page's title where it has one."""
+    text = str(err)
+    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
+    if title:
+        return f"an HTML page titled {title.group(1).strip()[:80]!r}"
+    return _one_line(text)[:160]
 
 
 def _message_text(response: Any) -> str:

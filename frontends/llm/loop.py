@@ -26,11 +26,12 @@ import numpy as np
 
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.expr import evaluate_int
-from solar.ir.ops import AffineFor, AffineIf, KernelOp, KStmt, ModuleOp, Param
+from solar.ir.ops import AffineFor, AffineIf, CallOp, ForOp, KernelOp, KStmt, ModuleOp, Op, Param
 from solar.ir.parser import parse_module
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
+from ..timed_run import RunFailed, RunTimeout, run_with_limit
 from ..validate import ValidationReport, compare, executor
 from .client import LLMClient, LLMError, Message, Transcript
 from .prompt import retry_message
@@ -169,18 +170,52 @@ def check_params(module: ModuleOp, params: Mapping[str, int]) -> list[str]:
 
 
 def check_work(module: ModuleOp, sizes: Mapping[str, int], limit: int = MAX_POINTS) -> None:
-    """Rejects kernels whose loop nests run more than `limit` points at the validation sizes (an estimate:
-    bounds that depend on outer indices are taken at the outer index's ends)."""
+    """Rejects a module whose kernels run more than `limit` points in all at the validation sizes: each kernel's
+    loop nest times the trip counts of the solar.for loops around it (and around the calls that reach it). An
+    estimate: bounds that depend on outer indices are taken at the outer index's ends."""
     env = module.param_values()
     env.update(sizes)
-    for func in module.funcs:
-        for op in func.walk():
-            if isinstance(op, KernelOp):
-                points = _stmt_points(op.body, env, 1)
-                if points > limit:
-                    raise CandidateError("run", f"error: kernel @{op.symbol} iterates about {points:.3g} points at "
-                                         f"the validation sizes ({_sizes(sizes)}); loop bounds must follow the "
-                                         "tensor shapes")
+    runs: list[tuple[KernelOp, int]] = []
+    entry = module.entry
+    for func in [entry] if entry is not None else module.funcs:
+        _kernel_runs(module, func.body, env, 1, runs, depth=0)
+    total = 0
+    worst: tuple[KernelOp, int, int] | None = None
+    for op, times in runs:
+        points = _stmt_points(op.body, env, 1) * times
+        total += points
+        if worst is None or points > worst[1]:
+            worst = (op, points, times)
+    if worst is not None and total > limit:
+        op, points, times = worst
+        loops = f" ({times:.3g} runs inside solar.for loops)" if times != 1 else ""
+        whole = f"; the module about {total:.3g}" if total != points else ""
+        raise CandidateError("run", f"error: kernel @{op.symbol} iterates about {points:.3g} points{loops} at the "
+                             f"validation sizes ({_sizes(sizes)}){whole}, over the limit of {limit:.3g}; loop bounds "
+                             "and trip counts must follow the tensor shapes")
+
+
+def _kernel_runs(module: ModuleOp, block: Sequence[Op], env: dict[str, int], times: int,
+                 out: list[tuple[KernelOp, int]], depth: int) -> None:
+    """Every kernel reachable from `block`, with how many times it runs (solar.for trips multiplied in)."""
+    if depth > 32:  # calls nested this deep (or recursive): the verifier's business, not this estimate's
+        return
+    for op in block:
+        if isinstance(op, KernelOp):
+            out.append((op, times))
+        elif isinstance(op, ForOp):
+            try:
+                trips = max(0, evaluate_int(op.upper, env) - evaluate_int(op.lower, env))
+            except Exception:
+                trips = 1  # bounds this estimate cannot evaluate: not counted
+            _kernel_runs(module, op.body, env, times * trips, out, depth + 1)
+        elif isinstance(op, CallOp):
+            callee = module.lookup(op.callee)
+            if callee is not None:
+                _kernel_runs(module, callee.body, env, times, out, depth + 1)
+        else:
+            for region in op.regions:
+                _kernel_runs(module, region, env, times, out, depth + 1)
 
 
 def _sizes(sizes: Mapping[str, int]) -> str:
@@ -264,15 +299,24 @@ def _where(actual: np.ndarray, golden: np.ndarray) -> str:
     return f"; the largest difference is at {pos}: the IR gives {a.flat[k]:.6g}, the original {g.flat[k]:.6g}"
 
 
-def check_outputs(module: ModuleOp, golden: Golden) -> ValidationReport:
+def check_outputs(module: ModuleOp, golden: Golden, seconds: float | None = None) -> ValidationReport:
     """Runs `module` on the golden arguments and compares every output; raises CandidateError('run' or
-    'compare') with the diagnostic, or returns the (passed) report to record in the module."""
+    'compare') with the diagnostic, or returns the (passed) report to record in the module. With `seconds`,
+    the run happens in a child process killed after that much wall-clock time (`--validate-timeout`)."""
     full = {p.name: p.default for p in module.params if p.default is not None}
     report = ValidationReport(True, golden.seed, dict(golden.sizes), full, note=golden.note)
     check_work(module, golden.sizes)
-    run = executor()
     try:
-        outs = run(module, list(golden.args), params=golden.sizes or None)
+        if seconds:
+            outs = run_with_limit(module, list(golden.args), golden.sizes or None, seconds)
+        else:
+            outs = executor()(module, list(golden.args), params=golden.sizes or None)
+    except RunTimeout:
+        raise CandidateError("run", f"error: running the IR at the validation sizes ({_sizes(golden.sizes)}) took "
+                             f"more than {seconds:g} s, the limit (--validate-timeout); the original program "
+                             "runs there at once, so the IR does far more work than it") from None
+    except RunFailed as err:
+        raise CandidateError("run", f"error: {err}") from None
     except Exception as err:
         raise CandidateError("run", f"error: {type(err).__name__}: {err}") from None
     entry = module.entry
@@ -299,6 +343,15 @@ def check_outputs(module: ModuleOp, golden: Golden) -> ValidationReport:
 # ---- the loop ---------------------------------------------------------------------------------------
 
 
+def _as_history(text: str, truncated: bool, length: int, limit: int) -> str:
+    """The assistant turn later requests carry: the reply itself, or, for a reply over the size limit, a short
+    note (resending it would cost its size again in every later request)."""
+    if not truncated:
+        return text
+    return (f"[my answer here was {length} characters long, over the limit of {limit}, and is not repeated; it "
+            f"began: {text[:200]!r}]")
+
+
 def run_loop(client: LLMClient, messages: list[Message], check: Callable[[str, int], T], max_attempts: int,
              what: str, transcript: Transcript | None = None) -> LoopOutcome[T]:
     """Asks, checks and feeds back until `check` accepts a reply or `max_attempts` replies were rejected.
@@ -306,7 +359,8 @@ def run_loop(client: LLMClient, messages: list[Message], check: Callable[[str, i
     history: list[Attempt] = []
     for attempt in range(1, max_attempts + 1):
         reply = client.complete(messages)
-        messages.append({"role": "assistant", "content": reply.text})
+        messages.append({"role": "assistant", "content": _as_history(reply.text, reply.truncated, reply.length,
+                                                                      client.config.max_response_chars)})
         try:
             if reply.truncated:
                 raise CandidateError("size", f"error: the answer was {reply.length} characters, over the limit of "

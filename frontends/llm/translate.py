@@ -62,6 +62,7 @@ class LLMOptions:
     validate_size: int = 2
     full_size_validation: bool = False
     dynamic: str = "batch"
+    validate_timeout: float = 60.0  # wall-clock seconds for running one candidate IR (0: no limit)
 
 
 @dataclass
@@ -180,7 +181,7 @@ def translate_torch(problem: te.TorchProblem, source: str, source_name: str, opt
 
         def check(text: str, attempt: int) -> tuple[ModuleOp, ValidationReport]:
             module = splice(skel, extract_sir(text))
-            return module, check_outputs(module, golden)
+            return module, check_outputs(module, golden, opts.validate_timeout)
     else:
         name, arg_names, arg_types, result_types = entry_signature(skel)
         params = skel.module.param_values()
@@ -199,7 +200,7 @@ def translate_torch(problem: te.TorchProblem, source: str, source_name: str, opt
                 result_types)
             if problems:
                 raise CandidateError("interface", "".join(f"{entry.loc}: error: {p}\n" for p in problems))
-            return module, check_outputs(module, golden)
+            return module, check_outputs(module, golden, opts.validate_timeout)
 
     messages = prompt.first_messages(user)
     outcome = run_loop(client, messages, check, opts.max_attempts, what, transcript)

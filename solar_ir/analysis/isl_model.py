@@ -267,9 +267,14 @@ class _Walker:
         out += [f"{var} >= {isl_expr(lo, names)}" for lo in lows]
         out += [f"{var} < {isl_expr(hi, names)}" for hi in highs]
         if loop.step != 1:
-            if len(lows) != 1:
-                raise UnsupportedForISL("a stepped loop with a max(...) lower bound", loop.lower)
-            out.append(f"exists (e_{var} : {var} = {isl_expr(lows[0], names)} + {loop.step} * e_{var})")
+            # The loop starts at the largest lower bound and steps from there: one disjunct per bound, for
+            # the points where that bound is the largest (ties go to the first).
+            starts = [isl_expr(lo, names) for lo in lows]
+            cases = []
+            for k, start in enumerate(starts):
+                largest = [f"{start} {'>' if j < k else '>='} {other}" for j, other in enumerate(starts) if j != k]
+                cases.append(" and ".join([*largest, f"exists (e_{var} : {var} = {start} + {loop.step} * e_{var})"]))
+            out.append(cases[0] if len(cases) == 1 else "(" + " or ".join(f"({c})" for c in cases) + ")")
         return out
 
     def _statement(self, s: Assign, loops: list[AffineFor], conds: list[str], position: list[int]) -> None:

@@ -37,6 +37,7 @@ from solar.ir.expr import (
     Unary,
     linear_form,
 )
+from solar.ir.limits import INT_MAX, INT_MIN
 from solar.ir.ops import (
     AffineFor,
     AffineIf,
@@ -122,7 +123,8 @@ class Gen:
         return self.d(st.booleans())
 
     def any_int(self) -> int:
-        return self.d(st.integers(-100, 100) | st.integers())
+        # SIR integers are 64-bit (docs/errors.md): the extremes are kept, one past them is an error.
+        return self.d(st.integers(-100, 100) | st.integers(INT_MIN, INT_MAX))
 
     def any_float(self) -> float:
         return self.d(st.sampled_from(FLOAT_LITERALS) | st.floats())
@@ -256,7 +258,7 @@ class Gen:
         if dtype.is_bool:
             return self.boolean()
         if dtype.is_int or self.chance(0.2):
-            return self.d(st.integers(-1000, 1000) | st.integers())
+            return self.d(st.integers(-1000, 1000) | st.integers(INT_MIN, INT_MAX))
         return self.d(st.floats() | st.sampled_from(FLOAT_LITERALS))
 
     def op_reshape(self, b: BlockBuilder, pool: list[Value], for_vars: set[str], depth: int) -> list[Value]:
@@ -831,7 +833,7 @@ class RandomGen(Gen):
         return self.rng.random() < 0.5
 
     def any_int(self) -> int:
-        return self.rng.choice([self.rng.randint(-100, 100), self.rng.randint(-2**70, 2**70)])
+        return self.rng.choice([self.rng.randint(-100, 100), self.rng.randint(INT_MIN, INT_MAX)])
 
     def any_float(self) -> float:
         if self.rng.random() < 0.5:

@@ -45,21 +45,31 @@ def without_topk_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No socket may connect; a fake key passes the preflight; the reply cache is per test."""
+    real_connect = socket.socket.connect
+
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a test tried to reach the network")
 
-    monkeypatch.setattr(socket.socket, "connect", refuse)
+    def connect(self: socket.socket, address: Any) -> None:
+        # Local (AF_UNIX) sockets are no network: the process that runs a candidate IR under its
+        # wall-clock limit is reached through one.
+        if self.family == socket.AF_UNIX:
+            return real_connect(self, address)
+        refuse()
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     monkeypatch.setattr(client_mod, "default_cache_dir", lambda: tmp_path / "llm-cache")
 
 
 def translate(recording: str | list[dict[str, Any]], llm_only: bool = False, max_attempts: int = 4,
-              program: Path = PROGRAM, **config: Any) -> tuple[Any, ReplayProvider, LLMClient]:
+              program: Path = PROGRAM, validate_timeout: float = 0.0, **config: Any
+              ) -> tuple[Any, ReplayProvider, LLMClient]:
     replay = ReplayProvider(DATA / recording if isinstance(recording, str) else recording)
     client = LLMClient(LLMConfig(MODEL, use_cache=False, **config), completion_fn=replay, sleep=lambda s: None)
     problem = te.load_problem(str(program))
-    opts = LLMOptions(MODEL, llm_only=llm_only, max_attempts=max_attempts)
+    opts = LLMOptions(MODEL, llm_only=llm_only, max_attempts=max_attempts, validate_timeout=validate_timeout)
     out = translate_torch(problem, program.read_text(encoding="utf-8"), program.name, opts, client=client)
     return out, replay, client
 

@@ -300,7 +300,14 @@ def test_bad_files_give_one_clear_line(tmp_path: Path, old: str, new: str, field
     with pytest.raises(TargetError) as e:
         load_target(path)
     msg = one_line(e)
-    assert msg.startswith(f"{path}: {field}: "), msg
+    # The message points at the file and the line of the field (or of its section when it is missing; no line
+    # when the section itself is).
+    line = e.value.line
+    where = f"{path}:{line}" if line is not None else f"{path}"
+    assert msg.startswith(f"{where}: {field}: "), msg
+    if line is not None:
+        text = GOOD.replace(old, new, 1).splitlines()[line - 1]
+        assert any(part.split("[")[0] in text for part in field.split(".")), (text, field)
     assert words in msg
     assert e.value.file == str(path) and e.value.field == field
 
@@ -369,7 +376,7 @@ def test_nvidia_format_errors_and_name_default(tmp_path: Path) -> None:
     p = write(tmp_path, "freq_GHz: 2\nDRAM_byte_per_cycle: -5\n", "neg.yaml")
     with pytest.raises(TargetError) as e:
         load_target(p)
-    assert one_line(e).startswith(f"{p}: DRAM_byte_per_cycle: must be a positive number")
+    assert one_line(e).startswith(f"{p}:2: DRAM_byte_per_cycle: must be a positive number")
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""Reading target YAML safely: no aliases, bounded nesting, duplicate keys refused, and the line of every key.
+
+PyYAML expands aliases while it builds the document, so nine levels of `&a [*a, *a, ...]` (a "billion laughs"
+file) take minutes and gigabytes, and its composer recurses once per level of nesting. Target files need
+neither aliases nor depth: the events are scanned first (iteratively, in constant memory), and an alias or a
+structure nested deeper than MAX_DEPTH is refused at its line before anything is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+MAX_DEPTH = 16  # a target file nests three levels (section, figure, range); NVIDIA's files one
+
+
+class YAMLProblem(Exception):
+    """A problem at `line` (1-based; None when unknown) of a YAML text."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+
+
+class KeyLines(dict):  # type: ignore[type-arg]
+    """A mapping that remembers the line of each of its keys (`lines[key]`, 1-based)."""
+
+    lines: dict[Any, int]
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys (PyYAML silently keeps the last one) and records key lines."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> KeyLines:
+    lines: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in lines:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        lines[key] = key_node.start_mark.line + 1
+    out = KeyLines(yaml.SafeLoader.construct_mapping(loader, node, deep=True))
+    out.lines = lines
+    return out
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _scan(text: str) -> None:
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        mark = event.start_mark
+        if isinstance(event, yaml.AliasEvent):
+            raise YAMLProblem(f"YAML aliases (*{event.anchor}) are not allowed in target files: write the value "
+                              "out", mark.line + 1, mark.column + 1)
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YAMLProblem(f"nested more than {MAX_DEPTH} levels deep (the limit for target files)",
+                                  mark.line + 1, mark.column + 1)
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+
+
+def load_yaml(text: str) -> Any:
+    """The document in `text` (mappings are KeyLines); raises YAMLProblem."""
+    try:
+        _scan(text)
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        problem = (e.problem or e.context or "").strip()
+        raise YAMLProblem(f"invalid YAML: {problem}", mark.line + 1 if mark else None,
+                          mark.column + 1 if mark else None) from None
+    except yaml.YAMLError as e:
+        raise YAMLProblem(f"invalid YAML: {str(e).splitlines()[0]}") from None
+
+
+def line_of(doc: Any, dotted: str) -> int | None:
+    """The line of the deepest key of `dotted` (`compute.fp32_vector.value`) found in `doc`."""
+    line = None
+    node = doc
+    for part in dotted.split("."):
+        key = part.split("[", 1)[0]
+        if not isinstance(node, KeyLines) or key not in node:
+            break
+        line = node.lines.get(key, line)
+        node = node[key]
+    return line
