@@ -198,7 +198,12 @@ class Tilings:
     def group(self, func: FuncOp, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
               lower: bool = False) -> GroupResult:
         """`group_result` of a chain of `func`, kept by its name, its ops, the buffer size and `lower`."""
-        key = (func, name, capacity, lower, tuple(id(op) for u in units for op in u))
+        ops = tuple(id(op) for u in units for op in u)
+        key = (func, name, capacity, lower, ops)
+        plain = self._results.get((func, name, capacity, False, ops))
+        if key not in self._results and lower and plain is not None and plain.fused is not None:
+            # A chain that fits the buffer: the lower-bound search (`lower`) finds the same mapping.
+            self._results[key] = plain
         if key not in self._results:
             self._results[key] = group_result(self.chains(func), name, units, capacity, lower)
             self.solved += 1

@@ -53,7 +53,8 @@ CATALOG: dict[str, PassInfo] = {
          OptionInfo("allow_tf32", "bool", "False"), OptionInfo("recompute", "bool", "False")), "objective"),
     "sol": PassInfo(
         "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)",
-        (OptionInfo("target", "str", "'h100'"), OptionInfo("allow_tf32", "bool", "False"),
+        (OptionInfo("target", "str", "'h100'"), OptionInfo("fp32_precision", "str", "'framework'"),
+         OptionInfo("allow_tf32", "bool", "False"),
          OptionInfo("report", "str", "''"), OptionInfo("plot", "str", "''"), OptionInfo("latency", "str", "''"),
          OptionInfo("annotate", "bool", "True")),
         "target"),

@@ -97,7 +97,8 @@ class SOL(Pass):
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
         try:
-            model = CostModel(work, self.policy)  # priced by the precision policy, so not the shared analysis
+            # The shared analysis prices by the framework's precision; another policy needs a model of its own.
+            model = ctx.analysis(CostModel, work) if self.policy == "framework" else CostModel(work, self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
         except CostError as err:
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)
