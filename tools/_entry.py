@@ -21,6 +21,17 @@ def package_version() -> str:
         return "unknown (not installed)"
 
 
+class UsageError(Exception):
+    """A bad command line: the tool prints `PROG: error: message` and exits 1 (argparse would exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors raise UsageError instead of printing usage and exiting 2."""
+
+    def error(self, message: str) -> Any:
+        raise UsageError(message)
+
+
 class _VersionAction(argparse.Action):
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)

@@ -20,23 +20,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 PROG = "solar-bench"
 EXIT_VIOLATION = 3
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise _UsageError(message)
-
-
-def build_parser() -> _Parser:
-    p = _Parser(prog=PROG, allow_abbrev=False,
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, allow_abbrev=False,
                 description="Measure a PyTorch or JAX program (or a directory of them) against its speed of light.")
     add_version(p, PROG)
     p.add_argument("path", help="a problem file (KernelBench-style .py, a JAX file with forward() and get_inputs(), "
@@ -83,24 +74,24 @@ def _options(args: argparse.Namespace) -> Any:
     try:
         request = SizeRequest(parse_params(args.param), parse_scale(args.scale) if args.scale else None)
     except SizeError as err:
-        raise _UsageError(str(err)) from None
+        raise UsageError(str(err)) from None
     frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
     bad = [f for f in frameworks if f not in FRAMEWORK_MODES]
     if bad:
-        raise _UsageError(f"--frameworks: unknown mode '{bad[0]}' (choose from {', '.join(FRAMEWORK_MODES)})")
+        raise UsageError(f"--frameworks: unknown mode '{bad[0]}' (choose from {', '.join(FRAMEWORK_MODES)})")
     if args.budget <= 0 or args.warmup < 0 or args.min_runs < 1 or args.jobs < 1 or args.timeout <= 0:
-        raise _UsageError("--budget and --timeout must be positive, --warmup at least 0, --min-runs and --jobs at "
+        raise UsageError("--budget and --timeout must be positive, --warmup at least 0, --min-runs and --jobs at "
                           "least 1")
     targets = [t.strip() for t in args.target.split(",") if t.strip()]
     if not targets:
-        raise _UsageError("--target: give at least one target, e.g. host")
+        raise UsageError("--target: give at least one target, e.g. host")
     from solar.targets.loader import TargetError, load_target
 
     try:
         for t in targets:
             load_target(t, recalibrate=args.recalibrate and t == "host")
     except TargetError as err:
-        raise _UsageError(str(err)) from None
+        raise UsageError(str(err)) from None
     return BenchOptions(targets=targets, sizes=request.to_json(), frameworks=frameworks, measure=not args.no_measure,
                         device=args.device, timing={"budget_s": args.budget, "warmup": args.warmup,
                                                     "min_runs": args.min_runs},
@@ -111,16 +102,16 @@ def run(argv: Sequence[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not os.path.exists(args.path):
-            raise _UsageError(f"{args.path}: no such file or directory")
+            raise UsageError(f"{args.path}: no such file or directory")
         if args.source and not os.path.isfile(args.source):
-            raise _UsageError(f"--source {args.source}: no such file")
+            raise UsageError(f"--source {args.source}: no such file")
         opts = _options(args)
         if os.path.isdir(args.path):
             return _batch(args, opts)
         if args.out or args.resume or args.plot or args.dask or args.match:
-            raise _UsageError("--out, --resume, --plot, --match and --dask are for a directory of problems")
+            raise UsageError("--out, --resume, --plot, --match and --dask are for a directory of problems")
         return _single(args, opts)
-    except _UsageError as err:
+    except UsageError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 
@@ -148,16 +139,16 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
     from solar.bench.summary import plot_headroom, render_summary
 
     if args.json:
-        raise _UsageError("--json is for one problem; a directory writes --out FILE.jsonl")
+        raise UsageError("--json is for one problem; a directory writes --out FILE.jsonl")
     if args.resume and not args.out:
-        raise _UsageError("--resume needs --out FILE.jsonl")
+        raise UsageError("--resume needs --out FILE.jsonl")
     if args.out and os.path.exists(args.out) and os.path.getsize(args.out) and not (args.resume or args.overwrite):
-        raise _UsageError(f"{args.out} exists: --resume continues it, --overwrite replaces it")
+        raise UsageError(f"{args.out} exists: --resume continues it, --overwrite replaces it")
     if args.dask:
         try:
             import distributed  # noqa: F401
         except ImportError:
-            raise _UsageError("--dask needs dask.distributed (pip install distributed)") from None
+            raise UsageError("--dask needs dask.distributed (pip install distributed)") from None
     progress = None if args.no_progress else BatchProgress()
     records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, args.timeout, args.dask),
                         ResultsFile(args.out), args.resume, progress, args.match)

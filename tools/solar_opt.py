@@ -14,22 +14,13 @@ from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
 from solar.ir.source import decode_source
 from solar.passes import registry
 from solar.passes.catalog import CATALOG, PassInfo, info_of_class
-from solar.tools._entry import add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 PROG = "solar-opt"
 # --emit formats other than SIR: 'module:function' taking the module and returning the text to write.
 EMITTERS = {"sir": "", "dot": "solar.backends.export_dot:emit_dot",
             "nvsolar-yaml": "solar.backends.export_nvsolar:emit_nvsolar",
             "timeloop": "solar.backends.export_timeloop:emit_timeloop"}
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would exit 2 with its usage; we want one clear line
-        raise _UsageError(message)
 
 
 def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
@@ -46,7 +37,7 @@ def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]],
             break
         if arg in ("-p", "--pass-pipeline"):
             if i + 1 >= len(args):
-                raise _UsageError(f"{arg} needs a pipeline, e.g. {arg} 'inline,bind-params{{M=64}}'")
+                raise UsageError(f"{arg} needs a pipeline, e.g. {arg} 'inline,bind-params{{M=64}}'")
             items.append(("-p", args[i + 1]))
             i += 2
             continue
@@ -63,8 +54,8 @@ def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]],
     return items, rest
 
 
-def build_parser() -> _Parser:
-    p = _Parser(prog=PROG, allow_abbrev=False,
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, allow_abbrev=False,
                 description="Run SOLAR passes on SIR (the SOLAR IR) and print the result.")
     add_version(p, PROG)
     p.add_argument("input", nargs="?", default="-", help="input .sir file ('-' or nothing: stdin)")
@@ -180,7 +171,7 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[An
     if not sol:
         flag = {"report": "--sol-report", "plot": "--plot", "latency": "--target-latency",
                 "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision"}[next(iter(extra))]
-        raise _UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
+        raise UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
 
 
@@ -198,7 +189,7 @@ def _forward_tile_options(passes: list[Any], args: argparse.Namespace) -> list[A
     if not args.tile_curve:
         return passes
     if not any(p.name == "tile-search" for p in passes):
-        raise _UsageError("--tile-curve needs the --tile-search pass, e.g. --tile-search=l2")
+        raise UsageError("--tile-curve needs the --tile-search pass, e.g. --tile-search=l2")
     return [dataclasses.replace(p, curve=args.tile_curve) if p.name == "tile-search" else p for p in passes]
 
 
@@ -272,7 +263,7 @@ def load_plugins(argv: Sequence[str]) -> None:
             break
         if arg == "--load-pass-plugin":
             if k + 1 >= len(args):
-                raise _UsageError("--load-pass-plugin needs a Python file, e.g. --load-pass-plugin=my_pass.py")
+                raise UsageError("--load-pass-plugin needs a Python file, e.g. --load-pass-plugin=my_pass.py")
             registry.load_plugin_file(args[k + 1])
         elif arg.startswith("--load-pass-plugin="):
             registry.load_plugin_file(arg.split("=", 1)[1])
@@ -287,11 +278,11 @@ def run(argv: Sequence[str]) -> int:
         if unknown:
             flag = unknown[0]
             if not flag.startswith("-"):
-                raise _UsageError(f"unexpected argument '{flag}' (one input file at most)")
+                raise UsageError(f"unexpected argument '{flag}' (one input file at most)")
             key = flag.split("=", 1)[0]
             close = difflib.get_close_matches(key, _known_flags(parser), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f" (see {PROG} --help)"
-            raise _UsageError(f"unknown argument '{flag}'{hint}")
+            raise UsageError(f"unknown argument '{flag}'{hint}")
         if args.list_passes:
             sys.stdout.write(_list_passes())
             return 0
@@ -305,7 +296,7 @@ def run(argv: Sequence[str]) -> int:
             if name not in registry.table:  # an unknown name is an error, not a silent no-op
                 registry.load(name)
         _check_outputs(passes, args)
-    except (_UsageError, PassOptionError, OutputError) as err:
+    except (UsageError, PassOptionError, OutputError) as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 

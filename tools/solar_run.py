@@ -9,14 +9,13 @@ Exit status: 0 on success, 1 on a user error or an output mismatch, 2 on an inte
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from solar.tools._entry import add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,17 +23,8 @@ if TYPE_CHECKING:
 PROG = "solar-run"
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one clear line instead of argparse's usage dump and exit 2
-        raise _UsageError(message)
-
-
-def build_parser() -> _Parser:
-    p = _Parser(prog=PROG, allow_abbrev=False,
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, allow_abbrev=False,
                 description="Run a SIR module (kernels through Numba, einsums through BLAS) on inputs.")
     add_version(p, PROG)
     p.add_argument("input", help="the .sir file to run")
@@ -61,14 +51,14 @@ def _params(items: list[str]) -> dict[str, int]:
     for item in items:
         name, sep, raw = item.partition("=")
         if not sep or not name.strip():
-            raise _UsageError(f"bad --param '{item}': expected NAME=VALUE, e.g. --param M=64")
+            raise UsageError(f"bad --param '{item}': expected NAME=VALUE, e.g. --param M=64")
         try:
             value = int(raw)
         except ValueError:
-            raise _UsageError(f"bad --param '{item}': {raw!r} is not an integer") from None
+            raise UsageError(f"bad --param '{item}': {raw!r} is not an integer") from None
         key = name.strip()
         if key in values:
-            raise _UsageError(f"--param {key} is given twice ({values[key]} and {value})")
+            raise UsageError(f"--param {key} is given twice ({values[key]} and {value})")
         values[key] = value
     return values
 
@@ -99,7 +89,7 @@ def run(argv: Sequence[str]) -> int:
         args = parser.parse_args(argv)
         params = _params(args.param)
         if not 0 <= args.seed < 2**63:
-            raise _UsageError(f"--seed must be a non-negative integer below 2^63, not {args.seed}")
+            raise UsageError(f"--seed must be a non-negative integer below 2^63, not {args.seed}")
         from solar.ir.outputs import OutputError, check_writable
 
         try:
@@ -107,8 +97,8 @@ def run(argv: Sequence[str]) -> int:
                 if path:
                     check_writable(path, what)
         except OutputError as err:
-            raise _UsageError(str(err)) from None
-    except _UsageError as err:
+            raise UsageError(str(err)) from None
+    except UsageError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 

@@ -18,22 +18,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import add_version
+from solar.tools._entry import Parser, UsageError, add_version
 
 PROG = "solar-translate"
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise _UsageError(message)
-
-
-def build_parser() -> _Parser:
-    p = _Parser(prog=PROG, allow_abbrev=False,
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, allow_abbrev=False,
                 description="Translate a PyTorch or JAX program into SIR, validated against the original.")
     add_version(p, PROG)
     p.add_argument("source", nargs="?", help="a KernelBench-style .py file (defines Model, get_inputs(), "
@@ -84,20 +75,20 @@ _DT = {"f64": "float64", "f32": "float32", "bf16": "bfloat16", "f16": "float16",
 def parse_spec(spec: str) -> tuple[list[int], str]:
     *dims, dt = spec.split("x")
     if dt not in _DT:
-        raise _UsageError(f"bad --input '{spec}': element type '{dt}' is not one of {', '.join(_DT)}")
+        raise UsageError(f"bad --input '{spec}': element type '{dt}' is not one of {', '.join(_DT)}")
     try:
         shape = [int(d) for d in dims]
     except ValueError:
-        raise _UsageError(f"bad --input '{spec}': dimensions must be integers, e.g. 8x3x32x32xf32") from None
+        raise UsageError(f"bad --input '{spec}': dimensions must be integers, e.g. 8x3x32x32xf32") from None
     if any(d <= 0 for d in shape):
-        raise _UsageError(f"bad --input '{spec}': every dimension must be positive (SIR tensors are not empty)")
+        raise UsageError(f"bad --input '{spec}': every dimension must be positive (SIR tensors are not empty)")
     return shape, _DT[dt]
 
 
 def _load_entry(entry: str) -> tuple[Any, str, Any]:
     mod_name, sep, attr = entry.rpartition(":")
     if not sep or not mod_name or not attr:
-        raise _UsageError(f"bad --entry '{entry}': expected MODULE:CALLABLE, e.g. model.py:forward")
+        raise UsageError(f"bad --entry '{entry}': expected MODULE:CALLABLE, e.g. model.py:forward")
     if mod_name.endswith(".py") or os.sep in mod_name:
         from solar.frontends.torch_export import import_file
 
@@ -110,7 +101,7 @@ def _load_entry(entry: str) -> tuple[Any, str, Any]:
             mod = importlib.import_module(mod_name)
         except ModuleNotFoundError as err:
             if err.name == mod_name.split(".")[0] or err.name == mod_name:
-                raise _UsageError(f"bad --entry '{entry}': no module named '{err.name}'") from None
+                raise UsageError(f"bad --entry '{entry}': no module named '{err.name}'") from None
             from solar.frontends.diagnostics import user_code_error
 
             raise user_code_error(err, f"while importing {mod_name}") from None
@@ -119,7 +110,7 @@ def _load_entry(entry: str) -> tuple[Any, str, Any]:
 
             raise user_code_error(err, f"while importing {mod_name}") from None
     if not hasattr(mod, attr):
-        raise _UsageError(f"{mod_name} has no attribute '{attr}'")
+        raise UsageError(f"{mod_name} has no attribute '{attr}'")
     return getattr(mod, attr), attr, mod
 
 
@@ -133,7 +124,7 @@ def _inputs(args: argparse.Namespace, seed: int, framework: str, mod: Any) -> li
         try:
             arrays = list(load_npz(args.example_inputs).values())
         except InputError as err:
-            raise _UsageError(str(err)) from None
+            raise UsageError(str(err)) from None
     elif args.input:
         rng = np.random.default_rng(seed)
         arrays = []
@@ -149,7 +140,7 @@ def _inputs(args: argparse.Namespace, seed: int, framework: str, mod: Any) -> li
     elif mod is not None and hasattr(mod, "get_inputs"):
         return list(mod.get_inputs())
     else:
-        raise _UsageError("--entry needs inputs: --example-inputs FILE.npz or --input SHAPExDTYPE")
+        raise UsageError("--entry needs inputs: --example-inputs FILE.npz or --input SHAPExDTYPE")
     if framework == "torch":
         import torch
 
@@ -184,15 +175,15 @@ def _write(text: str, path: str | None) -> None:
     try:
         write_text_atomic(path, text, "the output")
     except OutputError as err:
-        raise _UsageError(str(err)) from None
+        raise UsageError(str(err)) from None
 
 
 def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before importing and running the user's program."""
     if not args.source and not args.entry:
-        raise _UsageError("give a source file, or --entry MODULE:CALLABLE")
+        raise UsageError("give a source file, or --entry MODULE:CALLABLE")
     if args.validate_size < 1:
-        raise _UsageError(f"--validate-size must be a positive integer, not {args.validate_size}")
+        raise UsageError(f"--validate-size must be a positive integer, not {args.validate_size}")
     for spec in args.input:
         parse_spec(spec)
     if args.output and args.output != "-":
@@ -201,7 +192,7 @@ def _check_args(args: argparse.Namespace) -> None:
         try:
             check_writable(args.output, "the output")
         except OutputError as err:
-            raise _UsageError(str(err)) from None
+            raise UsageError(str(err)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -229,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except LoweringError as err:
             sys.stderr.write(f"{PROG}: error: {err}\n")
             return 1
-    except _UsageError as err:
+    except UsageError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
     except FileNotFoundError as err:
@@ -270,7 +261,7 @@ def _nvsolar(args: argparse.Namespace) -> int:
     from solar.ir.diagnostics import DiagnosticError
 
     if not args.source:
-        raise _UsageError("--from nvsolar-yaml needs the graph file, e.g. solar-translate --from nvsolar-yaml g.yaml")
+        raise UsageError("--from nvsolar-yaml needs the graph file, e.g. solar-translate --from nvsolar-yaml g.yaml")
     with open(args.source, encoding="utf-8") as fh:
         text = fh.read()
     try:
@@ -341,7 +332,7 @@ def _jax(args: argparse.Namespace) -> int:
 
         mod = import_file(args.source)
         if not hasattr(mod, "forward"):
-            raise _UsageError(f"{args.source} defines no forward(); name the function with --entry FILE:NAME")
+            raise UsageError(f"{args.source} defines no forward(); name the function with --entry FILE:NAME")
         fn, attr = mod.forward, os.path.splitext(os.path.basename(args.source))[0]
     inputs = _inputs(args, args.seed, "jax", mod)
     tr = je.translate_jax(fn, inputs, args.name or attr)
@@ -356,15 +347,15 @@ def _jax(args: argparse.Namespace) -> int:
 
 def _llm(args: argparse.Namespace) -> int:
     if not args.llm:
-        raise _UsageError("--llm-only needs --llm MODEL")
+        raise UsageError("--llm-only needs --llm MODEL")
     if args.framework != "torch":
-        raise _UsageError("--llm translates PyTorch programs only")
+        raise UsageError("--llm translates PyTorch programs only")
     if args.no_validate:
-        raise _UsageError("--llm always validates: the model's IR is trusted only once it matches the original")
+        raise UsageError("--llm always validates: the model's IR is trusted only once it matches the original")
     if args.max_attempts < 1:
-        raise _UsageError("--max-attempts must be at least 1")
+        raise UsageError("--max-attempts must be at least 1")
     if not args.validate_timeout > 0:
-        raise _UsageError(f"--validate-timeout must be a positive number of seconds, not {args.validate_timeout:g}")
+        raise UsageError(f"--validate-timeout must be a positive number of seconds, not {args.validate_timeout:g}")
     from solar.frontends import torch_export as te
     from solar.frontends.llm import LLMError, LLMOptions, LoopFailed, source_of, translate_torch
 
