@@ -167,16 +167,24 @@ def reduction_rtol(dtype: DType, terms: int) -> float:
     return default_tolerance(dtype).rtol + REDUCTION_SLACK * u * float(np.sqrt(max(terms, 1)))
 
 
-def compare(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int, terms: int = 1,
-            wide: np.ndarray | None = None) -> OutputCheck:
-    """Compares one output. `terms`: the longest reduction in the IR (grows rtol); `wide`: the original's
-    output from a float64 run, which decides elements where the f32 golden is the less accurate side."""
+def _shape_check(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int
+                 ) -> tuple[np.ndarray, np.ndarray, OutputCheck]:
+    """The two outputs as arrays and a check that fails (with why) when their shapes differ."""
     a = np.asarray(actual)
     g = np.asarray(golden)
     check = OutputCheck(index, dtype.spelling, tuple(g.shape), True)
     if a.shape != g.shape:
         check.ok = False
         check.why = f"has shape {list(a.shape)}, the original gives {list(g.shape)}"
+    return a, g, check
+
+
+def compare(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int, terms: int = 1,
+            wide: np.ndarray | None = None) -> OutputCheck:
+    """Compares one output. `terms`: the longest reduction in the IR (grows rtol); `wide`: the original's
+    output from a float64 run, which decides elements where the f32 golden is the less accurate side."""
+    a, g, check = _shape_check(actual, golden, dtype, index)
+    if not check.ok:
         return check
     if not dtype.is_float:
         diff = a.astype(np.int64) != g.astype(np.int64)
@@ -228,12 +236,8 @@ STATISTIC_SIGMAS = 6.0
 def compare_statistics(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int) -> OutputCheck:
     """An output of a program that draws random numbers: the shape, then the mean and the standard
     deviation of the finite elements, each within STATISTIC_SIGMAS standard errors of the original's."""
-    a = np.asarray(actual)
-    g = np.asarray(golden)
-    check = OutputCheck(index, dtype.spelling, tuple(g.shape), True)
-    if a.shape != g.shape:
-        check.ok = False
-        check.why = f"has shape {list(a.shape)}, the original gives {list(g.shape)}"
+    a, g, check = _shape_check(actual, golden, dtype, index)
+    if not check.ok:
         return check
     a64 = a.astype(np.float64).ravel()
     g64 = g.astype(np.float64).ravel()
