@@ -529,13 +529,26 @@ def test_host_calibration_is_measured_and_cached(monkeypatch: pytest.MonkeyPatch
     assert load_target_file(cached).calibration is not None
 
 
-def test_calibration_budget_is_respected() -> None:
-    import time
+def test_calibration_budget_is_respected(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kernels' shares of the budget add up to no more than it (each stops at its own deadline); checked
+    # on the shares handed out rather than on a clock, which a loaded machine would make flaky.
+    import inspect
 
-    t0 = time.perf_counter()
+    given: list[float] = []
+
+    def spy(real: Any) -> Any:
+        signature = inspect.signature(real)
+
+        def measured(*args: Any, **kwargs: Any) -> Any:
+            given.append(signature.bind(*args, **kwargs).arguments["budget_s"])
+            return real(*args, **kwargs)
+
+        return measured
+
+    for name in ("_matmul_rates", "_torch_rates", "_bandwidth_rates"):
+        monkeypatch.setattr(calibrate, name, spy(getattr(calibrate, name)))
     doc = calibrate.measure(1.0)
-    # Budget plus allocation and one run that may overrun it; well under the ~5 s promised by default.
-    assert time.perf_counter() - t0 < 5.0
+    assert len(given) == 4 and 0 < sum(given) <= 1.0
     assert doc["compute"]["fp32_vector"]["value"] > 0
     assert doc["memory"]["dram_bandwidth"]["value"] > 0
 
