@@ -286,15 +286,16 @@ def make_golden(case_for: Callable[[dict[str, int]], Case], sizes: dict[str, int
 
 def _where(actual: np.ndarray, golden: np.ndarray) -> str:
     """Where an output differs most, with both values: what a model needs to find its bug."""
-    a = actual.astype(np.float64)
-    g = golden.astype(np.float64)
+    shape = np.shape(actual)
+    a = np.asarray(actual, np.float64).reshape(-1)  # flat, so a 0-d output (a scalar) indexes like the rest
+    g = np.asarray(golden, np.float64).reshape(-1)
     diff = np.abs(a - g)
     diff[np.isnan(a) != np.isnan(g)] = np.inf
     diff[np.isnan(a) & np.isnan(g)] = 0.0
     if not diff.size:
         return ""
     k = int(np.nanargmax(diff))
-    idx = np.unravel_index(k, diff.shape) if diff.shape else ()
+    idx = np.unravel_index(k, shape) if shape else ()
     pos = "[" + ", ".join(str(int(i)) for i in idx) + "]"
     return f"; the largest difference is at {pos}: the IR gives {a.flat[k]:.6g}, the original {g.flat[k]:.6g}"
 

@@ -44,9 +44,9 @@ WRAPPED = """solar.module @m [N = 4] {
 SPIN = """solar.func @f(%x: tensor<4xf32>) -> tensor<f32> {
   %s = solar.kernel @spin(%x as X) -> (S: tensor<f32>) {
     affine.for %i = 0 to 4 {
-      affine.for %j = 0 to 40000 {
-        affine.for %k = 0 to 40000 {
-          S[] += X[%i]
+      affine.for %j = 0 to 49000 {
+        affine.for %k = 0 to 49000 {
+          S[] += sqrt(X[%i] + cast<f32>(%k)) / (X[%i] + cast<f32>(%j))
         }
       }
     }
@@ -75,7 +75,8 @@ def test_work_check_sums_over_kernels() -> None:
 
 
 def test_validation_run_has_a_wall_clock_limit() -> None:
-    module = parse_and_verify(SPIN)  # 6.4e9 points: under the work limit, and still minutes of running
+    # 9.6e9 points: under the work limit; a square root and a division each, so seconds even vectorised
+    module = parse_and_verify(SPIN)
     check_work(module, {})
     golden = Golden([np.ones(4, np.float32)], [np.zeros((), np.float32)], {}, 0)
     with pytest.raises(CandidateError) as info:
@@ -199,3 +200,12 @@ def test_html_or_text_answer_is_one_configuration_error(server: tuple[str, type[
     assert "a configuration problem, not retried" in message and "\n" not in message
     if body.startswith(b"<!DOCTYPE"):
         assert message.endswith("It said: an HTML page titled 'Sign in - Corporate Proxy'")
+
+
+def test_a_scalar_output_that_differs_says_where() -> None:
+    module = parse_and_verify(SPIN.replace("49000", "2").replace(
+        "sqrt(X[%i] + cast<f32>(%k)) / (X[%i] + cast<f32>(%j))", "X[%i]"))  # S: 4 x 2 x 2 ones, 16
+    golden = Golden([np.ones(4, np.float32)], [np.zeros((), np.float32)], {}, 0)
+    with pytest.raises(CandidateError) as info:
+        check_outputs(module, golden, seconds=60.0)
+    assert "the largest difference is at []: the IR gives 16, the original 0" in info.value.diagnostic
