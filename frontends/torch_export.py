@@ -19,21 +19,11 @@ The stages, in order:
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import inspect
-import io
 import operator
-import os
 import re
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
-import numpy as np
 import torch
 import torch.fx
 
@@ -42,17 +32,46 @@ from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, IntLit, NameRef
-from solar.ir.ops import ModuleOp, Value
+from solar.ir.ops import Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import HarnessError, Problem, SourceError, TranslationError, user_code_error, user_frame, user_frames
-from .export_dims import ExportDims, explain_fixed, export_dynamic
+from .diagnostics import Problem, SourceError, TranslationError, user_frame, user_frames
+from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode
-from .reference_model import build_reference
+from .torch_problem import (
+    MODULE_CONSTANT_LIMIT,
+    ArgSource,
+    TorchProblem,
+    TorchTranslation,
+    export_program,
+    export_with_dims,
+    import_file,
+    load_problem,
+    quiet_framework,
+)
+from .torch_reference import (
+    ReferenceCase,
+    callable_problem,
+    flat_outputs,
+    reference_runner,
+    shrink_inputs,
+    synth_inputs,
+    to_numpy,
+)
+
+# This module is the PyTorch frontend's API: building, exporting and the reference run live beside it
+# (torch_problem, torch_reference) and are named here too.
+__all__ = [
+    "MODULE_CONSTANT_LIMIT", "SIR_TO_TORCH", "TORCH_DTYPES", "ArgSource", "GraphLowering", "ReferenceCase",
+    "TorchProblem", "TorchTranslation", "callable_problem", "display_name", "export_program",
+    "export_with_dims", "flat_outputs", "import_file", "load_problem", "lower_exported", "op_key",
+    "reference_runner", "shrink_inputs", "sir_dtype", "synth_inputs", "to_numpy", "torch_fp32_precision",
+    "translate_problem",
+]
 
 TORCH_DTYPES: dict[torch.dtype, DType] = {
     torch.float64: DType.F64,
@@ -102,46 +121,6 @@ def sir_dtype(dt: torch.dtype) -> DType:
     if out is None:
         raise LoweringError(f"element type {dt} has no SIR equivalent (SIR has {', '.join(d.spelling for d in DType)})")
     return out
-
-
-# ---- the result -----------------------------------------------------------------------------------
-
-
-@dataclass
-class ArgSource:
-    """Where the value of one function argument comes from: a user input (by position), or a parameter,
-    buffer or lifted constant of the model (by its qualified name)."""
-
-    kind: str  # 'input', 'parameter', 'buffer', 'constant'
-    key: int | str
-
-
-@dataclass
-class TorchTranslation:
-    module: ModuleOp
-    args: list[ArgSource]
-    params: dict[str, int]  # size parameters and their full-size values
-    param_dims: dict[str, list[tuple[int, int]]]  # parameter → (user input index, dim) where it sizes an input
-    decomposed: bool = False
-    timings: dict[str, float] = field(default_factory=dict)
-    # The least value export allows each size parameter (a conv's input must cover its kernel, say).
-    param_min: dict[str, int] = field(default_factory=dict)
-    # Input dims asked symbolic that stayed fixed, each with why (export_dims.explain_fixed).
-    fixed_dims: list[str] = field(default_factory=list)
-    input_names: list[str] = field(default_factory=list)  # the forward's parameter names
-    # Lifted constants (`ep.constants`) with real values that stay function arguments (too large to print
-    # as module constants): validation supplies these values, never looking them up on the model.
-    constants: dict[str, torch.Tensor] = field(default_factory=dict)
-    # Python numbers among the user's inputs (by input position): constants of the IR, with these values.
-    scalars: dict[int, int | float | bool] = field(default_factory=dict)
-    # Buffers and parameters that `forward` updates in place: their new values are the last outputs.
-    state: list[str] = field(default_factory=list)
-    decomposed_ops: list[str] = field(default_factory=list)  # ops without a lowering, decomposed instead
-
-
-# A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
-# a larger one stays an argument whose value validation takes from the exported program.
-MODULE_CONSTANT_LIMIT = 4096
 
 
 # ---- sizes ----------------------------------------------------------------------------------------
@@ -206,102 +185,6 @@ class SymbolNames:
             except (TypeError, ValueError):
                 return canon(self.expr(node_expr))
         return int(d)
-
-
-# ---- building and exporting -----------------------------------------------------------------------
-
-
-@dataclass
-class TorchProblem:
-    """A KernelBench-style problem: how to build the model and its inputs."""
-
-    make_model: Callable[[], torch.nn.Module]
-    make_inputs: Callable[[], Sequence[Any]]
-    name: str
-    source: str | None = None
-
-
-def load_problem(path: str) -> TorchProblem:
-    """Imports a file defining `Model`, `get_inputs()` and `get_init_inputs()`."""
-    mod = import_file(path)
-    for attr in ("Model", "get_inputs"):
-        if not hasattr(mod, attr):
-            raise LoweringError(f"{path} does not define {attr} (a KernelBench-style file defines Model, "
-                                "get_inputs() and get_init_inputs(); use --entry for other code)")
-    init = getattr(mod, "get_init_inputs", lambda: [])
-    return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
-                    os.path.splitext(os.path.basename(path))[0], path)
-
-
-def import_file(path: str, name: str | None = None) -> ModuleType:
-    name = name or "_solar_src_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
-    if spec is None or spec.loader is None:
-        raise LoweringError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except FileNotFoundError:
-        sys.modules.pop(name, None)
-        raise
-    except (Exception, SystemExit) as err:  # the file's own errors (and exits) are the user's: located
-        sys.modules.pop(name, None)
-        raise user_code_error(err, f"while importing {path}") from None
-    return mod
-
-
-def export_program(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"
-                   ) -> torch.export.ExportedProgram:
-    """Builds the model and inputs on `device` and exports them with the dims `dynamic` asks symbolic."""
-    return export_with_dims(problem, dynamic, device)[0]
-
-
-def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str = "meta",
-                     dims: set[tuple[int, int]] | None = None
-                     ) -> tuple[torch.export.ExportedProgram, ExportDims, list[str]]:
-    """`export_program`, with what was asked of export and the forward's parameter names (for the header:
-    export_dims.explain_fixed). Falls back dim by dim, then to the batch alone, then to static shapes."""
-    with torch.device(device):
-        model = problem.make_model()
-        inputs = tuple(problem.make_inputs())
-    model.eval()
-    try:
-        params = list(inspect.signature(model.forward).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    # `forward(self, *args)` takes one spec for all of its arguments, as a tuple.
-    varargs = bool(params) and params[0].kind is inspect.Parameter.VAR_POSITIONAL
-    names = [] if varargs else [p.name for p in params]
-
-    def export(spec: Any) -> torch.export.ExportedProgram:
-        return torch.export.export(model, inputs, dynamic_shapes=(spec,) if varargs and spec else spec)
-
-    with _quiet():
-        ep, info = export_dynamic(export, inputs, dynamic, names, dims)
-    return ep, info, names
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """No framework warnings or log records (torch.export logs graph dumps on a failed guard): the failure
-    itself is reported once, as a SOLAR diagnostic."""
-    import logging
-    import warnings
-
-    loggers = [logging.getLogger(n) for n in list(logging.root.manager.loggerDict) if n.split(".")[0] == "torch"]
-    loggers.append(logging.getLogger("torch"))
-    levels = [lg.level for lg in loggers]
-    # torch.export also prints the partial graph of a failed export straight to stderr.
-    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")
-        for lg in loggers:
-            lg.setLevel(logging.CRITICAL + 1)
-        try:
-            yield
-        finally:
-            for lg, level in zip(loggers, levels, strict=True):
-                lg.setLevel(level)
 
 
 # ---- lowering the graph ---------------------------------------------------------------------------
@@ -639,7 +522,7 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslat
         return first.lower()
     start = time.perf_counter()
     try:
-        with _quiet():
+        with quiet_framework():
             dep = ep.run_decompositions(preserved_table())
     except Exception as err:
         for node in missing:
@@ -752,149 +635,3 @@ def _export(problem: TorchProblem, dynamic: str, dims: set[tuple[int, int]] | No
             return export_with_dims(problem, dynamic, device="cpu", dims=dims)
         except Exception:
             raise export_error(err) from None
-
-
-# ---- validation inputs ------------------------------------------------------------------------------
-
-
-def to_numpy(t: torch.Tensor) -> np.ndarray:
-    t = t.detach().cpu()
-    if t.dtype in (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2):
-        return t.float().numpy() if t.dtype != torch.float16 else t.numpy()
-    return t.numpy()
-
-
-def shrink_inputs(inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int]) -> list[Any]:
-    """The first `small[P]` entries along every input dim sized by parameter P (slicing keeps integer inputs,
-    such as class targets or token ids, in their valid ranges)."""
-    out = list(inputs)
-    for name, places in where.items():
-        if name not in small:
-            continue
-        for i, d in places:
-            x = out[i]
-            if isinstance(x, torch.Tensor):
-                out[i] = x.narrow(d, 0, small[name]).contiguous()
-    return out
-
-
-class ReferenceCase:
-    """Seeded inputs at the sizes `small`, the original model run on them: calling it returns (arrays for the
-    IR's arguments, golden outputs); `wide()` runs the same model and inputs in float64 (validation's check
-    of the framework's own rounding, frontends/validate.py). Failures of the user's code (building the model
-    or inputs, running forward) propagate as they are; failures of this harness raise `HarnessError`."""
-
-    def __init__(self, problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
-                 max_input_bytes: int = 1 << 26) -> None:
-        self.problem, self.tr, self.seed, self.small = problem, tr, seed, small
-        self.max_input_bytes = max_input_bytes
-
-    def build(self) -> tuple[torch.nn.Module, list[Any]]:
-        problem, tr, seed = self.problem, self.tr, self.seed
-        torch.manual_seed(seed)
-        np.random.seed(seed)
-        model = build_reference(problem.make_model, seed)  # no layer initialisers: seeded normal weights
-        torch.manual_seed(seed + 1)
-        with torch.device("meta"):
-            meta_inputs = list(problem.make_inputs())
-        size = sum(x.numel() * x.element_size() for x in meta_inputs if isinstance(x, torch.Tensor))
-        if size <= self.max_input_bytes:
-            full = list(problem.make_inputs())
-            inputs = _harness("shrinking the inputs", lambda: shrink_inputs(full, tr.param_dims, self.small))
-        else:
-            inputs = _harness("making inputs", lambda: synth_inputs(meta_inputs, tr.param_dims, self.small, seed))
-        return model, inputs
-
-    def __call__(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        model, inputs = self.build()
-        # Read before forward: buffers updated in place must enter the IR with their old values.
-        args = [_harness(f"reading the value of argument {k} ({src.kind} {src.key})",
-                         lambda src=src: self.argument(src, model, inputs)) for k, src in enumerate(self.tr.args)]
-        return args, self.outputs(model, inputs, to_numpy)
-
-    def outputs(self, model: torch.nn.Module, inputs: list[Any], convert: Callable[[torch.Tensor], np.ndarray]
-                ) -> list[np.ndarray]:
-        """Runs forward: the user's outputs, then the new values of the state it updates in place."""
-        with torch.no_grad():
-            # The golden run gets copies: a forward that mutates its inputs in place must not change the
-            # arrays the IR then reads.
-            golden = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
-        golden_list = flat_outputs(golden)
-        out = [convert(g) for g in golden_list if isinstance(g, torch.Tensor)]
-        for target in self.tr.state:
-            out.append(_harness(f"reading the updated state {target}",
-                                lambda target=target: convert(operator.attrgetter(target)(model))))
-        return out
-
-    def argument(self, src: ArgSource, model: torch.nn.Module, inputs: list[Any]) -> np.ndarray:
-        if src.kind == "input":
-            x = inputs[int(src.key)]
-        elif src.kind == "constant" and str(src.key) in self.tr.constants:
-            x = self.tr.constants[str(src.key)]  # made in forward: its value is the exported one
-        else:
-            x = operator.attrgetter(str(src.key))(model)  # a parameter, buffer or tensor attribute
-        return to_numpy(x).copy() if isinstance(x, torch.Tensor) else np.asarray(x)
-
-    def wide(self) -> list[np.ndarray] | None:
-        """The golden outputs of the model and inputs in float64, or None without float inputs or weights."""
-        model, inputs = self.build()
-        model = model.double()
-        inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        return self.outputs(model, inputs, lambda g: to_numpy(g.double() if g.is_floating_point() else g))
-
-
-def _harness(what: str, step: Callable[[], Any]) -> Any:
-    try:
-        return step()
-    except Exception as err:
-        raise HarnessError(f"{what}: {type(err).__name__}: {err}") from err
-
-
-def reference_runner(problem: TorchProblem, tr: TorchTranslation, seed: int, small: dict[str, int],
-                     max_input_bytes: int = 1 << 26) -> ReferenceCase:
-    """A `ReferenceCase`: seeded inputs at the sizes `small`, the original model run on them, returning
-    (arrays for the IR's arguments, golden outputs)."""
-    return ReferenceCase(problem, tr, seed, small, max_input_bytes)
-
-
-def flat_outputs(result: Any) -> list[Any]:
-    """A forward's outputs in the order the IR returns them: nested tuples, lists and dicts flattened as
-    torch.export flattens them (depth first; a dict in insertion order), docs/frontends.md."""
-    from torch.utils._pytree import tree_leaves
-
-    return list(tree_leaves(result))
-
-
-def synth_inputs(meta_inputs: Sequence[Any], where: dict[str, list[tuple[int, int]]], small: dict[str, int],
-                 seed: int) -> list[Any]:
-    """Inputs too large to build at full size: seeded normal floats (integers in [0, 2)) at the small sizes."""
-    g = torch.Generator().manual_seed(seed)
-    out: list[Any] = []
-    for i, x in enumerate(meta_inputs):
-        if not isinstance(x, torch.Tensor):
-            out.append(x)
-            continue
-        shape = list(x.shape)
-        for name, places in where.items():
-            for j, d in places:
-                if j == i and name in small:
-                    shape[d] = small[name]
-        if x.dtype.is_floating_point:
-            out.append(torch.randn(shape, generator=g).to(x.dtype))
-        elif x.dtype == torch.bool:
-            out.append(torch.rand(shape, generator=g) > 0.5)
-        else:
-            out.append(torch.randint(0, 2, shape, generator=g, dtype=x.dtype))
-    return out
-
-
-def callable_problem(fn: Callable[..., Any], inputs: Sequence[Any], name: str) -> TorchProblem:
-    """A problem from a plain callable (module or function) and example inputs (`--entry`)."""
-    if isinstance(fn, torch.nn.Module):
-        return TorchProblem(lambda: fn, lambda: [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], name)
-
-    class _Wrap(torch.nn.Module):
-        def forward(self, *args: Any) -> Any:
-            return fn(*args)
-
-    return TorchProblem(_Wrap, lambda: [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], name)

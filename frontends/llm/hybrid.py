@@ -273,7 +273,7 @@ def lower_with_holes(problem: te.TorchProblem, dynamic: str = "batch") -> Skelet
     probe = te.GraphLowering(ep, problem.name)
     if probe.unsupported_nodes():
         try:
-            with te._quiet():
+            with te.quiet_framework():
                 ep = ep.run_decompositions(te.preserved_table())
         except Exception:
             pass  # decomposing failed: the model gets the original ops
