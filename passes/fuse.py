@@ -257,10 +257,6 @@ class _FuseBlock:
         return self.symbols.numbered("group")
 
     def _inner_name(self, name: str) -> str:
-        names = {r.name for op in self.block for inner in op.walk() for r in inner.results}
-        candidate, n = f"{name}_0", 0
-        while candidate in names:
-            n += 1
-            candidate = f"{name}_{n}"
-        return candidate
+        names = NameGenerator(r.name for op in self.block for inner in op.walk() for r in inner.results)
+        return names.numbered(f"{name}_")
 

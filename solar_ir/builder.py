@@ -54,6 +54,7 @@ from .ops import (
     Word,
     YieldOp,
 )
+from .rewriter import NameGenerator
 from .types import TensorType, parse_tensor_type
 from .verifier import infer_result_types
 
@@ -80,27 +81,12 @@ def tensor(spec: str) -> TensorType:
     return parse_tensor_type(spec if spec.startswith("tensor<") else f"tensor<{spec}>")
 
 
-class _Names:
-    """Unique SSA names within one function: 'h', 'h_1', 'h_2', ..."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-
-    def fresh(self, hint: str) -> str:
-        name, n = hint, 0
-        while name in self.used:
-            n += 1
-            name = f"{hint}_{n}"
-        self.used.add(name)
-        return name
-
-
 class ModuleBuilder:
     def __init__(self, name: str | None = None, params: dict[str, int | None] | None = None) -> None:
         self.module = ModuleOp(name, [Param(k, v) for k, v in (params or {}).items()])
 
     def func(self, name: str, args: list[tuple[str, TensorType]]) -> FuncBuilder:
-        names = _Names()
+        names = NameGenerator()
         values = [Value(names.fresh(n), t) for n, t in args]
         func = FuncOp(name, values, [])
         self.module.funcs.append(func)
@@ -110,7 +96,7 @@ class ModuleBuilder:
 class BlockBuilder:
     """Appends composition ops to one block (a function body or a region)."""
 
-    def __init__(self, ops: list[Op], names: _Names) -> None:
+    def __init__(self, ops: list[Op], names: NameGenerator) -> None:
         self.ops = ops
         self.names = names
 
@@ -214,10 +200,10 @@ class BlockBuilder:
 
 
 class FuncBuilder(BlockBuilder):
-    def __init__(self, func: FuncOp, ops: list[Op], names: _Names) -> None:
+    def __init__(self, func: FuncOp, ops: list[Op], names: NameGenerator) -> None:
         super().__init__(ops, names)
         self.func = func
-        names.used.update(a.name for a in func.args)
+        names.taken.update(a.name for a in func.args)
 
     @property
     def args(self) -> list[Value]:
@@ -231,7 +217,7 @@ class FuncBuilder(BlockBuilder):
 
 
 class RegionBuilder(BlockBuilder):
-    def __init__(self, ops: list[Op], names: _Names, args: list[Value] | None = None,
+    def __init__(self, ops: list[Op], names: NameGenerator, args: list[Value] | None = None,
                  index: IndexRef | None = None) -> None:
         super().__init__(ops, names)
         self.args = args or []

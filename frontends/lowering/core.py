@@ -31,6 +31,7 @@ from solar.ir.expr import (
     as_expr,
 )
 from solar.ir.ops import Op, SliceEntry, Value
+from solar.ir.rewriter import NameGenerator
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 
 Shape = tuple[Dim, ...]
@@ -190,7 +191,7 @@ class Emitter:
     """Appends ops to the current block; names kernels uniquely per function and stamps source locations."""
 
     block: BlockBuilder
-    symbols: set[str] = field(default_factory=set)
+    symbols: NameGenerator = field(default_factory=NameGenerator)  # kernel symbols, shared by nested emitters
     loc: Location | None = None
     for_vars: list[str] = field(default_factory=list)
     hint: str = "k"  # the current framework op's name: kernels are named after it
@@ -210,13 +211,7 @@ class Emitter:
         return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32)
 
     def symbol(self, hint: str | None = None) -> str:
-        base = _sanitize(hint or self.hint)
-        name, n = base, 0
-        while name in self.symbols:
-            n += 1
-            name = f"{base}_{n}"
-        self.symbols.add(name)
-        return name
+        return self.symbols.fresh(_sanitize(hint or self.hint))
 
     def stamp(self, op: Op) -> None:
         if self.loc is not None:
