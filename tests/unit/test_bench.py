@@ -277,6 +277,31 @@ def test_cli_refuses_to_clobber_results(tmp_path: Path, capsys: pytest.CaptureFi
     assert out.read_text() == '{"problem": "x.py", "status": "ok"}\n'
 
 
+def test_overwrite_replaces_results_only_when_the_batch_ends(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    old = '{"problem": "x.py", "status": "ok"}\n'
+    out.write_text(old)
+    results = ResultsFile(str(out))
+    results.open(append=False)
+    results.write({"problem": "y.py", "status": "error"})
+    assert out.read_text() == old  # a batch killed now leaves the previous file whole
+    results.close()
+    assert [json.loads(ln)["problem"] for ln in out.read_text().splitlines()] == ["y.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl"]  # no temporary left behind
+
+
+@pytest.mark.parametrize(("flag", "path", "message"), [
+    ("--plot", "missing/h.png", "no such directory"),
+    ("--plot", "h.docx", "unknown image format '.docx'"),
+    ("--out", "missing/runs.jsonl", "no such directory"),
+])
+def test_output_paths_are_checked_before_any_work(flag: str, path: str, message: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli([str(tmp_path), flag, str(tmp_path / path), "--no-measure"])
+    err = capsys.readouterr().err
+    assert code == 1 and message in err and "Traceback" not in err
+
+
 # ---- other inputs and framework modes ------------------------------------------------------------------
 
 
