@@ -175,6 +175,94 @@ def test_gpu_target_detection_and_precision_policy() -> None:
                                      "cuda_matmul_allow_tf32": False})
 
 
+class _FakeCuda:
+    """A stand-in CUDA device for the GPU path's plumbing on a machine without one: events report a fixed
+    2 ms per run, and every call is logged, so the order flush → start → run → end can be checked."""
+
+    L2 = 50 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        fake = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                assert enable_timing  # elapsed_time needs timing events
+
+            def record(self) -> None:
+                fake.log.append("record")
+
+            def synchronize(self) -> None:
+                fake.log.append("sync")
+
+            def elapsed_time(self, end: Any) -> float:
+                return 2.0  # milliseconds, as CUDA reports them
+
+        class Buffer:
+            def zero_(self) -> None:
+                fake.log.append("flush")
+
+        self.Event = Event
+        self.Buffer = Buffer
+        self.buffers: list[int] = []
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import torch
+
+        props = type("Props", (), {"name": "NVIDIA H100 80GB HBM3", "major": 9, "minor": 0,
+                                   "multi_processor_count": 132, "total_memory": 80 << 30,
+                                   "L2_cache_size": self.L2, "clock_rate": 1_980_000,
+                                   "memory_clock_rate": 2_619_000, "memory_bus_width": 5120})()
+        monkeypatch.setattr(problem, "cuda_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: props)
+        monkeypatch.setattr(torch.cuda, "synchronize", lambda: self.log.append("sync"))
+        monkeypatch.setattr(torch.cuda, "Event", self.Event)
+
+        def buffer(nbytes: int, device: str) -> Any:
+            assert device == "cuda"
+            self.buffers.append(nbytes)
+            return self.Buffer()
+
+        def place(model: Any, inputs: list[Any], device: str) -> tuple[Any, list[Any]]:
+            assert device == "cuda"
+            self.log.append("place")
+
+            def run(*args: Any) -> Any:
+                self.log.append("run")
+                return model(*args)
+            return run, inputs
+
+        monkeypatch.setattr(measure, "device_buffer", buffer)
+        monkeypatch.setattr(measure, "place", place)
+
+
+def test_gpu_path_measures_with_cuda_events_against_the_detected_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda = _FakeCuda()
+    cuda.install(monkeypatch)
+    rec = bench_problem(str(DATA / "softmax.py"), _opts(device="cuda", timing={**FAST, "min_runs": 4}))
+    assert rec["status"] == "ok", rec["errors"]
+    dev = rec["device"]
+    assert (dev["kind"], dev["name"], dev["sm_count"], dev["l2_bytes"]) == ("cuda", "NVIDIA H100 80GB HBM3", 132,
+                                                                           cuda.L2)
+    assert (dev["max_sm_clock_mhz"], dev["max_memory_clock_mhz"]) == (1980.0, 2619.0)
+    assert dev["precision"] == measure.precision_flags()
+    assert rec["allow_tf32"] == measure.tf32_allowed(dev["precision"])
+    # No GPU target was given: the device's name picks h100-sxm, and headroom is judged against it alone.
+    assert set(rec["bounds"]) == {"host", "h100-sxm"} and set(rec["headroom"]) == {"h100-sxm"}
+    eager = rec["measurements"]["eager"]
+    assert eager["device"] == "cuda" and eager["flush_bytes"] == 2 * cuda.L2 == cuda.buffers[0]
+    assert eager["median_s"] == eager["min_s"] == 0.002 and eager["runs"] >= 4  # 2 ms from the events
+    assert eager["threads"]["precision"] == dev["precision"]
+    # Every timed run: the L2 flushed, then the start event, the run, the end event, waited for.
+    timed = cuda.log[cuda.log.index("flush"):]
+    assert timed[:5] == ["flush", "record", "run", "record", "sync"]
+    assert timed.count("flush") == eager["runs"]
+    sol = rec["bounds"]["h100-sxm"]["fused"]
+    assert rec["headroom"]["h100-sxm"]["eager"]["fused"]["min"] == pytest.approx(0.002 / sol)
+    assert rec["violations"] == []
+
+
 # ---- batch mode ----------------------------------------------------------------------------------------
 
 _OK = """
