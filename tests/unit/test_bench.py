@@ -408,6 +408,33 @@ def test_a_sir_with_its_source(tmp_path: Path) -> None:
     assert rec["status"] == "error" and "not a size parameter" in rec["errors"][0]["message"]
 
 
+def test_a_sir_translated_from_jax_with_its_source(tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    from solar.tools.solar_translate import main as translate
+
+    src = tmp_path / "proj.py"
+    src.write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        import numpy as np
+        W = np.linspace(-1, 1, 4 * 3, dtype=np.float32).reshape(4, 3)  # closed over: a constant of the jaxpr
+        def forward(x):
+            return jnp.tanh(x @ W)
+        def get_inputs():
+            return [np.ones((8, 4), np.float32)]
+    """))
+    sir = tmp_path / "proj.sir"
+    assert translate([str(src), "--framework", "jax", "--no-validate", "-o", str(sir)]) == 0
+    assert "= input 0" in sir.read_text() and "= constant 0" in sir.read_text()
+    rec = bench_problem(str(sir), _opts(source=str(src), frameworks=["jit"]))
+    assert rec["status"] == "ok" and rec["framework"] == "jax", rec["errors"]
+    assert rec["counts"]["flops"] == 2 * 8 * 4 * 3 + 8 * 3  # the matmul's multiply-adds and one tanh each
+    assert rec["counts"]["bytes"]["whole_graph"] == 4 * (8 * 4 + 4 * 3 + 8 * 3)  # x, the constant W, the output
+    for mode in LOWER_BOUND_MODES:
+        assert rec["headroom"]["host"]["jit"][mode]["min"] >= 1.0
+    rec = bench_problem(str(sir), _opts(source=str(DATA / "softmax.py"), frameworks=["eager"]))
+    assert rec["status"] == "error"  # a PyTorch source for the JAX IR: the shapes or the header disagree
+
+
 def test_jax_jit_is_measured() -> None:
     pytest.importorskip("jax")
     corpus = Path(__file__).parents[1] / "frontend_corpus" / "jax" / "softmax.py"
