@@ -498,6 +498,11 @@ def test_host_calibration_is_measured_and_cached(monkeypatch: pytest.MonkeyPatch
     assert host.peak("fp32", "vector") >= best * 0.999
     assert host.dram_bandwidth >= max(host.calibration["bandwidth"]["best_B_per_s"].values()) * 0.999
     assert host.select_peak("f32", contraction=True).field == "fp32_vector"
+    # int8 on the vector units: at most 4 (Arm I8MM: 8) 8-bit multiply-adds per 32-bit lane per instruction.
+    ratio = 8 if "i8mm" in calibrate.cpu_flags() else 4
+    assert host.peak("int8", "vector") == pytest.approx(ratio * host.peak("fp32", "vector"), rel=1e-5)
+    if host.figure("int8_tensor").status == "unsupported":
+        assert host.select_peak("i8", contraction=True).field == "int8_vector"
 
     cached = tmp_path / "host.yaml"
     assert cached.is_file() and host.origin == str(cached)
