@@ -408,7 +408,10 @@ def test_nvidia_format_errors_and_name_default(tmp_path: Path) -> None:
         ("a100", "f8e4m3", True, False, "bf16_tensor", 312e12),
         ("h100", "f4", True, False, "fp8_tensor", 1979e12),
         ("rtx-4090", "f16", True, False, "fp16_tensor", 165.2e12),
-        ("tpu-v5e", "f32", True, True, "fp32_vector", None),  # tf32 unsupported, fp32 unknown: raises
+        # a TPU runs f32 dots as bf16 MXU passes, so bf16 tensor bounds them at any precision setting
+        ("tpu-v5e", "f32", True, True, "bf16_tensor", 197e12),
+        ("tpu-v5p", "f32", True, False, "bf16_tensor", 459e12),
+        ("tpu-v5e", "f32", False, False, "fp32_vector", None),  # VPU rate unknown: raises
     ],
 )
 def test_select_peak(target: str, dtype: str, contraction: bool, tf32: bool, field: str,
