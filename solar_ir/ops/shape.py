@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Binary, Expr
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
-from ..types import TensorType, canonical_dim, dims_equal, format_dim, types_equal
+from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
 from .base import AttrValue, Op, TypeFn, Value, Word
 
@@ -27,6 +27,8 @@ class GenericOp(Op):
     __slots__ = ("args", "result_types")
     registry: ClassVar[dict[str, type[GenericOp]]] = {}
     operand_count: ClassVar[int] = 1
+    # The operand read as indices into `axis` of the first operand (gather, scatter), if any.
+    index_operand: ClassVar[int | None] = None
     required: ClassVar[tuple[str, ...]] = ()
     optional: ClassVar[tuple[str, ...]] = ()
 
@@ -114,6 +116,15 @@ class GenericOp(Op):
         if expected is not None:
             v.expect_type(self, expected, declared)
 
+    def indexed_dim(self, value: Value) -> Dim | None:
+        k = self.index_operand
+        if k is None or len(self.args) <= k or self.args[k] is not value:
+            return None
+        source, axis = self.args[0].type, self.attrs.get("axis")
+        if source is None or not isinstance(axis, int) or not 0 <= axis < source.rank:
+            return None
+        return source.shape[axis]
+
     def axis(self, v: Verifier, rank: int) -> int | None:
         """The `axis` attribute, checked against `rank`."""
         axis = self.attrs.get("axis")
@@ -126,6 +137,7 @@ class GenericOp(Op):
 class ReshapeOp(GenericOp):
     opname = "solar.reshape"
     is_view = True
+    forwards_values = True
     __slots__ = ()
 
     def infer(self, v: Verifier, args: list[TensorType], declared: TensorType | None) -> TensorType | None:
@@ -148,6 +160,7 @@ class ReshapeOp(GenericOp):
 class PermuteOp(GenericOp):
     opname = "solar.permute"
     is_view = True
+    forwards_values = True
     required = ("perm",)
     __slots__ = ()
 
@@ -165,6 +178,7 @@ class PermuteOp(GenericOp):
 class ConcatOp(GenericOp):
     opname = "solar.concat"
     moves_data = True
+    forwards_values = True
     operand_count = -1
     required = ("axis",)
     __slots__ = ()
@@ -192,6 +206,7 @@ class ConcatOp(GenericOp):
 class BroadcastOp(GenericOp):
     opname = "solar.broadcast"
     is_view = True
+    forwards_values = True
     required = ("dims",)
     __slots__ = ()
 
@@ -219,6 +234,7 @@ class GatherOp(GenericOp):
     opname = "solar.gather"
     moves_data = True
     operand_count = 2
+    index_operand = 1
     required = ("axis",)
     __slots__ = ()
 
@@ -237,6 +253,7 @@ class ScatterOp(GenericOp):
     opname = "solar.scatter"
     moves_data = True
     operand_count = 3
+    index_operand = 1
     required = ("axis",)
     optional = ("reduce",)
     __slots__ = ()

@@ -131,6 +131,6 @@ def test_inference_is_what_verification_checks() -> None:
     engine = DiagnosticEngine()
     assert verify(mb.module, engine), engine.format_all()
     wrong = GatherOp([fb.args[0], fb.args[0]], [], {"axis": 0})
-    with pytest.raises(InferenceError, match="solar.gather indices must be integers, not f32"):
+    with pytest.raises(InferenceError, match=r"solar\.gather indices must be integers, not f32"):
         infer_result_types(wrong)
     assert op_hooks.READ_BYTES.lookup(GatherOp) is not None and op_hooks.WRITE_BYTES.lookup(GatherOp) is None
