@@ -22,11 +22,13 @@ SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 class GenericOp(Op):
     """An op of the generic syntax. A subclass sets `opname` (and adds it to the grammar's OP_NAME), its
-    `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`."""
+    `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`;
+    one with several results sets `result_count` and implements `infer_all` instead."""
 
     __slots__ = ("args", "result_types")
     registry: ClassVar[dict[str, type[GenericOp]]] = {}
     operand_count: ClassVar[int] = 1
+    result_count: ClassVar[int] = 1
     # The operand read as indices into `axis` of the first operand (gather, scatter), if any.
     index_operand: ClassVar[int | None] = None
     required: ClassVar[tuple[str, ...]] = ()
@@ -72,6 +74,12 @@ class GenericOp(Op):
         instead and returns None when it fits (or, when building, None for `declared`: an error)."""
         raise NotImplementedError
 
+    def infer_all(self, v: Verifier, args: list[TensorType],
+                  declared: list[TensorType] | None) -> list[TensorType] | None:
+        """The types of all `result_count` results (`infer` for an op with one)."""
+        one = self.infer(v, args, declared[0] if declared else None)
+        return None if one is None else [one]
+
     def _signature(self, v: Verifier) -> bool | None:
         """Checks the operand count and attribute names against the class's: None when the count is wrong
         (nothing more can be checked), False when an attribute is."""
@@ -96,25 +104,26 @@ class GenericOp(Op):
     def infer_result_types(self, v: Verifier) -> list[TensorType] | None:
         if not self._signature(v) or any(a.type is None for a in self.args):
             return None
-        declared = self.result_types[0] if len(self.result_types) == 1 else None
-        expected = self.infer(v, [a.type for a in self.args if a.type is not None], declared)
+        declared = self.result_types if len(self.result_types) == self.result_count else None
+        expected = self.infer_all(v, [a.type for a in self.args if a.type is not None], declared)
         if expected is None and declared is None:
             v.error(f"{self.opname} needs its result type written out", self.loc)
-        return None if expected is None else [expected]
+        return expected
 
     def verify(self, v: Verifier, for_vars: set[str]) -> None:
         signature = self._signature(v)
         if signature is None:
             return
-        if len(self.result_types) != 1:
-            v.error(f"{self.opname} has exactly one result type", self.loc)
+        if len(self.result_types) != self.result_count:
+            count = "one result type" if self.result_count == 1 else f"{self.result_count} result types"
+            v.error(f"{self.opname} has exactly {count}", self.loc)
             return
         if not signature or any(a.type is None for a in self.args):
             return
-        declared = self.result_types[0]
-        expected = self.infer(v, [a.type for a in self.args if a.type is not None], declared)
+        expected = self.infer_all(v, [a.type for a in self.args if a.type is not None], self.result_types)
         if expected is not None:
-            v.expect_type(self, expected, declared)
+            for inferred, declared in zip(expected, self.result_types, strict=True):
+                v.expect_type(self, inferred, declared)
 
     def indexed_dim(self, value: Value) -> Dim | None:
         k = self.index_operand

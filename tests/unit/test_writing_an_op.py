@@ -19,6 +19,7 @@ from solar.backends.executor import Program, prepare
 from solar.backends.op_hooks import EXECUTE, Env
 from solar.ir.builder import ModuleBuilder, tensor
 from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.dtypes import DType
 from solar.ir.ops import OP_CLASSES, GenericOp, ModuleOp
 from solar.ir.ops.shape import GatherOp
 from solar.ir.printer import print_module
@@ -134,3 +135,62 @@ def test_inference_is_what_verification_checks() -> None:
     with pytest.raises(InferenceError, match=r"solar\.gather indices must be integers, not f32"):
         infer_result_types(wrong)
     assert op_hooks.READ_BYTES.lookup(GatherOp) is not None and op_hooks.WRITE_BYTES.lookup(GatherOp) is None
+
+
+@pytest.fixture
+def sorted_op() -> Iterator[type[GenericOp]]:
+    """`%v, %i = solar.sorted_with_indices %x {axis = k}`: the values sorted along `k` and where each came
+    from, an op with two results (`result_count`, `infer_all`)."""
+    tables = (OP_CLASSES, GenericOp.registry, EXECUTE._hooks)
+    saved = [dict(t) for t in tables]
+
+    class SortedOp(GenericOp):
+        opname = "solar.sorted_with_indices"
+        moves_data = True
+        required = ("axis",)
+        result_count = 2
+        __slots__ = ()
+
+        def infer_all(self, v: Verifier, args: list[TensorType],
+                      declared: list[TensorType] | None) -> list[TensorType] | None:
+            if self.axis(v, args[0].rank) is None:
+                return None
+            return [args[0], args[0].with_dtype(DType.I64)]
+
+    @EXECUTE.register(SortedOp)
+    def _run(program: Program, op: SortedOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+        x, axis = env[op.args[0]], op.attrs["axis"]
+        order = np.argsort(x, axis=axis, kind="stable")
+        return [np.take_along_axis(x, order, axis=axis), order.astype(np.int64)]
+
+    yield SortedOp
+    for table, before in zip(tables, saved, strict=True):
+        table.clear()
+        table.update(before)  # type: ignore[attr-defined]
+    EXECUTE._resolved.clear()
+
+
+def test_an_op_with_two_results(sorted_op: type[GenericOp]) -> None:
+    mb = ModuleBuilder("s")
+    fb = mb.func("main", [("x", tensor("2x3xf32"))])
+    values, indices = fb.generic_results(sorted_op, [fb.args[0]], {"axis": 1}, hint=["v", "i"])
+    fb.ret(values, indices)
+    assert print_module(mb.module).splitlines()[2] == (
+        "    %v, %i = solar.sorted_with_indices %x {axis = 1} : (tensor<2x3xf32>, tensor<2x3xi64>)")
+    engine = DiagnosticEngine()
+    assert verify(mb.module, engine), engine.format_all()
+    x = np.array([[3, 1, 2], [0, 5, 4]], dtype=np.float32)
+    out_values, out_indices = prepare(mb.module)({"x": x})
+    np.testing.assert_array_equal(out_values, [[1, 2, 3], [0, 4, 5]])
+    np.testing.assert_array_equal(out_indices, [[1, 2, 0], [0, 2, 1]])
+    op = fb.ops[0]
+    op.result_types = [op.result_types[0], op.result_types[0]]  # the indices declared as f32
+    engine = DiagnosticEngine()
+    assert not verify(mb.module, engine)
+    messages = [d.message for d in engine.diagnostics]
+    assert messages[0] == ("solar.sorted_with_indices result type tensor<2x3xf32> does not match the operands: "
+                           "expected tensor<2x3xi64>")
+    op.result_types = op.result_types[:1]
+    engine = DiagnosticEngine()
+    assert not verify(mb.module, engine)
+    assert "solar.sorted_with_indices has exactly 2 result types" in [d.message for d in engine.diagnostics]
