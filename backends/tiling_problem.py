@@ -68,13 +68,18 @@ class TensorAccess:
 class Step:
     """One einsum of a chain, over global index names (shared between steps through the tensors they
     exchange). `density`: the fraction of its iteration box inside its where-clause (padding guards
-    excluded); 1.0 for a rectangular domain."""
+    excluded); 1.0 for a rectangular domain. `points`: its iteration points inside the whole where-clause
+    with every access in bounds (padding taps excluded: the work any schedule must do; 0 where unknown).
+    `fibres`: no where-clause constraint names a reduced index, so the reduction points of every result
+    element form the whole box of the reduced indices."""
 
     name: str
     indices: tuple[str, ...]
     reads: tuple[TensorAccess, ...]
     write: TensorAccess
     density: float = 1.0
+    points: int = 0
+    fibres: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,8 @@ class _StepModel:
     entries: list[tuple[Expr, ...]]  # per input, then the output
     images: list[isl.Set]  # per input, then the output: in-bounds elements touched
     density: float
+    points: int  # iteration points inside the whole where-clause whose accesses are all in bounds
+    fibres: bool  # no where-clause constraint names a reduced index
 
 
 def _step_model(desc: EinsumDesc) -> _StepModel:
@@ -171,7 +178,17 @@ def _step_model(desc: EinsumDesc) -> _StepModel:
         dense = isl.Set(f"{{ E[{dims}] : {' and '.join(box + [isl_expr(c, names) for c in kept])} }}")
         points = count(dense, {}) or 0
         density = points / math.prod(ranges[i] for i in spec.indices)
-    return _StepModel(desc, ranges, terms, images, density)
+    # The points whose every access is in bounds: the work a schedule cannot skip.
+    inside = domain
+    for k, (term, shape) in enumerate(zip(terms, shapes, strict=True)):
+        if shape:
+            space = f"T{k}[{', '.join(f'd{j}' for j in range(len(shape)))}]"
+            target = " and ".join(f"0 <= d{j} < {d}" for j, d in enumerate(shape))
+            access = isl.Map(f"{{ E[{dims}] -> T{k}[{', '.join(isl_expr(e, names) for e in term)}] }}")
+            inside = inside.intersect(access.intersect_range(isl.Set(f"{{ {space} : {target} }}")).domain())
+    reduced = set(spec.reduced)
+    fibres = not any({r.name for side in (c.lhs, c.rhs) for r in free_indices(side)} & reduced for c in where)
+    return _StepModel(desc, ranges, terms, images, density, int(count(inside, {}) or 0), fibres)
 
 
 def _is_padding_guard(c: Binary, terms: list[tuple[Expr, ...]]) -> bool:
@@ -322,7 +339,7 @@ def build_problem(name: str, descs: Sequence[EinsumDesc],
         external = read_after(t) if read_after is not None else t not in readers
         tensors[t] = Tensor(t, size, external=external or t not in readers)
         indices = tuple(dict.fromkeys(glob[(k, i)] for i in m.ranges if m.ranges[i] > 1))
-        steps.append(Step(d.name, indices, tuple(accesses), write, m.density))
+        steps.append(Step(d.name, indices, tuple(accesses), write, m.density, m.points, m.fibres))
     for t, uses in readers.items():
         if t in produced or len(uses) < 2:
             continue
