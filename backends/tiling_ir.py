@@ -15,8 +15,9 @@ from solar.backends.io_bound import io_bound
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
-from solar.ir.analysis.units import VIEW_OPS, Uses, units_of
-from solar.ir.ops import BroadcastOp, ConstantOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
+from solar.backends.tiling_views import through_views
+from solar.ir.analysis.units import Uses, units_of
+from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
 # ---- the IR: einsums, units and groups as tiling problems -------------------------------------------
@@ -57,28 +58,32 @@ class IRChains:
 
     def piece(self, ops: Sequence[EinsumOp]) -> tuple[tuple[EinsumDesc, ...], frozenset[str]]:
         """The descriptions of a chain of einsums and the results needed after it (read by any op
-        outside it, or by nothing at all: a result nobody reads is still written)."""
+        outside it, or by nothing at all: a result nobody reads is still written). Reads of views,
+        broadcasts and constants are reads of what they view (`tiling_views.through_views`); raises
+        Unfusable where that is not affine."""
         inside = set(ops)
         descs = []
         for op in ops:
             d = desc_of(op, self.values)
-            inputs = tuple((self.name(b.value), label, shape, size)
-                           for b, (_, label, shape, size) in zip(op.inputs, d.inputs, strict=True))
-            descs.append(EinsumDesc(d.name, d.spec, inputs, (self.name(op.results[0]), *d.output[1:]), d.where))
+            d = through_views(d, [b.value for b in op.inputs], self.name, self.values)
+            descs.append(EinsumDesc(d.name, d.spec, d.inputs, (self.name(op.results[0]), *d.output[1:]), d.where))
         needed = frozenset(self.name(op.results[0]) for op in ops
                            if not self.uses.of_value(op.results[0])
                            or any(r not in inside for r in self.uses.of_value(op.results[0])))
         return tuple(descs), needed
+
+    def problem(self, name: str, ops: Sequence[EinsumOp]) -> TilingProblem:
+        """The chain's tiling problem; raises Unfusable where the space cannot express it."""
+        descs, needed = self.piece(ops)
+        return problem_of(name, descs, needed)
 
     def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float,
               lower: bool = False) -> tuple[Mapping | None, str]:
         """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why. With
         `lower`, a chain no mapping of which fits gets its least traffic at the smallest buffer it runs in
         (`Space.solve_lower`)."""
-        descs, needed = self.piece(ops)
         try:
-            self.check_views(ops)
-            problem = problem_of(name, descs, needed)
+            problem = self.problem(name, ops)
         except Unfusable as err:
             return None, str(err)
         space = space_of(problem)
@@ -86,46 +91,21 @@ class IRChains:
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def check_views(self, ops: Sequence[EinsumOp]) -> None:
-        """Raises Unfusable where views (reshape, permute, slice, broadcast) connect the chain's einsums, alias
-        two of its inputs, or an input is a broadcast or a constant: a view costs nothing and its readers read
-        the tensor it views (docs/sol.md), but the tiling problem names tensors by value, so it would move the
-        tensor again."""
-        def base(v: Value) -> tuple[Value, bool]:
-            viewed = False
-            while isinstance(v.owner, VIEW_OPS) and v.owner.operands:
-                if isinstance(v.owner, BroadcastOp):
-                    raise Unfusable(f"'{v.name}' is a broadcast, which moves only its source: not modelled")
-                v, viewed = v.owner.operands[0], True
-            if isinstance(v.owner, ConstantOp):
-                raise Unfusable(f"'{v.name}' is a constant, which moves no data: not modelled")
-            return v, viewed
-
-        made = {op.results[0] for op in ops}
-        bases: dict[Value, Value] = {}
-        for op in ops:
-            for b in op.inputs:
-                root, viewed = base(b.value)
-                if viewed and root in made:
-                    raise Unfusable(f"'{b.value.name}' is a view of '{root.name}', which the chain makes: views "
-                                    "between einsums are not modelled")
-                if bases.setdefault(root, b.value) is not b.value:
-                    raise Unfusable(f"'{b.value.name}' and '{bases[root].name}' view one tensor: reads through "
-                                    "views of one tensor are not modelled")
+        """Raises Unfusable where a read through views, broadcasts or constants is not affine in the tensor
+        it views (a reshape that merges dimensions, a slice bound that is not a number)."""
+        self.piece(ops)
 
     def floor(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> float | None:
         """The traffic every schedule of the chain moves under the buffer (`io_bound`), or None where the
         chain is not a tiling problem."""
-        descs, needed = self.piece(ops)
         try:
-            self.check_views(ops)
-            problem = problem_of(name, descs, needed)
+            problem = self.problem(name, ops)
         except Unfusable:
             return None
         return io_bound(problem, capacity)
 
     def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
-        descs, needed = self.piece(ops)
-        return space_of(problem_of(name, descs, needed))
+        return space_of(self.problem(name, ops))
 
 
 @dataclass

@@ -14,7 +14,7 @@ import islpy as isl
 
 from solar.ir.analysis.isl_model import count, isl_expr
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
-from solar.ir.expr import Binary, Expr, IndexRef, free_indices, linear_form
+from solar.ir.expr import Binary, Expr, IndexRef, IntLit, free_indices, linear_form
 from solar.ir.ops import EinsumOp, Value
 from solar.ir.types import Dim
 
@@ -187,8 +187,16 @@ def _step_model(desc: EinsumDesc) -> _StepModel:
             access = isl.Map(f"{{ E[{dims}] -> T{k}[{', '.join(isl_expr(e, names) for e in term)}] }}")
             inside = inside.intersect(access.intersect_range(isl.Set(f"{{ {space} : {target} }}")).domain())
     reduced = set(spec.reduced)
-    fibres = not any({r.name for side in (c.lhs, c.rhs) for r in free_indices(side)} & reduced for c in where)
+    fibres = not any({r.name for side in (c.lhs, c.rhs) for r in free_indices(side)} & reduced
+                     for c in where if not _is_range(c, ranges))
     return _StepModel(desc, ranges, terms, images, density, int(count(inside, {}) or 0), fibres)
+
+
+def _is_range(c: Binary, ranges: dict[str, int]) -> bool:
+    """`d<4` where d's range is 4: a constraint the box already keeps (it only gives the range)."""
+    if not (isinstance(c.lhs, IndexRef) and isinstance(c.rhs, IntLit)) or c.lhs.name not in ranges:
+        return False
+    return (c.op, c.rhs.value) in (("<", ranges[c.lhs.name]), ("<=", ranges[c.lhs.name] - 1))
 
 
 def _is_padding_guard(c: Binary, terms: list[tuple[Expr, ...]]) -> bool:
