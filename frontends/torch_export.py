@@ -41,7 +41,8 @@ from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.random import RANDOM_OPS
-from .lowering.registry import OutMeta, TorchNode
+from .lowering.registry import OutMeta, TorchNode, op_key
+from .torch_control import WHILE_LOOP, lower_while_loop, subgraphs
 from .torch_problem import (
     MODULE_CONSTANT_LIMIT,
     ArgSource,
@@ -190,14 +191,6 @@ class SymbolNames:
 # ---- lowering the graph ---------------------------------------------------------------------------
 
 
-def op_key(target: Any) -> str:
-    """`aten::conv2d` for an OpOverload, the function's name for Python callables (`operator.getitem`)."""
-    schema = getattr(target, "_schema", None)
-    if schema is not None:
-        return schema.name
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__name__', str(target))}"
-
-
 def display_name(target: Any) -> str:
     schema = getattr(target, "_schema", None)
     if schema is not None:
@@ -260,10 +253,14 @@ class GraphLowering:
                                               users[node.name])
         return self.syms.where
 
-    def unsupported_nodes(self) -> list[torch.fx.Node]:
+    def unsupported_nodes(self, graph: torch.fx.Graph | None = None) -> list[torch.fx.Node]:
         out = []
-        for node in self.ep.graph.nodes:
+        for node in (graph or self.ep.graph).nodes:
             if node.op != "call_function" or isinstance(node.meta.get("val"), torch.SymInt | int | float | bool):
+                continue
+            if node.target is WHILE_LOOP:  # what matters is what its condition and body use
+                for sub in subgraphs(node, self.ep.graph_module):
+                    out.extend(self.unsupported_nodes(sub.graph))
                 continue
             key = op_key(node.target)
             if key not in TORCH_LOWERINGS and key not in _IGNORED and node.target is not operator.getitem:
@@ -312,6 +309,9 @@ class GraphLowering:
             if node.op == "output":
                 outputs = self.collect_outputs(node, env)
                 continue
+            if node.op == "get_attr" and isinstance(getattr(self.ep.graph_module, str(node.target), None),
+                                                    torch.fx.GraphModule):
+                continue  # a while_loop's condition or body: read by the loop's node
             if node.op != "call_function":
                 self.problem(node, f"graph node '{node.op}' ({node.target}) is not supported")
                 continue
@@ -395,6 +395,15 @@ class GraphLowering:
                     env[node] = self.syms.dim(val)
             except LoweringError as err:
                 self.problem(node, str(err))
+            return
+        if node.target is WHILE_LOOP:
+            where = user_frame(node.meta.get("stack_trace"))
+            em.loc = where.location if where is not None else None
+            try:
+                lower_while_loop(self, node, env, em)
+            except LoweringError as err:
+                self.problem(node, str(err))
+                env[node] = None
             return
         key = op_key(node.target)
         if key in _IGNORED:
