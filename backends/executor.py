@@ -45,6 +45,7 @@ from solar.ir.ops import (
     Word,
     result_types_of,
 )
+from solar.ir.ops_select import SelectionOp
 from solar.ir.rewrite import substitute_params
 from solar.ir.types import TensorType
 from solar.ir.verifier import suggest, verify
@@ -63,6 +64,7 @@ from .errors import (
     UnsupportedError,
     VerificationError,
 )
+from .selection import run_selection
 from .vectorized import VectorPlan, evaluate, prefers_numpy, vector_plan
 
 ArrayMap = Mapping[str, Any]
@@ -257,6 +259,8 @@ class Program:
             dest = np.array(env[op.dest], copy=True)
             dest[_slices(op, op.entries, dest.shape, idx)] = env[op.value]
             return [dest]
+        if isinstance(op, SelectionOp):
+            return run_selection(op, [env[a] for a in op.args])
         if isinstance(op, GenericOp):
             return [self._generic(op, [env[a] for a in op.args])]
         raise UnsupportedError(f"{op.opname} at {op.loc} cannot run")

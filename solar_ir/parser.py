@@ -62,6 +62,7 @@ from .ops import (
     YieldOp,
     result_types_of,
 )
+from .ops_select import SELECTION_OPS  # noqa: F401  (defining them registers their op names)
 from .resolve import Resolver
 from .resolve import UnresolvedUse as _Use  # the builder's operands before linking
 from .source import strip_bom

@@ -29,6 +29,7 @@ from .ops import (
     SliceOp,
     Word,
 )
+from .ops_select import SelectionOp
 from .printer import format_attr_value
 from .types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from .verify_base import Checker, as_expr, dim_value, expr_value, suggest
@@ -126,6 +127,9 @@ class ShapeInference(Checker):
     }
 
     def generic(self, op: GenericOp) -> None:
+        if isinstance(op, SelectionOp):
+            self.selection(op)
+            return
         count, required, optional = self._ATTRS[type(op)]
         if count >= 0 and len(op.args) != count:
             self.error(f"{op.opname} takes {count} operand(s), not {len(op.args)}", op.loc)
@@ -152,6 +156,32 @@ class ShapeInference(Checker):
         expected = getattr(self, "_infer_" + op.opname.split(".")[1])(op, args, declared)
         if expected is not None:
             self.expect_type(op, expected, declared)
+
+    def selection(self, op: SelectionOp) -> None:
+        """The data-dependent ops state their own operands, attributes and result types (ops_select.py)."""
+        if len(op.args) != op.operand_count:
+            self.error(f"{op.opname} takes {op.operand_count} operand(s), not {len(op.args)}", op.loc)
+            return
+        known = op.required + op.optional
+        ok = True
+        for key in op.attrs:
+            if key not in known:
+                self.error(f"{op.opname} has no attribute '{key}'{suggest(key, known)}", op.loc)
+                ok = False
+        for key in op.required:
+            if key not in op.attrs:
+                self.error(f"{op.opname} needs the attribute '{key}'", op.loc)
+                ok = False
+        if not ok or any(a.type is None for a in op.args):
+            return
+        expected = op.expected_types([a.type for a in op.args if a.type is not None], self.error)
+        if expected is None:
+            return
+        if len(op.result_types) != len(expected):
+            self.error(f"{op.opname} has {len(expected)} result(s) here, not {len(op.result_types)}", op.loc)
+            return
+        for want, declared in zip(expected, op.result_types, strict=True):
+            self.expect_type(op, want, declared)
 
     def _axis(self, op: GenericOp, rank: int) -> int | None:
         axis = op.attrs.get("axis")
