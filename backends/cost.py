@@ -20,6 +20,7 @@ import islpy as isl
 
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
 from solar.ir.analysis.isl_model import build_model, evaluate, loop_iterations
+from solar.ir.analysis.selection_counts import read_bytes, selection_counts, write_bytes
 from solar.ir.analysis.units import VIEW_OPS, Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
@@ -40,6 +41,7 @@ from solar.ir.ops import (
     TerminatorOp,
     Value,
 )
+from solar.ir.ops_select import SelectionOp
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 
@@ -254,6 +256,8 @@ class CostModel:
             c = self.counts(op, loops)
             names = [b.name for b in op.inputs if b.value is v]
             return min(full, max((c.bytes_read.get(n, 0) for n in names), default=0))
+        if isinstance(op, SelectionOp):
+            return min(full, read_bytes(op, v, self.values))
         if isinstance(op, GatherOp) and v is op.args[0]:
             return min(full, _nbytes(op.results[0], self.values))
         if isinstance(op, ScatterOp) and v is op.args[0]:
@@ -283,6 +287,8 @@ class CostModel:
             self.counts(op, loops)
             index = op.results.index(v)
             return self._kernel_outputs[op][op.outputs[index].name]
+        if isinstance(op, SelectionOp):
+            return write_bytes(op, v, self.values)
         if isinstance(op, ScatterOp):
             return min(_nbytes(v, self.values), _nbytes(op.args[2], self.values))
         if isinstance(op, InsertOp):
@@ -300,6 +306,10 @@ class CostModel:
                     w.flops_tensor[tc_dtype] += c.flops_tensor
                 if c.flops_vector:
                     w.flops_vector[vec_dtype] += c.flops_vector
+            elif isinstance(op, SelectionOp):  # comparisons, at least (docs/counts.md, "Data-dependent ops")
+                sc = selection_counts(op, self.values)
+                if sc.comparisons:
+                    w.flops_vector[sc.dtype] += sc.comparisons
         inputs, outputs = boundary(ops, self.uses)
         inside = {o for top in ops for o in top.walk()}
         for v in inputs:

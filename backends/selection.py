@@ -77,7 +77,10 @@ def _cumulative(op: SelectionOp, args: list[np.ndarray]) -> list[np.ndarray]:
     """Running extreme and where it was last reached: an element takes over when it is at least as large
     (small) as the running value, or NaN (NaN propagates, as in the frameworks)."""
     axis = op.attrs["axis"]
+    reverse = bool(op.attrs.get("reverse", False))
     wide = np.moveaxis(to_compute(args[0], op.args[0].type.dtype), axis, -1)
+    if reverse:
+        wide = wide[..., ::-1]
     takes_over = np.less_equal if isinstance(op, CumminOp) else np.greater_equal
     values = np.empty_like(wide)
     at = np.empty(wide.shape, np.int64)
@@ -90,6 +93,8 @@ def _cumulative(op: SelectionOp, args: list[np.ndarray]) -> list[np.ndarray]:
         where = np.where(take, r, where)
         values[..., r] = best
         at[..., r] = where
+    if reverse:  # back in place; an index counts from the start of the line
+        values, at = values[..., ::-1], (wide.shape[-1] - 1) - at[..., ::-1]
     out = [to_storage(np.moveaxis(values, -1, axis), op.result_types[0].dtype)]
     if len(op.result_types) > 1:
         out.append(_index(op, 1, np.moveaxis(at, -1, axis)))

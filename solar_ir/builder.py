@@ -149,6 +149,11 @@ class BlockBuilder:
                  hint: str) -> Value:
         return self._add(cls(args, [type], attrs), [type], hint).results[0]
 
+    def generic(self, cls: type[GenericOp], args: list[Value], result_types: list[TensorType],
+                attrs: dict[str, Any], hint: str) -> list[Value]:
+        """Any op of the `solar.NAME %a, ... {attrs} : types` form, such as the data-dependent ops."""
+        return self._add(cls(args, result_types, attrs), result_types, hint).results
+
     def reshape(self, source: Value, type: TensorType, hint: str = "r") -> Value:
         return self._generic(ReshapeOp, [source], type, {}, hint)
 

@@ -149,16 +149,18 @@ class KthvalueOp(SelectionOp):
 
 
 class CummaxOp(SelectionOp):
-    """The running maximum along `axis` and the index where it was last reached (a later equal element
-    takes over); the index result may be left out."""
+    """The running maximum along `axis` (from the end when `reverse`) and the index where it was last
+    reached (a later equal element takes over); the index result may be left out."""
 
     opname = "solar.cummax"
     __slots__ = ()
+    optional = ("reverse",)
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
         if self.axis(x.rank, error) is None:
             return None
+        self.flag("reverse", False, error)
         out = [x]
         if len(self.result_types) > 1:
             out.append(x.with_dtype(self.index_dtype(1, error)))
