@@ -269,8 +269,8 @@ class GraphLowering:
     def unsupported_nodes(self, graph: torch.fx.Graph | None = None) -> list[torch.fx.Node]:
         out = []
         for node in (graph or self.ep.graph).nodes:
-            if node.op != "call_function" or isinstance(node.meta.get("val"), torch.SymInt | torch.SymFloat | torch.SymBool
-                                                                       | int | float | bool):
+            scalar = torch.SymInt | torch.SymFloat | torch.SymBool | int | float | bool
+            if node.op != "call_function" or isinstance(node.meta.get("val"), scalar):
                 continue
             if node.target is WHILE_LOOP:  # what matters is what its condition and body use
                 for sub in subgraphs(node, self.ep.graph_module):
