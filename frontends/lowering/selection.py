@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from solar.ir.dtypes import DType
-from solar.ir.ops import Value
+from solar.ir.expr import IntLit
+from solar.ir.ops import SliceEntry, Value
 from solar.ir.ops_select import (
     ArgsortOp,
     CummaxOp,
@@ -233,3 +234,15 @@ def lower_jax_cummax(n: JaxNode) -> Value:
                           bool(n.params.get("reverse", False)))[0]
     except ValueError as err:
         raise n.unsupported(str(err)) from None
+
+
+@jax_prim("solar_nonzero")
+def lower_jax_nonzero(n: JaxNode) -> list[Value]:
+    """`jnp.nonzero(x, size=K, fill_value=f)` (frontends/jax_intercept.py): K rows, those past the count
+    filled with f; one coordinate array per dim."""
+    x = n.tensor(0)
+    size = int(n.params["size"])
+    em = n.em
+    coords, _ = nonzero(em, x, n.outs[0].dtype, size, int(n.params["fill"]))
+    whole = SliceEntry(start=IntLit(0), stop=IntLit(size))
+    return [em.slice(coords, [whole, SliceEntry(index=IntLit(d))], (size,)) for d in range(vtype(x).rank)]

@@ -136,3 +136,12 @@ def test_jax_argsort_returns_the_sorts_own_int32_indices() -> None:
     m = _jax(lambda x: jnp.argsort(x, axis=1), X)
     assert "solar.sort %arg0 {axis = 1, descending = false} : (tensor<4x7xf32>, tensor<4x7xi32>)" in print_module(m)
     assert "solar.gather" not in print_module(m)
+
+
+def test_jax_nonzero_with_size_is_one_padded_op() -> None:
+    m = _jax(lambda x: jnp.nonzero(x > 0.5, size=40, fill_value=-1), X)  # more rows than elements: padded
+    text = print_module(m)
+    assert "solar.nonzero %gt {pad = true, fill = -1} : (tensor<40x2xi32>, tensor<i64>)" in text
+    assert "scatter" not in text and "bounded_outputs" not in m.attrs
+    # One test per element; the padded rows are part of JAX's result, so all 40 rows are written.
+    assert _units(m)["nonzero"] == (28, 28 + 40 * 2 * 4 + 8)
