@@ -76,8 +76,7 @@ class SelectionOp(GenericOp):
         declared = self.result_types[k].dtype if k < len(self.result_types) else DType.I64
         if not declared.is_int:
             error(f"{self.opname} result {k} holds indices: an integer type, not {declared.spelling}", self.loc)
-            return DType.I64
-        return declared
+        return declared  # reported once: the result's type is not also a mismatch
 
 
 class SortOp(SelectionOp):

@@ -181,7 +181,9 @@ class ShapeInference(Checker):
             self.error(f"{op.opname} has {len(expected)} result(s) here, not {len(op.result_types)}", op.loc)
             return
         for want, declared in zip(expected, op.result_types, strict=True):
-            self.expect_type(op, want, declared)
+            if not types_equal(want, declared):
+                self.expect_type(op, want, declared)
+                return  # the first mismatch says it; the others usually follow from it
 
     def _axis(self, op: GenericOp, rank: int) -> int | None:
         axis = op.attrs.get("axis")
