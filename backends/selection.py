@@ -1,4 +1,4 @@
-"""Running the data-dependent ops (solar.ir.ops_select) with NumPy: sorts, selections, cumulative extremes,
+"""Running the data-dependent ops (solar.ir.ops) with NumPy: sorts, selections, cumulative extremes,
 nonzero and masked select. Semantics: docs/ir.md, "Data-dependent operations".
 
 Values are ordered in their compute type (narrow floats as f32), NaN above every number; sorts are stable.
@@ -7,11 +7,15 @@ Results are returned in their storage types.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from solar.ir.ops_select import (
+from solar.ir.analysis.counts import Counts
+from solar.ir.analysis.selection_counts import read_bytes, selection_counts, write_bytes
+from solar.ir.ops import (
     ArgsortOp,
     CummaxOp,
     CumminOp,
@@ -21,9 +25,15 @@ from solar.ir.ops_select import (
     SelectionOp,
     SortOp,
     TopkOp,
+    Value,
 )
 
 from .dtypes import STORAGE, to_compute, to_storage
+from .op_hooks import COUNTS, EXECUTE, READ_BYTES, WRITE_BYTES, Env
+
+if TYPE_CHECKING:
+    from .cost import CostModel
+    from .executor import Program
 
 Runner = Callable[[SelectionOp, list[np.ndarray]], list[np.ndarray]]
 
@@ -31,6 +41,28 @@ Runner = Callable[[SelectionOp, list[np.ndarray]], list[np.ndarray]]
 def run_selection(op: SelectionOp, args: list[np.ndarray]) -> list[np.ndarray]:
     """The results of one data-dependent op on NumPy arrays, in the op's declared storage types."""
     return _RUNNERS[op.opname](op, args)
+
+
+@EXECUTE.register(SelectionOp)
+def _run(program: Program, op: SelectionOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return run_selection(op, [env[a] for a in op.args])
+
+
+@COUNTS.register(SelectionOp)
+def _counts(model: CostModel, op: SelectionOp, loops: dict) -> Counts:
+    """Comparisons, at least, as vector work (docs/counts.md, "Data-dependent ops")."""
+    n = selection_counts(op, model.values).comparisons
+    return Counts(flops_vector=n, ops=Counter({"cmp": n}))
+
+
+@READ_BYTES.register(SelectionOp)
+def _reads(model: CostModel, op: SelectionOp, v: Value, full: int, loops: dict) -> int:
+    return min(full, read_bytes(op, v, model.values))
+
+
+@WRITE_BYTES.register(SelectionOp)
+def _writes(model: CostModel, op: SelectionOp, v: Value, loops: dict) -> int:
+    return write_bytes(op, v, model.values)
 
 
 def _order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:

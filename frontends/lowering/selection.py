@@ -1,5 +1,5 @@
 """Sorting and selection: sort, argsort, topk, kthvalue, median, cummax/cummin, nonzero, masked_select and
-boolean-mask indexing, each lowered to one data-dependent op of solar.ir.ops_select (its own unit of
+boolean-mask indexing, each lowered to one data-dependent op of solar.ir.ops (its own unit of
 execution, priced by the lower bounds of docs/counts.md, "Data-dependent ops"), never to a loop nest that
 would state one algorithm's work.
 
@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING
 
 from solar.ir.dtypes import DType
 from solar.ir.expr import IntLit
-from solar.ir.ops import SliceEntry, Value
-from solar.ir.ops_select import (
+from solar.ir.ops import (
     ArgsortOp,
     CummaxOp,
     CumminOp,
     KthvalueOp,
     MaskedSelectOp,
     NonzeroOp,
+    SliceEntry,
     SortOp,
     TopkOp,
+    Value,
 )
 from solar.ir.types import TensorType
 

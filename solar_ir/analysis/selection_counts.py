@@ -1,4 +1,4 @@
-"""Lower bounds on the work of the data-dependent ops (solar.ir.ops_select): comparisons and DRAM bytes.
+"""Lower bounds on the work of the data-dependent ops (solar.ir.ops): comparisons and DRAM bytes.
 
 Which element goes where depends on the values, so there is no iteration space to count. What any correct
 algorithm must do is bounded instead (docs/counts.md, "Data-dependent ops"). Per line of n elements along
@@ -27,8 +27,7 @@ import math
 from dataclasses import dataclass
 
 from solar.ir.dtypes import DType
-from solar.ir.ops import Value
-from solar.ir.ops_select import (
+from solar.ir.ops import (
     ArgsortOp,
     CummaxOp,
     KthvalueOp,
@@ -37,6 +36,7 @@ from solar.ir.ops_select import (
     SelectionOp,
     SortOp,
     TopkOp,
+    Value,
 )
 from solar.ir.types import TensorType
 

@@ -2,8 +2,7 @@
 
 The unit of execution is the kernel (docs: DESIGN.md, cost model): a `solar.kernel`, or the consecutive
 einsums lifted from one kernel (they carry `kernel = @name`), or a data-moving composition op (concat,
-gather, scatter, insert), or a data-dependent op (sort, argsort, topk, kthvalue, cummax, cummin, nonzero,
-masked_select). Layout ops (reshape, permute, broadcast, slice, constant) are views: they cost
+gather, scatter, insert). Layout ops (reshape, permute, broadcast, slice, constant) are views: they cost
 nothing and are never units.
 """
 
@@ -14,29 +13,14 @@ from dataclasses import dataclass, field
 
 from solar.ir import attr_names
 from solar.ir.ops import (
-    BroadcastOp,
-    ConcatOp,
-    ConstantOp,
     EinsumOp,
     FuncOp,
-    GatherOp,
     GroupOp,
-    InsertOp,
     KernelOp,
     Op,
-    PermuteOp,
-    ReshapeOp,
-    ScatterOp,
-    SliceOp,
     SymbolRef,
     Value,
 )
-from solar.ir.ops_select import SelectionOp
-
-VIEW_OPS = (ReshapeOp, PermuteOp, BroadcastOp, SliceOp, ConstantOp)
-MOVE_OPS = (ConcatOp, GatherOp, ScatterOp, InsertOp)
-# Ops whose work depends on the values (sort, topk, nonzero, ...): each is a unit, kind = its name.
-DATA_OPS = (SelectionOp,)
 
 
 @dataclass(eq=False)
@@ -74,7 +58,7 @@ def units_of(block: list[Op]) -> list[Unit]:
                 units.append(Unit([op], op.symbol if step is not None else origin or op.symbol, "einsum"))
         elif isinstance(op, KernelOp):
             units.append(Unit([op], op.symbol, "kernel"))
-        elif isinstance(op, MOVE_OPS + DATA_OPS):
+        elif op.moves_data:
             units.append(Unit([op], f"{op.opname.split('.')[1]} %{op.results[0].name}", op.opname.split(".")[1]))
     return units
 

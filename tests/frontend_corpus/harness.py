@@ -64,7 +64,7 @@ def lifted_counts(module: ModuleOp) -> LiftedCounts:
     from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
     from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
     from solar.ir.analysis.selection_counts import selection_counts
-    from solar.ir.ops_select import SelectionOp
+    from solar.ir.ops import SelectionOp
     from solar.ir.pass_manager import PassContext
     from solar.passes.lift_einsum import LiftEinsum
 

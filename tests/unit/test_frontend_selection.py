@@ -15,8 +15,11 @@ from solar.frontends.jax_export import jax_reference, translate_jax  # noqa: E40
 from solar.frontends.torch_export import callable_problem, reference_runner, translate_problem  # noqa: E402
 from solar.frontends.validate import small_sizes, validate, validate_sized  # noqa: E402
 from solar.ir.analysis.selection_counts import ceil_log2_factorial  # noqa: E402
-from solar.ir.ops import KernelOp, ModuleOp  # noqa: E402
-from solar.ir.ops_select import SelectionOp  # noqa: E402
+from solar.ir.ops import (  # noqa: E402
+    KernelOp,
+    ModuleOp,
+    SelectionOp,
+)
 from solar.ir.printer import print_module  # noqa: E402
 
 jnp = jax.numpy

@@ -15,20 +15,24 @@ count, or a size the program gives) and a second result, the true count, known o
 the count hold `fill` when `pad = true` (JAX's `nonzero(size=...)` writes them), else they are not part of
 the framework's result (PyTorch's) and hold 0 here.
 
-Semantics: docs/ir.md, "Data-dependent operations". Each class states its operands, attributes and result
-types (`expected_types`), which the verifier checks; the executor and the cost model dispatch on `opname`.
+Semantics: docs/ir.md, "Data-dependent operations". Each class states its operands and attributes, and
+its result types (`expected_types`: several, unlike the other ops of the generic syntax), which `verify`
+checks; their backend hooks (running them, their lower-bound counts) are in backends/selection.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from .diagnostics import Location
-from .dtypes import DType
-from .expr import Expr
-from .ops import GenericOp
-from .types import Dim, TensorType
+from ..diagnostics import Location
+from ..dtypes import DType
+from ..expr import Expr
+from ..types import Dim, TensorType, dims_equal, types_equal
+from .shape import GenericOp
+
+if TYPE_CHECKING:
+    from ..verifier import Verifier
 
 ErrorSink = Callable[[str, Location], None]
 
@@ -38,6 +42,7 @@ class SelectionOp(GenericOp):
     cummin, nonzero, masked_select."""
 
     __slots__ = ()
+    moves_data = True  # its own unit of execution: it reads its input and writes its results
     operand_count: ClassVar[int] = 1
     required: ClassVar[tuple[str, ...]] = ("axis",)
     optional: ClassVar[tuple[str, ...]] = ()
@@ -49,8 +54,28 @@ class SelectionOp(GenericOp):
         dtype is the declared one), or None after reporting why there are none."""
         raise NotImplementedError
 
+    def infer_result_types(self, v: Verifier) -> list[TensorType] | None:
+        if not self._signature(v) or any(a.type is None for a in self.args):
+            return None
+        return self.expected_types([a.type for a in self.args if a.type is not None], v.error)
+
+    def verify(self, v: Verifier, for_vars: set[str]) -> None:
+        signature = self._signature(v)
+        if not signature or any(a.type is None for a in self.args):
+            return
+        expected = self.expected_types([a.type for a in self.args if a.type is not None], v.error)
+        if expected is None:
+            return
+        if len(self.result_types) != len(expected):
+            v.error(f"{self.opname} has {len(expected)} result(s) here, not {len(self.result_types)}", self.loc)
+            return
+        for want, declared in zip(expected, self.result_types, strict=True):
+            if not types_equal(want, declared):
+                v.expect_type(self, want, declared)
+                return  # the first mismatch says it; the others usually follow from it
+
     # -- shared checks ------------------------------------------------------------------------------
-    def axis(self, rank: int, error: ErrorSink) -> int | None:
+    def axis_of(self, rank: int, error: ErrorSink) -> int | None:
         axis = self.attrs.get("axis")
         if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < rank:
             error(f"{self.opname} axis must be an integer in [0, {rank}), not {axis!r}", self.loc)
@@ -89,7 +114,7 @@ class SortOp(SelectionOp):
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
-        if self.axis(x.rank, error) is None:
+        if self.axis_of(x.rank, error) is None:
             return None
         self.flag("descending", False, error)
         return [x, x.with_dtype(self.index_dtype(1, error))]
@@ -104,7 +129,7 @@ class ArgsortOp(SortOp):
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
-        if self.axis(x.rank, error) is None:
+        if self.axis_of(x.rank, error) is None:
             return None
         self.flag("descending", False, error)
         return [x.with_dtype(self.index_dtype(0, error))]
@@ -121,7 +146,7 @@ class TopkOp(SelectionOp):
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
-        axis = self.axis(x.rank, error)
+        axis = self.axis_of(x.rank, error)
         k = self.k(x.shape[axis], error) if axis is not None else None
         if axis is None or k is None:
             return None
@@ -140,7 +165,7 @@ class KthvalueOp(SelectionOp):
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
-        axis = self.axis(x.rank, error)
+        axis = self.axis_of(x.rank, error)
         if axis is None or self.k(x.shape[axis], error) is None:
             return None
         shape = (*x.shape[:axis], *x.shape[axis + 1:])
@@ -157,7 +182,7 @@ class CummaxOp(SelectionOp):
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
-        if self.axis(x.rank, error) is None:
+        if self.axis_of(x.rank, error) is None:
             return None
         self.flag("reverse", False, error)
         out = [x]
@@ -214,7 +239,7 @@ class MaskedSelectOp(SelectionOp):
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x, mask = args
         if mask.dtype is not DType.I1 or not 1 <= mask.rank <= x.rank or any(
-                str(a) != str(b) for a, b in zip(mask.shape, x.shape[:mask.rank], strict=False)):
+                not dims_equal(a, b) for a, b in zip(mask.shape, x.shape[:mask.rank], strict=False)):
             error(f"solar.masked_select mask {mask} must be i1 and cover the leading dims of {x}", self.loc)
             return None
         self.flag("pad", False, error)
