@@ -106,6 +106,18 @@ def nonzero(em: Emitter, x: Value, index_dtype: DType = DType.I64, size: int | N
     return [coords, count]
 
 
+def nonzero_columns(em: Emitter, x: Value) -> list[Value]:
+    """`torch.where(condition)`: nonzero's coordinates as one tensor per dim, each of the data-dependent size
+    (the same count)."""
+    coords, count = nonzero(em, x)
+    t = vtype(coords)
+    whole = SliceEntry(start=IntLit(0), stop=IntLit(t.shape[0]))
+    columns = [em.slice(coords, [whole, SliceEntry(index=IntLit(d))], (t.shape[0],)) for d in range(t.shape[1])]
+    for col in columns:
+        em.bounded[col] = count
+    return columns
+
+
 def masked_rows(em: Emitter, x: Value, mask: Value) -> Value:
     """`x[mask]` with the mask over the leading dims of `x`: the selected rows (padded to the mask's element
     count) in row-major order."""

@@ -149,3 +149,8 @@ def test_jax_nonzero_with_size_is_one_padded_op() -> None:
     # One test per element; the padded rows are part of JAX's result, so all 40 rows are written (the count,
     # read by nothing, is not).
     assert _units(m)["nonzero"] == (28, 28 + 40 * 2 * 4)
+
+
+def test_where_with_one_argument_is_nonzero_by_columns() -> None:
+    m = _torch(lambda v: torch.where(v > 0), torch.randn(3, 8))
+    assert _ops(m) == ["solar.nonzero"] and m.attrs["bounded_outputs"] == [[0, 2], [1, 3]]
