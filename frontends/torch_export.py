@@ -26,7 +26,6 @@ from typing import Any
 
 import torch
 import torch.fx
-from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
@@ -43,6 +42,7 @@ from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode, op_key
+from .torch_bounded import DATA_SIZE, bounded_counts, data_dependent, refuse_reading_bounded
 from .torch_control import WHILE_LOOP, lower_while_loop, subgraphs
 from .torch_problem import (
     MODULE_CONSTANT_LIMIT,
@@ -64,7 +64,6 @@ from .torch_reference import (
     synth_inputs,
     to_numpy,
 )
-from .validate import BOUNDED_OUTPUTS
 
 # This module is the PyTorch frontend's API: building, exporting and the reference run live beside it
 # (torch_problem, torch_reference) and are named here too.
@@ -201,17 +200,6 @@ def display_name(target: Any) -> str:
     return getattr(target, "__name__", str(target))
 
 
-DATA_SIZE = object()  # env's value for a size (or a test on one) that only the data fixes (nonzero's count)
-
-
-def _data_dependent(val: Any) -> bool:
-    """A size, or a value computed from one, that export left unbacked (known only at run time)."""
-    try:
-        return bool(free_unbacked_symbols(val))
-    except Exception:
-        return False
-
-
 class GraphLowering:
     """Lowers one exported program's graph into a SIR module."""
 
@@ -322,7 +310,7 @@ class GraphLowering:
                 continue
             if node.op == "output":
                 outputs = self.collect_outputs(node, env)
-                outputs += self.bounded_counts(outputs, em, mb)
+                outputs += bounded_counts(outputs, em, mb.module)
                 continue
             if node.op == "get_attr" and isinstance(getattr(self.ep.graph_module, str(node.target), None),
                                                     torch.fx.GraphModule):
@@ -379,7 +367,7 @@ class GraphLowering:
 
     def out_meta(self, val: Any) -> list[OutMeta | None]:
         if isinstance(val, torch.Tensor):
-            if _data_dependent(val.shape):
+            if data_dependent(val.shape):
                 return [None]  # a data-dependent size: the lowering states the static bound
             return [OutMeta(tuple(self.syms.dim(d) for d in val.shape), sir_dtype(val.dtype))]
         if isinstance(val, list | tuple):
@@ -403,7 +391,7 @@ class GraphLowering:
 
     def lower_node(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], em: Emitter) -> None:
         val = node.meta.get("val")
-        if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) and _data_dependent(val):
+        if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) and data_dependent(val):
             env[node] = DATA_SIZE  # an error only where something computes with it (checked below)
             return
         if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) or node.target is operator.getitem:
@@ -436,11 +424,9 @@ class GraphLowering:
         if any(isinstance(a, torch.fx.Node) and a in env and env[a] is None and _is_tensor(a)
                for a in node.all_input_nodes):
             return
-        reads = [a for a in node.all_input_nodes if env.get(a) is DATA_SIZE or env.get(a) in em.bounded]
-        if reads:
-            self.problem(node, f"{display_name(node.target)} reads {reads[0].name}, whose size depends on the data: "
-                         "SIR holds it padded to a static bound, and work on the padding would be priced above "
-                         "what the program does; return it as an output instead")
+        refused = refuse_reading_bounded(node, env, em, display_name(node.target))
+        if refused:
+            self.problem(node, refused)
             env[node] = None
             return
         where = user_frame(node.meta.get("stack_trace"))
@@ -479,20 +465,6 @@ class GraphLowering:
         for v, meta in zip(values, tn.outs, strict=False):
             if isinstance(v, Value) and meta is not None and v.type is not None and not types_equal(v.type, meta.type):
                 raise LoweringError(f"internal error: lowering produced {v.type}, export says {meta.type}")
-
-    def bounded_counts(self, outputs: list[Value], em: Emitter, mb: ModuleBuilder) -> list[Value]:
-        """The counts of the returned results whose size depends on the data, as extra last outputs; the
-        module's `bounded_outputs` pairs each such output with its count's (validation compares that many
-        rows)."""
-        pairs: list[list[int]] = []
-        counts: list[Value] = []
-        for k, v in enumerate(outputs):
-            if v in em.bounded:
-                pairs.append([k, len(outputs) + len(counts)])
-                counts.append(em.bounded[v])
-        if pairs:
-            mb.module.attrs[BOUNDED_OUTPUTS] = pairs
-        return counts
 
     def collect_outputs(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> list[Value]:
         """The user's outputs, then the new value of every buffer or parameter that `forward` updates in
