@@ -27,6 +27,7 @@ from solar.ir.verifier import suggest, verify
 from . import (
     composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
     jit,
+    selection,  # noqa: F401  (registers the data-dependent ops' hooks)
 )
 from .codegen import GeneratedKernel, generate_kernel
 from .codegen_einsum import GeneratedEinsum, generate_einsum, generate_einsum_epilogue
