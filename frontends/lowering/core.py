@@ -289,7 +289,7 @@ class Emitter:
                 attrs: dict[str, Any], hint: str) -> list[Value]:
         """A data-dependent op (solar.ir.ops.select) with its result types: its own unit of execution."""
         op = cls(list(args), list(types), attrs)
-        self.block.op(op, hint, infer=False)
+        self.block.op_results(op, hint, infer=False)
         self.stamp(op)
         return list(op.results)
 
