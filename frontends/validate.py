@@ -276,6 +276,12 @@ def small_sizes(module: ModuleOp, size: int = 2, full: bool = False,
     return out
 
 
+# Statements the IR may run as plain Python at the validation sizes (about a second's worth): below this,
+# Numba's fixed cost per process (about a second to import it and load its type registries, even with the
+# machine code cached on disk) is more than interpreting the same generated code.
+INTERPRET_BUDGET = 3e5
+
+
 def executor() -> Callable[..., list[np.ndarray]]:
     """The IR executor (the Numba backend), `run(module, inputs, params=None) -> outputs`; imported on first use,
     because loading Numba costs a second that --no-validate runs should not pay."""
@@ -311,7 +317,7 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
     run = executor()
     start = time.perf_counter()
     try:
-        outs = run(module, list(args), params=sizes or None)
+        outs = run(module, list(args), params=sizes or None, interpret_limit=INTERPRET_BUDGET)
     except Exception as err:
         report.ok = False
         report.error = f"the IR failed to run: {type(err).__name__}: {err}"
