@@ -34,7 +34,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import torch
 from solar.frontends import torch_export as te
-from solar.frontends.validate import small_sizes, validate_sized
+from solar.frontends.scaled_reference import validate_torch
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.pass_manager import PassContext, PassManager
 from solar.passes import registry
@@ -48,9 +48,7 @@ def stage(name, fn):
 
 problem = te.load_problem({path!r})
 tr = stage("translate", lambda: te.translate_problem(problem, "all"))
-sizes = small_sizes(tr.module, 4, minimum=tr.param_min)
-report = stage("validate", lambda: validate_sized(tr.module, lambda sz: te.reference_runner(problem, tr, 0, sz),
-                                                  sizes))
+report = stage("validate", lambda: validate_torch(problem, tr))  # as solar-translate validates
 module = tr.module
 ctx = PassContext(DiagnosticEngine(), report=lambda _: None)
 for name, pipeline in (("lift", "lift-einsum"), ("fuse", "fuse"), ("sol", "sol{{target={targets}}}")):
