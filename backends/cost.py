@@ -20,7 +20,7 @@ import islpy as isl
 
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
 from solar.ir.analysis.isl_model import build_model, evaluate, loop_iterations
-from solar.ir.analysis.units import VIEW_OPS, Unit, Uses, boundary, units_of
+from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Expr, evaluate_int
@@ -29,18 +29,17 @@ from solar.ir.ops import (
     EinsumOp,
     ForOp,
     FuncOp,
-    GatherOp,
     GroupOp,
     IfOp,
-    InsertOp,
     KernelOp,
     ModuleOp,
     Op,
-    ScatterOp,
-    TerminatorOp,
     Value,
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
+
+from . import composition_hooks  # noqa: F401  (registers the composition ops' hooks)
+from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES
 
 
 class CostError(ValueError):
@@ -198,7 +197,7 @@ class CostModel:
         self.func: FuncOp = func
         self.uses = Uses.of(func)
         self._counts: dict[Op, Counts] = {}
-        self._kernel_outputs: dict[Op, dict[str, int]] = {}
+        self.kernel_outputs: dict[Op, dict[str, int]] = {}  # bytes each output writes, by name
         self.units: list[Work] = []  # unfused
         self.groups: list[Work] = []  # fused
         self._trips: dict[Op, int] = {}  # how many times each op runs (solar.for bodies)
@@ -218,49 +217,30 @@ class CostModel:
 
     # -- counting single ops --------------------------------------------------------------------------
     def counts(self, op: Op, loops: dict) -> Counts:
+        """The FLOPs and bytes of one run of `op` (its COUNTS hook; an op without one does no arithmetic)."""
         if op not in self._counts:
-            if isinstance(op, EinsumOp):
-                self._counts[op] = einsum_counts(op, self.params, self.values)
-            elif isinstance(op, KernelOp):
-                model = build_model(op, self.params, loops)
-                # kernel_counts sums over the iterations of the solar.for loops the kernel uses; the cost model
-                # counts one run (Work.trips multiplies), so divide by how many runs those loops make.
-                used = {v: b for v, b in loops.items() if "%" + v in model.names}
-                runs = _eval(loop_iterations(used, self.params).card(), self.values) if used else 1
-                self._counts[op] = _per_run(kernel_counts(model, self.values), runs)
-                outs: dict[str, int] = {}
-                for d in op.outputs:
-                    fp = model.footprint(d.name, written=True)
-                    total = _eval(sum_over(fp.card(), model.loop_params, model.context), self.values) if fp else 0
-                    outs[d.name] = _divide(total, runs) * d.type.dtype.itemsize
-                self._kernel_outputs[op] = outs
-            else:
-                self._counts[op] = Counts()
+            hook = COUNTS.lookup(type(op))
+            self._counts[op] = hook(self, op, loops) if hook is not None else Counts()
         return self._counts[op]
+
+    def nbytes(self, v: Value) -> int:
+        """The size of `v` in bytes, with the size parameters' values."""
+        return _nbytes(v, self.values)
 
     def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None) -> int:
         """DRAM bytes `op` reads of `v`: its footprint where counted, else the whole tensor. A layout op moves
         nothing: `v` is read as far as the view's readers (those in `inside`, when given) read the view."""
-        if isinstance(op, TerminatorOp):
+        if op.is_terminator:
             return 0  # returning or yielding a value moves nothing
         full = self._source_bytes(v)
-        if isinstance(op, VIEW_OPS):
+        if op.is_view:
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
             return min(full, max((self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers),
                                  default=0))
-        if isinstance(op, EinsumOp | KernelOp):
-            c = self.counts(op, loops)
-            names = [b.name for b in op.inputs if b.value is v]
-            return min(full, max((c.bytes_read.get(n, 0) for n in names), default=0))
-        if isinstance(op, GatherOp) and v is op.args[0]:
-            return min(full, _nbytes(op.results[0], self.values))
-        if isinstance(op, ScatterOp) and v is op.args[0]:
-            return min(full, _nbytes(op.args[2], self.values))
-        if isinstance(op, InsertOp) and v is op.dest:
-            return 0  # updated in place
-        return full
+        hook = READ_BYTES.lookup(type(op))
+        return hook(self, op, v, full, loops) if hook is not None else full
 
     def _runs(self, op: Op, outer: Op | None = None) -> int:
         """How many times `op` runs per run of `outer` (per run of the function when None)."""
@@ -272,28 +252,19 @@ class CostModel:
         broadcast repeats its source's elements, which are read once)."""
         full = _nbytes(v, self.values)
         owner = v.owner
-        if isinstance(owner, VIEW_OPS) and owner.operands:
+        if owner is not None and owner.is_view and owner.operands:
             full = min(full, sum(self._source_bytes(s) for s in owner.operands))
         return full
 
     def _write_bytes(self, op: Op, v: Value, loops: dict) -> int:
-        if isinstance(op, EinsumOp):
-            return self.counts(op, loops).bytes_written
-        if isinstance(op, KernelOp):
-            self.counts(op, loops)
-            index = op.results.index(v)
-            return self._kernel_outputs[op][op.outputs[index].name]
-        if isinstance(op, ScatterOp):
-            return min(_nbytes(v, self.values), _nbytes(op.args[2], self.values))
-        if isinstance(op, InsertOp):
-            return _nbytes(op.value, self.values)
-        return _nbytes(v, self.values)
+        hook = WRITE_BYTES.lookup(type(op))
+        return hook(self, op, v, loops) if hook is not None else _nbytes(v, self.values)
 
     def work(self, name: str, kind: str, ops: list[Op], trips: int, loops: dict) -> Work:
         w = Work(name, kind, trips=trips, ops=list(ops))
         for op in (o for top in ops for o in top.walk()):
-            if isinstance(op, EinsumOp | KernelOp):
-                c = self.counts(op, loops)
+            c = self.counts(op, loops)
+            if c.flops_tensor or c.flops_vector:
                 tc_dtype, vec_dtype = _dtypes(op)
                 tc_dtype = priced_dtype(op, tc_dtype, self.fp32_precision)
                 if c.flops_tensor:
@@ -309,7 +280,7 @@ class CostModel:
         written: dict[Value, int] = {}
         for v in outputs:
             if v.owner is not None:
-                n = self._source_bytes(v) if isinstance(v.owner, VIEW_OPS) else self._write_bytes(v.owner, v, loops)
+                n = self._source_bytes(v) if v.owner.is_view else self._write_bytes(v.owner, v, loops)
                 written[_base(v)] = max(written.get(_base(v), 0), n)
         w.bytes += sum(written.values())
         return w
@@ -388,7 +359,7 @@ def _base(v: Value) -> Value:
     """The tensor `v` is: through views, and through fusion groups to the value they yield."""
     while True:
         owner = v.owner
-        if isinstance(owner, VIEW_OPS) and owner.operands:
+        if owner is not None and owner.is_view and owner.operands:
             v = owner.operands[0]
         elif isinstance(owner, GroupOp):
             v = owner.body[-1].operands[owner.results.index(v)]
@@ -404,10 +375,11 @@ def _merged(works: list[Work]) -> Work:
     return total
 
 
-def _dtypes(op: EinsumOp | KernelOp) -> tuple[DType, DType]:
+def _dtypes(op: Op) -> tuple[DType, DType]:
     """The precision of tensor-core work (the first operand's) and of vector work (the result's)."""
-    first_in = next((b.value.type.dtype for b in op.inputs if b.value.type is not None), op.outputs[0].type.dtype)
-    return first_in, op.outputs[0].type.dtype
+    result = op.declared_types()[0].dtype
+    first_in = next((v.type.dtype for v in op.operands if v.type is not None), result)
+    return first_in, result
 
 
 def _nbytes(v: Value, values: dict[str, int]) -> int:
@@ -493,3 +465,45 @@ def inverse_roofline(mode: str, works: list[Work], peaks: Peaks, latency_s: floa
     total = sum(t.seconds for t in timings)
     return Inverse(mode, latency_s, compute / latency_s, memory / latency_s, total / latency_s,
                    peaks.bandwidth * memory / latency_s)
+
+
+# ---- how kernels and einsums count (composition ops: backends/composition_hooks.py) -----------------
+
+
+@COUNTS.register(EinsumOp)
+def _einsum_counts(model: CostModel, op: EinsumOp, loops: dict) -> Counts:
+    return einsum_counts(op, model.params, model.values)
+
+
+@COUNTS.register(KernelOp)
+def _kernel_counts(model: CostModel, op: KernelOp, loops: dict) -> Counts:
+    isl_model = build_model(op, model.params, loops)
+    # kernel_counts sums over the iterations of the solar.for loops the kernel uses; the cost model counts one
+    # run (Work.trips multiplies), so divide by how many runs those loops make.
+    used = {v: b for v, b in loops.items() if "%" + v in isl_model.names}
+    runs = _eval(loop_iterations(used, model.params).card(), model.values) if used else 1
+    outs: dict[str, int] = {}
+    for d in op.outputs:
+        fp = isl_model.footprint(d.name, written=True)
+        total = _eval(sum_over(fp.card(), isl_model.loop_params, isl_model.context), model.values) if fp else 0
+        outs[d.name] = _divide(total, runs) * d.type.dtype.itemsize
+    model.kernel_outputs[op] = outs
+    return _per_run(kernel_counts(isl_model, model.values), runs)
+
+
+@READ_BYTES.register(EinsumOp, KernelOp)
+def _unit_reads(model: CostModel, op: EinsumOp | KernelOp, v: Value, full: int, loops: dict) -> int:
+    c = model.counts(op, loops)
+    names = [b.name for b in op.inputs if b.value is v]
+    return min(full, max((c.bytes_read.get(n, 0) for n in names), default=0))
+
+
+@WRITE_BYTES.register(EinsumOp)
+def _einsum_writes(model: CostModel, op: EinsumOp, v: Value, loops: dict) -> int:
+    return model.counts(op, loops).bytes_written
+
+
+@WRITE_BYTES.register(KernelOp)
+def _kernel_writes(model: CostModel, op: KernelOp, v: Value, loops: dict) -> int:
+    model.counts(op, loops)
+    return model.kernel_outputs[op][op.outputs[op.results.index(v)].name]

@@ -16,40 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from solar.ir.diagnostics import DiagnosticEngine, Location
+from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.expr import evaluate_int
-from solar.ir.ops import (
-    BroadcastOp,
-    CallOp,
-    ConcatOp,
-    ConstantOp,
-    EinsumOp,
-    ForOp,
-    FuncOp,
-    GatherOp,
-    GenericOp,
-    GroupOp,
-    IfOp,
-    InsertOp,
-    KernelOp,
-    ModuleOp,
-    Op,
-    PermuteOp,
-    ReshapeOp,
-    ScatterOp,
-    SliceEntry,
-    SliceOp,
-    TerminatorOp,
-    Value,
-    Word,
-    result_types_of,
-)
+from solar.ir.ops import CallOp, EinsumOp, ForOp, FuncOp, GroupOp, IfOp, KernelOp, ModuleOp, Op, Value
 from solar.ir.rewrite import substitute_params
 from solar.ir.types import TensorType
 from solar.ir.verifier import suggest, verify
 
-from . import jit, python_kernels
+from . import (
+    composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
+    jit,
+    python_kernels,
+)
 from .codegen import GeneratedKernel, generate_kernel
 from .codegen_einsum import GeneratedEinsum, generate_einsum, generate_einsum_epilogue
 from .dtypes import FORMATS, STORAGE, compute_dtype, identity, round_tf32, storage_dtype, to_compute, to_storage
@@ -63,6 +42,7 @@ from .errors import (
     UnsupportedError,
     VerificationError,
 )
+from .op_hooks import EXECUTE, Env
 from .vectorized import VectorPlan, evaluate, prefers_numpy, vector_plan
 
 ArrayMap = Mapping[str, Any]
@@ -228,74 +208,29 @@ class Program:
 
     def _block(self, ops: list[Op], env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
         for op in ops:
-            if isinstance(op, TerminatorOp):
-                return [env[v] for v in op.values]
+            if op.is_terminator:
+                return [env[v] for v in op.operands]
             results = self._op(op, env, idx)
-            types = result_types_of(op)
+            types = op.declared_types()
             for value, array, t in zip(op.results, results, types, strict=False):
                 _check_result(op, array, t)
                 env[value] = array
         return []
 
     def _op(self, op: Op, env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
-        if isinstance(op, KernelOp):
-            return self._kernel(op)([env[b.value] for b in op.inputs], idx)
-        if isinstance(op, EinsumOp):
-            return [self._einsum(op)([env[b.value] for b in op.inputs])]
-        if isinstance(op, GroupOp):
-            return self._block(op.body, dict(env), idx)
-        if isinstance(op, ForOp):
-            return self._for(op, env, idx)
-        if isinstance(op, IfOp):
-            taken = bool(np.asarray(env[op.cond]).reshape(()))
-            return self._block(op.then_body if taken else op.else_body, dict(env), idx)
-        if isinstance(op, CallOp):
-            callee = self.module.lookup(op.callee)
-            assert callee is not None, "verified"
-            return self._call(callee, [env[a] for a in op.args])
-        if isinstance(op, ConstantOp):
-            return [_constant(op)]
-        if isinstance(op, SliceOp):
-            src = env[op.source]
-            return [src[_slices(op, op.entries, src.shape, idx)]]
-        if isinstance(op, InsertOp):
-            dest = np.array(env[op.dest], copy=True)
-            dest[_slices(op, op.entries, dest.shape, idx)] = env[op.value]
-            return [dest]
-        if isinstance(op, GenericOp):
-            return [self._generic(op, [env[a] for a in op.args])]
-        raise UnsupportedError(f"{op.opname} at {op.loc} cannot run")
+        hook = EXECUTE.lookup(type(op))
+        if hook is None:
+            raise UnsupportedError(f"{op.opname} at {op.loc} cannot run")
+        return hook(self, op, env, idx)
 
-    def _for(self, op: ForOp, env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
-        scope = {"%" + k: v for k, v in idx.items()}
-        lower, upper = evaluate_int(op.lower, scope), evaluate_int(op.upper, scope)
-        carried = [env[v] for v in op.inits]
-        for t in range(lower, upper):
-            inner = dict(env)
-            inner.update(zip(op.iter_args, carried, strict=True))
-            carried = self._block(op.body, inner, {**idx, op.var: t})
-        return carried
+    def run_block(self, ops: list[Op], env: dict[Value, np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
+        """Runs a region on a copy of `env` (its values stay inside it); the values its terminator gives."""
+        return self._block(ops, dict(env), idx)
 
-    def _generic(self, op: GenericOp, args: list[np.ndarray]) -> np.ndarray:
-        t = op.result_types[0]
-        shape = t.concrete_shape()
-        if isinstance(op, ReshapeOp):
-            return args[0].reshape(shape)
-        if isinstance(op, PermuteOp):
-            return args[0].transpose(op.attrs["perm"])
-        if isinstance(op, ConcatOp):
-            return np.concatenate(args, axis=op.attrs["axis"])
-        if isinstance(op, BroadcastOp):
-            src = args[0]
-            expanded = [1] * len(shape)
-            for i, d in enumerate(op.attrs["dims"]):
-                expanded[d] = src.shape[i]
-            return np.broadcast_to(src.reshape(expanded), shape)
-        if isinstance(op, GatherOp):
-            return _gather(op, args[0], args[1])
-        if isinstance(op, ScatterOp):
-            return _scatter(op, args[0], args[1], args[2])
-        raise UnsupportedError(f"{op.opname} at {op.loc} cannot run")
+    def call(self, callee: str, args: list[np.ndarray]) -> list[np.ndarray]:
+        func = self.module.lookup(callee)
+        assert func is not None, "verified"
+        return self._call(func, args)
 
     def _kernel(self, op: KernelOp) -> _Kernel:
         k = self._kernels.get(id(op))
@@ -495,81 +430,45 @@ def _check_result(op: Op, array: np.ndarray, t: TensorType) -> None:
                              f"but its type is {t}")
 
 
-def _constant(op: ConstantOp) -> np.ndarray:
-    shape = op.type.concrete_shape()
-    dt = op.type.dtype
-    if isinstance(op.value, list):
-        wide = np.array(op.value, dtype=np.float64 if dt.is_float else STORAGE[dt])
-        return to_storage(wide.astype(np.float32) if dt in FORMATS else wide, dt).reshape(shape)
-    if dt in FORMATS:
-        return to_storage(np.full(shape, op.value, np.float32), dt)
-    return np.full(shape, op.value, STORAGE[dt])
+# ---- how each op runs (composition ops: backends/composition_hooks.py) -----------------------------
 
 
-def _slices(op: Op, entries: list[SliceEntry], shape: tuple[int, ...], idx: dict[str, int]) -> tuple[Any, ...]:
-    """NumPy indices for a slice or insert, checking every bound (NumPy would clip a range silently)."""
+@EXECUTE.register(KernelOp)
+def _run_kernel(program: Program, op: KernelOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return program._kernel(op)([env[b.value] for b in op.inputs], idx)
+
+
+@EXECUTE.register(EinsumOp)
+def _run_einsum(program: Program, op: EinsumOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [program._einsum(op)([env[b.value] for b in op.inputs])]
+
+
+@EXECUTE.register(GroupOp)
+def _run_group(program: Program, op: GroupOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return program.run_block(op.body, env, idx)
+
+
+@EXECUTE.register(ForOp)
+def _run_for(program: Program, op: ForOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     scope = {"%" + k: v for k, v in idx.items()}
-    out: list[Any] = []
-    for d, (e, size) in enumerate(zip(entries, shape, strict=True)):
-        if e.index is not None:
-            i = evaluate_int(e.index, scope)
-            if not 0 <= i < size:
-                raise RuntimeBoundsError(f"{op.opname} at {op.loc}: index {i} in dimension {d} is outside "
-                                         f"[0, {size})", op.loc)
-            out.append(i)
-            continue
-        start = evaluate_int(e.start, scope) if e.start is not None else 0
-        stop = evaluate_int(e.stop, scope) if e.stop is not None else size
-        step = evaluate_int(e.step, scope) if e.step is not None else 1
-        if not (0 <= start <= stop <= size):
-            raise RuntimeBoundsError(f"{op.opname} at {op.loc}: range {start}:{stop} in dimension {d} is outside "
-                                     f"[0, {size}]", op.loc)
-        out.append(slice(start, stop, step))
-    return tuple(out)
+    lower, upper = evaluate_int(op.lower, scope), evaluate_int(op.upper, scope)
+    carried = [env[v] for v in op.inits]
+    for t in range(lower, upper):
+        inner = dict(env)
+        inner.update(zip(op.iter_args, carried, strict=True))
+        carried = program._block(op.body, inner, {**idx, op.var: t})
+    return carried
 
 
-def _check_indices(op: GenericOp, idx: np.ndarray, size: int, axis: int) -> None:
-    bad = (idx < 0) | (idx >= size)
-    if bad.any():
-        pos = tuple(int(p) for p in np.argwhere(bad)[0])
-        value = int(idx[pos])
-        where = f" at position {list(pos)}" if idx.ndim else ""
-        raise RuntimeBoundsError(f"{op.opname} at {_loc(op.loc)}: index {value}{where} of %{op.args[1].name} is out "
-                                 f"of range for axis {axis} of size {size}", op.loc)
+@EXECUTE.register(IfOp)
+def _run_if(program: Program, op: IfOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    taken = bool(np.asarray(env[op.cond]).reshape(()))
+    return program.run_block(op.then_body if taken else op.else_body, env, idx)
 
 
-def _loc(loc: Location) -> str:
-    return str(loc)
-
-
-def _gather(op: GenericOp, table: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    axis = op.attrs["axis"]
-    _check_indices(op, idx, table.shape[axis], axis)
-    return np.take(table, idx, axis=axis)
-
-
-def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) -> np.ndarray:
-    axis = op.attrs["axis"]
-    reduce = op.attrs.get("reduce", Word("none"))
-    kind = reduce.name if isinstance(reduce, Word) else str(reduce)
-    _check_indices(op, idx, dest.shape[axis], axis)
-    t = op.result_types[0]
-    # Work in the compute dtype with the scattered axis first: dest (n, pre, post), src (m, pre, post).
-    work = np.moveaxis(np.array(to_compute(dest, t.dtype), copy=True), axis, 0)
-    pre = dest.shape[:axis]
-    post = dest.shape[axis + 1:]
-    flat_idx = idx.reshape(-1)
-    s = to_compute(src, t.dtype).reshape((*pre, flat_idx.size, *post))
-    s = np.moveaxis(s, axis, 0)
-    if kind == "none":
-        # A repeated index keeps the last value stored, as a sequential loop would.
-        reversed_first = np.unique(flat_idx[::-1], return_index=True)[1]
-        last = flat_idx.size - 1 - reversed_first
-        work[flat_idx[last]] = s[last]
-    else:
-        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
-        ufunc.at(work, flat_idx, s)
-    return to_storage(np.moveaxis(work, 0, axis), t.dtype)
+@EXECUTE.register(CallOp)
+def _run_call(program: Program, op: CallOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return program.call(op.callee, [env[a] for a in op.args])
 
 
 __all__ = ["InputSpec", "Program", "bind_values", "coerce_input", "prepare", "run"]

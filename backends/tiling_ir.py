@@ -14,7 +14,7 @@ from solar.backends.cost import CostModel, mode_result
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
-from solar.ir.analysis.units import VIEW_OPS, Uses, units_of
+from solar.ir.analysis.units import Uses, units_of
 from solar.ir.ops import BroadcastOp, ConstantOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
@@ -91,7 +91,7 @@ class IRChains:
         tensor again."""
         def base(v: Value) -> tuple[Value, bool]:
             viewed = False
-            while isinstance(v.owner, VIEW_OPS) and v.owner.operands:
+            while v.owner is not None and v.owner.is_view and v.owner.operands:
                 if isinstance(v.owner, BroadcastOp):
                     raise Unfusable(f"'{v.name}' is a broadcast, which moves only its source: not modelled")
                 v, viewed = v.owner.operands[0], True

@@ -13,12 +13,16 @@ import fnmatch
 import json
 import multiprocessing as mp
 import os
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
+
+from solar.ir.outputs import atomic_open
 
 from .worker import READY, failed_record, run_isolated, serve
 
@@ -48,12 +52,17 @@ def discover(root: str) -> list[str]:
 
 
 class ResultsFile:
-    """The JSONL output: one record per line, each line written whole and flushed, so an interrupted
-    batch leaves every finished problem on disk; `done()` reads it back for --resume."""
+    """The JSONL output: one record per line, each line written whole, flushed and synced, so an interrupted
+    batch leaves every finished problem on disk; `done()` reads it back for --resume.
+
+    The file is never truncated in place. --resume appends whole lines. A new batch (or --overwrite) writes
+    into a temporary file beside it, which replaces it when the batch ends, finished or interrupted
+    (Ctrl-C): a batch that is killed outright leaves the previous file as it was."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path
         self._fh: Any = None
+        self._tmp: str | None = None
 
     def done(self) -> dict[str, dict[str, Any]]:
         """Problems already recorded (a torn last line, from an interruption, is dropped from the file)."""
@@ -62,7 +71,8 @@ class ResultsFile:
         data = Path(self.path).read_bytes()
         if data and not data.endswith(b"\n"):
             data = data[: data.rfind(b"\n") + 1]
-            _atomic_write(self.path, data)
+            with atomic_open(self.path, "wb", "results") as fh:
+                fh.write(data)
         out: dict[str, dict[str, Any]] = {}
         for line in data.decode("utf-8", errors="replace").splitlines():
             try:
@@ -74,9 +84,15 @@ class ResultsFile:
         return out
 
     def open(self, append: bool) -> None:
-        if self.path is not None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+        if self.path is None:
+            return
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        target = Path(self.path)
+        if append or not target.exists() or not target.is_file():
+            self._fh = open(target, "a", encoding="utf-8")  # noqa: SIM115
+            return
+        fd, self._tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp.jsonl")
+        self._fh = os.fdopen(fd, "w", encoding="utf-8")
 
     def write(self, rec: dict[str, Any]) -> None:
         if self._fh is not None:
@@ -88,13 +104,12 @@ class ResultsFile:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+        if self._tmp is not None and self.path is not None:
+            mode = stat.S_IMODE(os.stat(self.path).st_mode) if os.path.exists(self.path) else None
+            if mode is not None:
+                os.chmod(self._tmp, mode)
+            os.replace(self._tmp, self.path)
+            self._tmp = None
 
 
 # ---- running ----------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any
 from solar.backends.cost import CostError, CostModel, Peaks
 from solar.backends.report import analyse
 from solar.backends.tiling_ir import add_cache_aware
-from solar.ir.analysis.units import VIEW_OPS, boundary
+from solar.ir.analysis.units import boundary
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp, Value
 from solar.ir.pass_manager import PassContext, PassManager
@@ -110,14 +110,14 @@ def intermediate_bytes(model: CostModel) -> int:
     for w in model.units:
         inputs, outputs = boundary(w.ops, model.uses)
         for v in outputs:
-            if v.type is not None and not isinstance(v.owner, VIEW_OPS):
+            if v.type is not None and not (v.owner is not None and v.owner.is_view):
                 produced[v] = v.type.nbytes(model.values)
         consumed.update(_through_views(v) for v in inputs)
     return sum(n for v, n in produced.items() if v in consumed)
 
 
 def _through_views(v: Value) -> Value:
-    while isinstance(v.owner, VIEW_OPS) and v.owner.operands:
+    while v.owner is not None and v.owner.is_view and v.owner.operands:
         v = v.owner.operands[0]
     return v
 

@@ -101,7 +101,7 @@ def time_cuda(run: Callable[[], Any], opts: TimingOptions, l2_bytes: int) -> tup
     import torch
 
     flush_bytes = 2 * max(l2_bytes, 1 << 20)
-    buf = torch.empty(flush_bytes, dtype=torch.uint8, device="cuda")
+    buf = device_buffer(flush_bytes, "cuda")
     t0 = time.perf_counter()
     for _ in range(max(1, opts.warmup)):
         run()
@@ -118,6 +118,20 @@ def time_cuda(run: Callable[[], Any], opts: TimingOptions, l2_bytes: int) -> tup
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)  # elapsed_time is in milliseconds
     return times, setup, flush_bytes
+
+
+def device_buffer(nbytes: int, device: str) -> Any:
+    """A byte buffer on `device` (the cache flush's)."""
+    import torch
+
+    return torch.empty(nbytes, dtype=torch.uint8, device=device)
+
+
+def place(model: Any, inputs: list[Any], device: str) -> tuple[Any, list[Any]]:
+    """The model and its tensor inputs moved to `device` (other inputs, such as Python numbers, stay)."""
+    import torch
+
+    return model.to(device), [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 def _summarise(m: Measurement, times: list[float], setup: float, warmup: int) -> Measurement:
@@ -253,8 +267,7 @@ def measure_torch(model: Any, inputs: list[Any], modes: list[str], device: str, 
     out: list[Measurement] = []
     info = torch_threads(threads)
     if device == "cuda":
-        model = model.to("cuda")
-        inputs = [x.to("cuda") if isinstance(x, torch.Tensor) else x for x in inputs]
+        model, inputs = place(model, inputs, "cuda")
     flush = CpuFlush(llc_bytes) if device == "cpu" else None
     for mode in modes:
         m = Measurement(mode, device, threads=info)

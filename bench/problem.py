@@ -293,7 +293,7 @@ def _load_sir(path: str, request: SizeRequest, opts: BenchOptions) -> Program:
     what the IR was translated at)."""
     import torch
 
-    from solar.frontends.torch_export import ArgSource, load_problem, shrink_inputs
+    from solar.frontends.torch_export import ArgSource, import_file, load_problem, shrink_inputs
     from solar.ir import parse_and_verify
     from solar.ir.expr import NameRef
 
@@ -324,6 +324,9 @@ def _load_sir(path: str, request: SizeRequest, opts: BenchOptions) -> Program:
             for d, dim in enumerate(a.type.shape):
                 if isinstance(dim, NameRef):
                     where.setdefault(dim.name, []).append((int(src.key), d))
+    source_mod = import_file(opts.source, "_solar_bench_source_" + re.sub(r"\W", "_", os.path.abspath(opts.source)))
+    if not hasattr(source_mod, "Model") and hasattr(source_mod, "forward") and hasattr(source_mod, "get_inputs"):
+        return _sir_of_jax(module, source_mod, args, sizes, time.perf_counter() - t0)
     problem = load_problem(opts.source)
     translate_s = time.perf_counter() - t0
 
@@ -336,6 +339,33 @@ def _load_sir(path: str, request: SizeRequest, opts: BenchOptions) -> Program:
         return model, inputs
 
     return Program("torch", module, sizes, {}, translate_s, make_run)
+
+
+def _sir_of_jax(module: Any, mod: Any, args: list[Any], sizes: dict[str, int], load_s: float) -> Program:
+    """A .sir translated from JAX: its inputs are the source's get_inputs(), its constants the arrays the
+    function closes over (in jax.make_jaxpr's order), as the `// Arguments:` header numbers them."""
+    if sizes:
+        raise SizeError("a .sir translated from JAX has fixed sizes: change them in the source and translate again")
+    bad = [s for s in args if s.kind not in ("input", "constant")]
+    if bad:
+        raise SizeError(f"the header names a {bad[0].kind} argument, which a JAX program has none of: is --source "
+                        "the program this .sir was translated from?")
+
+    def make_run() -> tuple[Any, list[Any]]:
+        import jax
+
+        inputs = list(mod.get_inputs())
+        consts = list(jax.make_jaxpr(mod.forward)(*inputs).consts)
+        pools = {"input": inputs, "constant": consts}
+        try:
+            values = [pools[s.kind][int(s.key)] for s in args]
+        except IndexError:
+            raise SizeError("the header numbers more inputs or constants than the source has: is --source the "
+                            "program this .sir was translated from?") from None
+        _check(module, sizes, values)
+        return mod.forward, inputs
+
+    return Program("jax", module, sizes, {}, load_s, make_run)
 
 
 def _check(module: Any, sizes: dict[str, int], values: list[Any]) -> None:

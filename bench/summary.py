@@ -4,7 +4,6 @@ median and geometric-mean headroom per mode and framework mode, violations); the
 from __future__ import annotations
 
 import math
-import os
 import statistics
 from io import StringIO
 from typing import Any
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.report import seconds
+from solar.ir.outputs import save_figure
 
 from .bounds import MODE_LABELS as LABELS
 from .bounds import MODES
@@ -179,7 +179,7 @@ def plot_headroom(records: list[dict[str, Any]], path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    tmp = f"{path}.{os.getpid()}.tmp.png"
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        save_figure(fig, path, "the headroom plot", dpi=120)
+    finally:
+        plt.close(fig)

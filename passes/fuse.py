@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from solar.ir import attr_names
-from solar.ir.analysis.units import VIEW_OPS, Unit, units_of
+from solar.ir.analysis.units import Unit, units_of
 from solar.ir.ops import (
     Assign,
     EinsumOp,
@@ -146,7 +146,7 @@ class _FuseBlock:
             producer = self.defined_by.get(v)
             if producer is None:
                 continue
-            if isinstance(producer, VIEW_OPS):
+            if producer.is_view:
                 stack.extend(producer.operands)
             elif producer in unit_of_op and unit_of_op[producer] is not u:
                 found.setdefault(unit_of_op[producer])
@@ -164,7 +164,7 @@ class _FuseBlock:
         # path is fine: it joins the group).
         for op in self.block:
             bit = 1 << self.position[op]
-            if bit & mask or isinstance(op, VIEW_OPS):
+            if bit & mask or op.is_view:
                 continue
             if self._between(op, members, mask):
                 return False
@@ -191,7 +191,7 @@ class _FuseBlock:
         for op in self.block:
             for inner in op.walk():
                 if v in inner.operands:
-                    if isinstance(inner, VIEW_OPS):
+                    if inner.is_view:
                         out.extend(self._readers(inner.results[0], unit_of_op))
                     else:
                         out.append(unit_of_op.get(self.top[inner], self.top[inner]))
@@ -203,13 +203,13 @@ class _FuseBlock:
         for op in members:
             mask |= 1 << self.position[op]
         # Layout ops on a path between members, or whose readers are all members, come along (free there).
-        path_views = {op for op in self.block if isinstance(op, VIEW_OPS) and self._between(op, members, mask)}
+        path_views = {op for op in self.block if op.is_view and self._between(op, members, mask)}
         members |= path_views
         changed = True
         while changed:
             changed = False
             for op in self.block:
-                if op in members or not isinstance(op, VIEW_OPS):
+                if op in members or not op.is_view:
                     continue
                 readers = [self.top[inner] for x in self.block for inner in x.walk() if op.results[0] in inner.operands]
                 # A view nobody reads (a dead one) joins the group that makes its operand (else that value
@@ -251,16 +251,12 @@ class _FuseBlock:
     def _dead(self, view: Op) -> bool:
         """Whether nothing reads the view's result but other dead views."""
         readers = [self.top[inner] for x in self.block for inner in x.walk() if view.results[0] in inner.operands]
-        return all(isinstance(r, VIEW_OPS) and self._dead(r) for r in readers)
+        return all(r.is_view and self._dead(r) for r in readers)
 
     def _symbol(self) -> str:
         return self.symbols.numbered("group")
 
     def _inner_name(self, name: str) -> str:
-        names = {r.name for op in self.block for inner in op.walk() for r in inner.results}
-        candidate, n = f"{name}_0", 0
-        while candidate in names:
-            n += 1
-            candidate = f"{name}_{n}"
-        return candidate
+        names = NameGenerator(r.name for op in self.block for inner in op.walk() for r in inner.results)
+        return names.numbered(f"{name}_")
 

@@ -18,8 +18,6 @@ from solar.ir.ops import (
     EinsumOp,
     EinsumStmt,
     FuncOp,
-    GroupOp,
-    KernelOp,
     ModuleOp,
     Op,
     ReshapeOp,
@@ -29,6 +27,7 @@ from solar.ir.ops import (
 )
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import defined_values
+from solar.ir.rewriter import NameGenerator
 from solar.ir.types import DType, TensorType
 from solar.targets.loader import TargetError, load_target
 
@@ -238,24 +237,16 @@ class _Rewrite:
     def _rewrite(self, order: Order, net: Network, letters: dict[Atom, str], removed: set[Op]) -> None:
         chain = self.chain
         root = chain.root
-        taken = {v.name for v in defined_values(self.func)}
-        symbols = {op.symbol for op in self.func.walk() if isinstance(op, EinsumOp | KernelOp | GroupOp)}
+        values = NameGenerator(v.name for v in defined_values(self.func))
+        symbols = NameGenerator.symbols_of(self.func)
         dims = {letters[a]: a.dim for a in letters}
         new_ops: list[Op] = []
         base = root.results[0].name
 
-        def fresh(hint: str) -> str:
-            name, n = hint, 0
-            while name in taken:
-                n += 1
-                name = f"{hint}_{n}"
-            taken.add(name)
-            return name
-
         current: list[Value] = []
         covers: list[list[int]] = []
         for k, ((value, _, _), term) in enumerate(zip(chain.leaves, net.inputs, strict=True)):
-            current.append(self._view(value, tuple(dims[c] for c in term), fresh(f"{value.name}_v"), new_ops))
+            current.append(self._view(value, tuple(dims[c] for c in term), values.fresh(f"{value.name}_v"), new_ops))
             covers.append([k])
         final = root.results[0]
         out_type = root.outputs[0].type
@@ -270,7 +261,7 @@ class _Rewrite:
             terms = ",".join(terms.split(",")[::-1])
             eq = f"{terms}->{out}"
             rtype = out_type if last and not needs_reshape else TensorType(tuple(dims[c] for c in out), self.dtype)
-            symbol = fresh_symbol(f"{lca.symbol}.r{k}", symbols)
+            symbol = symbols.fresh(f"{lca.symbol}.r{k}")
             names = [chr(ord("A") + i) for i in range(len(args))]
             result_name = "Y" if "Y" not in names else "Z"
             product: Expr = NameRef(names[0])
@@ -292,7 +283,7 @@ class _Rewrite:
                 final.owner = op
                 op.results = [final]
             else:
-                op.results = [Value(fresh(f"{base}_r{k}"), rtype, op, lca.loc)]
+                op.results = [Value(values.fresh(f"{base}_r{k}"), rtype, op, lca.loc)]
             new_ops.append(op)
             current.append(op.results[0])
             covers.append(leaves)
@@ -355,15 +346,6 @@ def _name_atoms(terms: list[list[Atom]]) -> dict[Atom, str] | None:
         if a not in letters:
             letters[a] = next(free)
     return letters
-
-
-def fresh_symbol(hint: str, taken: set[str]) -> str:
-    name, n = hint, 0
-    while name in taken:
-        n += 1
-        name = f"{hint}_{n}"
-    taken.add(name)
-    return name
 
 
 def _source(v: Value) -> Value:

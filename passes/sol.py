@@ -97,8 +97,7 @@ class SOL(Pass):
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
         try:
-            # The shared analysis prices by the framework's precision; another policy needs a model of its own.
-            model = ctx.analysis(CostModel, work) if self.policy == "framework" else CostModel(work, self.policy)
+            model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
         except CostError as err:
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)

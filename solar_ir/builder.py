@@ -54,7 +54,12 @@ from .ops import (
     Word,
     YieldOp,
 )
+from .rewriter import NameGenerator
 from .types import TensorType, parse_tensor_type
+from .verifier import infer_result_types
+
+# The type of an op built without one, until inference fills it in.
+_PENDING = TensorType((), DType.F32)
 
 
 def cmp(lhs: ExprLike, op: str, rhs: ExprLike) -> Expr:
@@ -76,27 +81,12 @@ def tensor(spec: str) -> TensorType:
     return parse_tensor_type(spec if spec.startswith("tensor<") else f"tensor<{spec}>")
 
 
-class _Names:
-    """Unique SSA names within one function: 'h', 'h_1', 'h_2', ..."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-
-    def fresh(self, hint: str) -> str:
-        name, n = hint, 0
-        while name in self.used:
-            n += 1
-            name = f"{hint}_{n}"
-        self.used.add(name)
-        return name
-
-
 class ModuleBuilder:
     def __init__(self, name: str | None = None, params: dict[str, int | None] | None = None) -> None:
         self.module = ModuleOp(name, [Param(k, v) for k, v in (params or {}).items()])
 
     def func(self, name: str, args: list[tuple[str, TensorType]]) -> FuncBuilder:
-        names = _Names()
+        names = NameGenerator()
         values = [Value(names.fresh(n), t) for n, t in args]
         func = FuncOp(name, values, [])
         self.module.funcs.append(func)
@@ -106,7 +96,7 @@ class ModuleBuilder:
 class BlockBuilder:
     """Appends composition ops to one block (a function body or a region)."""
 
-    def __init__(self, ops: list[Op], names: _Names) -> None:
+    def __init__(self, ops: list[Op], names: NameGenerator) -> None:
         self.ops = ops
         self.names = names
 
@@ -139,34 +129,45 @@ class BlockBuilder:
     def constant(self, value: Literal, type: TensorType, hint: str = "c") -> Value:
         return self._add(ConstantOp(value, type), [type], hint).results[0]
 
-    def slice(self, source: Value, entries: list[SliceEntry], type: TensorType, hint: str = "s") -> Value:
-        return self._add(SliceOp(source, entries, type), [type], hint).results[0]
+    def slice(self, source: Value, entries: list[SliceEntry], type: TensorType | None = None,
+              hint: str = "s") -> Value:
+        return self.op(SliceOp(source, entries, type or _PENDING), hint, infer=type is None)
 
-    def insert(self, value: Value, dest: Value, entries: list[SliceEntry], type: TensorType, hint: str = "u") -> Value:
-        return self._add(InsertOp(value, dest, entries, type), [type], hint).results[0]
+    def insert(self, value: Value, dest: Value, entries: list[SliceEntry], type: TensorType | None = None,
+               hint: str = "u") -> Value:
+        return self.op(InsertOp(value, dest, entries, type or _PENDING), hint, infer=type is None)
 
-    def _generic(self, cls: type[GenericOp], args: list[Value], type: TensorType, attrs: dict[str, Any],
-                 hint: str) -> Value:
-        return self._add(cls(args, [type], attrs), [type], hint).results[0]
+    def op(self, op: Op, hint: str, infer: bool = False) -> Value:
+        """Appends an op built by hand (any composition op with one result); with `infer`, its result type is
+        the one its operands and attributes give (`Op.infer_result_types`; InferenceError if none)."""
+        if infer:
+            op.set_declared_types(infer_result_types(op))
+        return self._add(op, op.declared_types(), hint).results[0]
+
+    def generic(self, cls: type[GenericOp], args: list[Value], attrs: dict[str, Any], type: TensorType | None = None,
+                hint: str = "v") -> Value:
+        """Appends a shape op of the generic syntax; without `type`, its result type is inferred."""
+        return self.op(cls(args, [type] if type is not None else [], attrs), hint, infer=type is None)
 
     def reshape(self, source: Value, type: TensorType, hint: str = "r") -> Value:
-        return self._generic(ReshapeOp, [source], type, {}, hint)
+        return self.generic(ReshapeOp, [source], {}, type, hint)
 
-    def permute(self, source: Value, perm: list[int], type: TensorType, hint: str = "p") -> Value:
-        return self._generic(PermuteOp, [source], type, {"perm": list(perm)}, hint)
+    def permute(self, source: Value, perm: list[int], type: TensorType | None = None, hint: str = "p") -> Value:
+        return self.generic(PermuteOp, [source], {"perm": list(perm)}, type, hint)
 
-    def concat(self, sources: list[Value], axis: int, type: TensorType, hint: str = "cat") -> Value:
-        return self._generic(ConcatOp, sources, type, {"axis": axis}, hint)
+    def concat(self, sources: list[Value], axis: int, type: TensorType | None = None, hint: str = "cat") -> Value:
+        return self.generic(ConcatOp, sources, {"axis": axis}, type, hint)
 
     def broadcast(self, source: Value, dims: list[int], type: TensorType, hint: str = "b") -> Value:
-        return self._generic(BroadcastOp, [source], type, {"dims": list(dims)}, hint)
+        return self.generic(BroadcastOp, [source], {"dims": list(dims)}, type, hint)
 
-    def gather(self, source: Value, indices: Value, axis: int, type: TensorType, hint: str = "g") -> Value:
-        return self._generic(GatherOp, [source, indices], type, {"axis": axis}, hint)
+    def gather(self, source: Value, indices: Value, axis: int, type: TensorType | None = None,
+               hint: str = "g") -> Value:
+        return self.generic(GatherOp, [source, indices], {"axis": axis}, type, hint)
 
-    def scatter(self, dest: Value, indices: Value, source: Value, axis: int, reduce: str, type: TensorType,
-                hint: str = "sc") -> Value:
-        return self._generic(ScatterOp, [dest, indices, source], type, {"axis": axis, "reduce": Word(reduce)}, hint)
+    def scatter(self, dest: Value, indices: Value, source: Value, axis: int, reduce: str,
+                type: TensorType | None = None, hint: str = "sc") -> Value:
+        return self.generic(ScatterOp, [dest, indices, source], {"axis": axis, "reduce": Word(reduce)}, type, hint)
 
     @contextmanager
     def group(self, symbol: str, result_types: list[TensorType], hint: str = "g") -> Iterator[RegionBuilder]:
@@ -199,10 +200,10 @@ class BlockBuilder:
 
 
 class FuncBuilder(BlockBuilder):
-    def __init__(self, func: FuncOp, ops: list[Op], names: _Names) -> None:
+    def __init__(self, func: FuncOp, ops: list[Op], names: NameGenerator) -> None:
         super().__init__(ops, names)
         self.func = func
-        names.used.update(a.name for a in func.args)
+        names.taken.update(a.name for a in func.args)
 
     @property
     def args(self) -> list[Value]:
@@ -216,7 +217,7 @@ class FuncBuilder(BlockBuilder):
 
 
 class RegionBuilder(BlockBuilder):
-    def __init__(self, ops: list[Op], names: _Names, args: list[Value] | None = None,
+    def __init__(self, ops: list[Op], names: NameGenerator, args: list[Value] | None = None,
                  index: IndexRef | None = None) -> None:
         super().__init__(ops, names)
         self.args = args or []

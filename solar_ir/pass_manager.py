@@ -10,6 +10,7 @@ import difflib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import re
 import string
@@ -18,6 +19,7 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from .diagnostics import DiagnosticEngine, DiagnosticError
@@ -35,31 +37,51 @@ A = TypeVar("A")
 
 
 class AnalysisManager:
-    """Analyses of a module, computed once and shared by the passes that ask for them, by type.
+    """Analyses of a module, computed once and shared by the passes that ask for them, by type and options.
 
-    An analysis is any class built from the module alone (`Kind(module)`, e.g. `CostModel`, `KernelModels`,
-    `Tilings`). The pass manager forgets every analysis after a pass that may change the IR (one whose
-    `preserves_analyses` is false), so a pass never sees an analysis of an IR that is gone."""
+    An analysis is any class built from the module and keyword options (`Kind(module, **options)`, e.g.
+    `CostModel(module, fp32_precision="tf32")`, `KernelModels`, `Tilings`). Two requests share one analysis
+    when they name the same class and the same options, an option left out counting as its default (so
+    `CostModel` and `CostModel` with `fp32_precision="framework"` are one). The pass manager forgets every
+    analysis after a pass that may change the IR (one whose `preserves_analyses` is false), so a pass never
+    sees an analysis of an IR that is gone."""
 
     def __init__(self) -> None:
-        self._cache: dict[type, tuple[ModuleOp, Any]] = {}
+        self._cache: dict[tuple[type, tuple[tuple[str, Any], ...]], tuple[ModuleOp, Any]] = {}
         self.computed: list[type] = []  # every analysis built, in order (what a cache miss cost)
 
-    def get(self, kind: type[A], module: ModuleOp) -> A:
-        hit = self._cache.get(kind)
+    def get(self, kind: type[A], module: ModuleOp, **options: Any) -> A:
+        key = (kind, _option_key(kind, options))
+        hit = self._cache.get(key)
         if hit is not None and hit[0] is module:
             return hit[1]
-        value = kind(module)  # type: ignore[call-arg]
-        self._cache[kind] = (module, value)
+        value = kind(module, **options)  # type: ignore[call-arg]
+        self._cache[key] = (module, value)
         self.computed.append(kind)
         return value
 
-    def cached(self, kind: type[A]) -> A | None:
-        hit = self._cache.get(kind)
+    def cached(self, kind: type[A], **options: Any) -> A | None:
+        hit = self._cache.get((kind, _option_key(kind, options)))
         return None if hit is None else hit[1]
 
     def invalidate(self) -> None:
         self._cache.clear()
+
+
+@cache
+def _option_defaults(kind: type) -> tuple[tuple[str, Any], ...]:
+    """The keyword options an analysis class takes after the module, with their defaults."""
+    params = list(inspect.signature(kind).parameters.values())[1:]
+    return tuple((p.name, p.default) for p in params if p.default is not inspect.Parameter.empty)
+
+
+def _option_key(kind: type, options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The options of one request with the defaults filled in, in a fixed order (the cache key)."""
+    defaults = _option_defaults(kind)
+    unknown = set(options) - {name for name, _ in defaults}
+    if unknown:
+        raise TypeError(f"{kind.__name__} takes no option {', '.join(sorted(unknown))}")
+    return tuple((name, options.get(name, default)) for name, default in defaults)
 
 
 @dataclass(slots=True)
@@ -71,9 +93,10 @@ class PassContext:
     results: dict[str, Any] = field(default_factory=dict)
     analyses: AnalysisManager = field(default_factory=AnalysisManager)
 
-    def analysis(self, kind: type[A], module: ModuleOp) -> A:
-        """The analysis `kind` of `module`, computed on first use and kept until a pass changes the IR."""
-        return self.analyses.get(kind, module)
+    def analysis(self, kind: type[A], module: ModuleOp, **options: Any) -> A:
+        """The analysis `kind` of `module` with `options`, computed on first use and kept until a pass changes
+        the IR."""
+        return self.analyses.get(kind, module, **options)
 
 
 @dataclass(frozen=True)

@@ -5,22 +5,7 @@ at once."""
 from __future__ import annotations
 
 from .diagnostics import DiagnosticEngine, note
-from .ops import (
-    CallOp,
-    EinsumOp,
-    ForOp,
-    GenericOp,
-    GroupOp,
-    IfOp,
-    InsertOp,
-    KernelOp,
-    ModuleOp,
-    Op,
-    ReturnOp,
-    SliceOp,
-    Value,
-    YieldOp,
-)
+from .ops import ModuleOp, Op, Value
 
 
 class UnresolvedUse(Value):
@@ -48,7 +33,7 @@ class Resolver:
 
     def _collect_defs(self, op: Op) -> None:
         for o in op.walk():
-            for v in [*o.results, *(o.iter_args if isinstance(o, ForOp) else [])]:
+            for v in [*o.results, *(o.block_args if o is not op else [])]:
                 self.all_defs.setdefault(v.name, v)
 
     def _define(self, value: Value, scope: dict[str, Value]) -> None:
@@ -90,30 +75,12 @@ class Resolver:
             op.use_locs.setdefault(id(value), use.loc)
             return value
 
-        if isinstance(op, KernelOp | EinsumOp):
-            for b in op.inputs:
-                b.value = u(b.value, scope)
-        elif isinstance(op, GenericOp | CallOp):
-            op.args = [u(a, scope) for a in op.args]
-        elif isinstance(op, ReturnOp | YieldOp):
-            op.values = [u(a, scope) for a in op.values]
-        elif isinstance(op, SliceOp):
-            op.source = u(op.source, scope)
-        elif isinstance(op, InsertOp):
-            op.value = u(op.value, scope)
-            op.dest = u(op.dest, scope)
-        elif isinstance(op, GroupOp):
-            self._resolve_block(op.body, scope)
-        elif isinstance(op, ForOp):
-            op.inits = [u(a, scope) for a in op.inits]
+        for k, use in enumerate(op.operands):
+            op.set_operand(k, u(use, scope))
+        if op.regions:
             inner = dict(scope)
-            for arg, init in zip(op.iter_args, op.inits, strict=True):
-                # An iteration argument has the type of its initial value.
-                arg.type = init.type
-                arg.owner = op
+            op.resolve_block_args()
+            for arg in op.block_args:
                 self._define(arg, inner)
-            self._resolve_block(op.body, inner)
-        elif isinstance(op, IfOp):
-            op.cond = u(op.cond, scope)
-            self._resolve_block(op.then_body, scope)
-            self._resolve_block(op.else_body, scope)
+            for region in op.regions:
+                self._resolve_block(region, inner)

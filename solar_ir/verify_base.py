@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import DiagnosticEngine, Location, note
 from .dtypes import DType
@@ -19,11 +19,16 @@ from .expr import (
     free_indices,
     free_names,
 )
-from .ops import (
-    ModuleOp,
-    Op,
-)
 from .types import Dim, TensorType
+
+if TYPE_CHECKING:
+    from .ops.base import Op
+    from .ops.structural import ModuleOp
+
+
+# Words of SIR that cannot name a tensor of a kernel or einsum.
+RESERVED_WORDS = frozenset({"as", "to", "step", "local", "where", "into", "and", "or", "not", "floordiv", "ceildiv",
+                            "mod", "true", "false", "inf", "nan", "iter_args", "else", "attributes", "loc"})
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str:
@@ -80,7 +85,6 @@ class Checker:
                 self.error(f"unknown size parameter {name.name}{suggest(name.name, self.params)}", name.loc)
                 ok = False
         return ok
-
 
 
 def dim_value(d: Dim, values: dict[str, int]) -> int | None:

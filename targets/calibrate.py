@@ -41,7 +41,7 @@ from .loader import Target, TargetError, load_target_file, parse_target
 
 __all__ = ["CALIBRATION_VERSION", "cache_dir", "cache_path", "fingerprint", "host_target", "measure"]
 
-CALIBRATION_VERSION = 2
+CALIBRATION_VERSION = 3  # 3: int8_vector
 DEFAULT_BUDGET_S = 4.0  # whole calibration, all three measurements
 _RUNS = 5  # best of this many runs per size / mode
 _MATMUL_SIZES = (256, 512, 1024, 2048, 4096)
@@ -292,6 +292,12 @@ def _max_freq_hz() -> float | None:
     return best * 1e3 if best else None
 
 
+def cpu_flags(info: dict[str, str] | None = None) -> set[str]:
+    """The CPU's feature flags (x86 `flags`, Arm `Features` in /proc/cpuinfo)."""
+    info = _cpuinfo() if info is None else info
+    return set(info.get("flags", info.get("Features", "")).split())
+
+
 def derived_peak(flags: set[str], cpus: int, freq_hz: float | None) -> dict[str, float] | None:
     """FP32 and FP64 FLOP/s from the CPU itself: CPUs × max clock × SIMD lanes × 2 (FMA) × FMA units. None
     when the clock or the vector width is unknown."""
@@ -374,7 +380,7 @@ def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
     torch_rates = _torch_rates(0.25 * budget_s, cpus)
     bw_rates, bw_bytes = _bandwidth_rates(0.3 * budget_s, caches.get(llc_level) if llc_level else None, cpus)
     elapsed = time.perf_counter() - t_start
-    flags = set(info.get("flags", info.get("Features", "")).split())
+    flags = cpu_flags(info)
     freq = _max_freq_hz()
     derived = derived_peak(flags, cpus, freq)
     kernels = {"fp32": fp32_np + torch_rates.get("fp32", []), "fp64": fp64_np + torch_rates.get("fp64", [])}
@@ -430,6 +436,14 @@ def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
         return {"value": round(base, 3), "unit": "GFLOP/s", "source": fp32_figure["source"],
                 "note": f"{how}; best {key} kernel {best / 1e9:.4g} GFLOP/s"}
 
+    def int8_figure() -> dict[str, Any]:
+        """8-bit integer vector work: SIMD dot products (x86 pmaddubsw and VNNI vpdpbusd, Arm SDOT) do at most
+        four 8-bit multiply-adds per 32-bit lane per instruction where an FMA does one, Arm's I8MM (SMMLA) eight:
+        so 4 (or 8) × FP32's figure bounds any int8 kernel on the vector units."""
+        ratio, how = (8, "Arm I8MM: 8") if "i8mm" in flags else (4, "4")
+        return {"value": round(fp32_figure["value"] * ratio, 3), "unit": "GOP/s", "source": fp32_figure["source"],
+                "note": f"{ratio} × FP32's figure ({how} 8-bit multiply-adds per 32-bit lane per instruction)"}
+
     compute = {
         "fp64_vector": peak_figure("fp64"),
         "fp64_tensor": "unsupported",
@@ -442,6 +456,7 @@ def measure(budget_s: float = DEFAULT_BUDGET_S) -> dict[str, Any]:
         "fp8_tensor": "unsupported",
         "fp4_tensor": "unsupported",
         "int8_tensor": matrix(("amx_int8", "sme")),
+        "int8_vector": int8_figure(),
     }
     memory: dict[str, Any] = {
         "dram_capacity": runtime_bytes(_phys_mem(), "os.sysconf physical pages × page size"),
@@ -513,7 +528,7 @@ def _cached(path: Path) -> Target | None:
 
 
 _UPPER_BOUNDS = (("compute", "fp32_vector"), ("compute", "fp64_vector"), ("compute", "bf16_vector"),
-                 ("compute", "fp16_vector"), ("memory", "dram_bandwidth"))
+                 ("compute", "fp16_vector"), ("compute", "int8_vector"), ("memory", "dram_bandwidth"))
 
 
 def keep_higher(doc: dict[str, Any], previous: Target) -> None:
@@ -524,7 +539,7 @@ def keep_higher(doc: dict[str, Any], previous: Target) -> None:
         old = previous.figures.get(name)
         if not isinstance(new, dict) or old is None or old.status != "known" or old.value is None:
             continue
-        scale = {"GFLOP/s": 1e9, "GB/s": 1e9}[new["unit"]]
+        scale = {"GFLOP/s": 1e9, "GOP/s": 1e9, "GB/s": 1e9}[new["unit"]]
         if old.value > new["value"] * scale:
             date = (previous.calibration or {}).get("date", "an earlier calibration")
             how = (old.note or "").split("now); ", 1)[-1]  # the method, without an earlier "kept from"

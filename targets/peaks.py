@@ -46,8 +46,12 @@ def dtype_precision(dtype: str) -> str:
     raise TargetError(f"unknown dtype {dtype!r} (expected an IR dtype such as f32, bf16, f8e4m3, i8)")
 
 
-def peak_chain(prec: str, *, contraction: bool, allow_tf32: bool) -> list[tuple[str, bool]]:
-    """Candidate figures in order, each with whether it is optional (may be absent from the file)."""
+def peak_chain(prec: str, *, contraction: bool, allow_tf32: bool, bf16_passes: bool = False) -> list[tuple[str, bool]]:
+    """Candidate figures in order, each with whether it is optional (may be absent from the file).
+
+    `bf16_passes`: the device runs f32 contractions on its bf16 matrix units in one or more passes (XLA on a
+    TPU: one pass at DEFAULT precision, three or six at HIGH and HIGHEST), so the bf16 tensor rate bounds
+    them at every precision setting."""
     fp32_vec = ("fp32_vector", False)
     if not contraction:
         if prec == "fp64":
@@ -61,6 +65,8 @@ def peak_chain(prec: str, *, contraction: bool, allow_tf32: bool) -> list[tuple[
             return [("fp64_tensor", False), ("fp64_vector", False)]
         case "fp32":
             chain = [("fp32_tensor", True)]
+            if bf16_passes:
+                return [*chain, ("bf16_tensor", False)]
             if allow_tf32:
                 chain.append(("tf32_tensor", False))
             return [*chain, fp32_vec]

@@ -145,7 +145,8 @@ class Target:
         * contractions: bf16 → bf16 tensor; f16 → fp16 tensor; f32 → FP32 vector (TF32 tensor when
           ``allow_tf32``; an FP32 *tensor* figure wins when the file gives one, as it is exact FP32);
           tf32 → TF32 tensor; f64 → FP64 tensor; f8 → FP8 tensor; fp4 → FP4 tensor; i8 → INT8 tensor;
-          wider integers → FP32 vector (as a proxy).
+          wider integers → FP32 vector (as a proxy). On a TPU, f32 → bf16 tensor: XLA runs f32 dots on the
+          MXUs as bf16 passes (one or more), so the bf16 rate bounds them whatever the precision setting.
         * vector work: the ``<precision>_vector`` figure if the file gives one, else FP32 vector (f64 needs
           FP64 vector).
         * a unit the device lacks (``unsupported``) falls through to the next in the chain (narrow floats
@@ -153,7 +154,7 @@ class Target:
           :class:`PeakUnavailable`, since using a slower unit could make the bound exceed the true time.
         """
         prec = dtype_precision(dtype)
-        chain = peak_chain(prec, contraction=contraction, allow_tf32=allow_tf32)
+        chain = peak_chain(prec, contraction=contraction, allow_tf32=allow_tf32, bf16_passes=self.kind == "tpu")
         kind = "contraction" if contraction else "vector work"
         skipped: list[str] = []  # why earlier candidates did not apply, for the reason / error
         for fld, optional in chain:

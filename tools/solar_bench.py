@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from solar.ir.outputs import OutputError, check_writable, write_text_atomic
 from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 PROG = "solar-bench"
@@ -105,13 +106,18 @@ def run(argv: Sequence[str]) -> int:
             raise UsageError(f"{args.path}: no such file or directory")
         if args.source and not os.path.isfile(args.source):
             raise UsageError(f"--source {args.source}: no such file")
+        for path, what in ((args.json, "the JSON report"), (args.out, "the results"), (args.plot, "the plot")):
+            if path:
+                check_writable(path, what)  # before any work: a typo in an output path costs nothing
+        if args.plot:
+            _check_plot_format(args.plot)
         opts = _options(args)
         if os.path.isdir(args.path):
             return _batch(args, opts)
         if args.out or args.resume or args.plot or args.dask or args.match:
             raise UsageError("--out, --resume, --plot, --match and --dask are for a directory of problems")
         return _single(args, opts)
-    except UsageError as err:
+    except (UsageError, OutputError) as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 
@@ -123,7 +129,7 @@ def _single(args: argparse.Namespace, opts: Any) -> int:
     rec = bench_problem(args.path, opts)
     sys.stdout.write(render_problem(rec))
     if args.json:
-        _atomic_json(args.json, rec)
+        write_text_atomic(args.json, json.dumps(rec, indent=2) + "\n", "JSON report")
     if rec.get("violations"):
         return EXIT_VIOLATION
     if rec["status"] != "ok":
@@ -161,12 +167,14 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
     return EXIT_VIOLATION if any(r.get("violations") for r in records) else 0
 
 
-def _atomic_json(path: str, doc: dict[str, Any]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2)
-        fh.write("\n")
-    os.replace(tmp, path)
+def _check_plot_format(path: str) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    kinds = FigureCanvasAgg.get_supported_filetypes()
+    suffix = os.path.splitext(path)[1][1:].lower() or "png"
+    if suffix not in kinds:
+        raise UsageError(f"--plot {path}: unknown image format '.{suffix}' (use "
+                         + ", ".join("." + k for k in sorted(kinds)) + ")")
 
 
 def main() -> None:

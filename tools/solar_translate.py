@@ -335,6 +335,10 @@ def _jax(args: argparse.Namespace) -> int:
     import jax
 
     lines = [f"Translated by {PROG} from {args.entry or args.source} (jax.make_jaxpr, jax {jax.__version__})"]
+    entry_args = tr.module.entry.args
+    srcs = [f"%{a.name} = input {k}" for k, a in enumerate(entry_args[:tr.n_inputs])]
+    srcs += [f"%{a.name} = constant {k}" for k, a in enumerate(entry_args[tr.n_inputs:])]
+    lines.append(f"Arguments: {', '.join(srcs)}")  # solar-bench runs a .sir's source by this line
     report = None
     if not args.no_validate:
         report = validate(tr.module, je.jax_reference(fn, inputs, tr), {}, args.seed)

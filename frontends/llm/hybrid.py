@@ -31,6 +31,7 @@ from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.ops import CallOp, ConstantOp, FuncOp, ModuleOp, Op, ReturnOp, Value
 from solar.ir.printer import print_module
+from solar.ir.rewriter import NameGenerator
 from solar.ir.types import TensorType
 from solar.ir.verifier import verify
 
@@ -177,11 +178,7 @@ class HybridLowering(te.GraphLowering):
             return  # nothing reads the op: no hole needed
         display = te.display_name(node.target)
         base = "llm_" + re.sub(r"[^A-Za-z0-9_]", "_", display.split(".")[1])
-        name, n = base, 0
-        taken = {h.name for h in self.holes} | {"forward"}
-        while name in taken:
-            n += 1
-            name = f"{base}_{n}"
+        name = NameGenerator([h.name for h in self.holes] + ["forward"]).fresh(base)
         frame = user_frame(node.meta.get("stack_trace"))
         where = f"{os.path.basename(frame.file)}:{frame.line}: {frame.code}" if frame is not None else ""
         call = f"{display}(" + ", ".join(f"{k}={_display(v)}" for k, v in args.items()) + ")"
@@ -202,14 +199,8 @@ class HybridLowering(te.GraphLowering):
 
 
 def _unique(names: list[str]) -> list[str]:
-    out: list[str] = []
-    for n in names:
-        name, k = n, 0
-        while name in out:
-            k += 1
-            name = f"{n}_{k}"
-        out.append(name)
-    return out
+    fresh = NameGenerator()
+    return [fresh.fresh(n) for n in names]
 
 
 def _place_calls(module: ModuleOp, holes: Sequence[Hole]) -> None:

@@ -31,6 +31,7 @@ from solar.ir.expr import (
     as_expr,
 )
 from solar.ir.ops import Op, SliceEntry, Value
+from solar.ir.rewriter import NameGenerator
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 
 Shape = tuple[Dim, ...]
@@ -190,7 +191,7 @@ class Emitter:
     """Appends ops to the current block; names kernels uniquely per function and stamps source locations."""
 
     block: BlockBuilder
-    symbols: set[str] = field(default_factory=set)
+    symbols: NameGenerator = field(default_factory=NameGenerator)  # kernel symbols, shared by nested emitters
     loc: Location | None = None
     for_vars: list[str] = field(default_factory=list)
     hint: str = "k"  # the current framework op's name: kernels are named after it
@@ -210,13 +211,7 @@ class Emitter:
         return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32)
 
     def symbol(self, hint: str | None = None) -> str:
-        base = _sanitize(hint or self.hint)
-        name, n = base, 0
-        while name in self.symbols:
-            n += 1
-            name = f"{base}_{n}"
-        self.symbols.add(name)
-        return name
+        return self.symbols.fresh(_sanitize(hint or self.hint))
 
     def stamp(self, op: Op) -> None:
         if self.loc is not None:
@@ -234,7 +229,9 @@ class Emitter:
         self.stamp(op)
         return op.results[0]
 
-    # Composition ops: no arithmetic, so no kernel.
+    # Composition ops: no arithmetic, so no kernel. Their result types are the ops' own inference
+    # (`Op.infer_result_types`), except where the framework states the shape: a reshape's or broadcast's
+    # target, and a slice's (whose extent the caller writes in the framework's terms, e.g. `-1 + B`).
     def reshape(self, x: Value, shape: Shape) -> Value:
         t = _type(x)
         if _same_shape(t.shape, shape):
@@ -247,7 +244,7 @@ class Emitter:
         perm = list(perm)
         if perm == list(range(t.rank)):
             return x
-        self.block.permute(x, perm, ttype([t.shape[p] for p in perm], t.dtype), hint="perm")
+        self.block.permute(x, perm, hint="perm")
         return self._last()
 
     def broadcast_to(self, x: Value, shape: Shape) -> Value:
@@ -264,26 +261,21 @@ class Emitter:
         return self._last()
 
     def insert(self, value: Value, dest: Value, entries: Sequence[SliceEntry]) -> Value:
-        self.block.insert(value, dest, list(entries), _type(dest), hint="ins")
+        self.block.insert(value, dest, list(entries), hint="ins")
         return self._last()
 
     def concat(self, xs: Sequence[Value], axis: int) -> Value:
         if len(xs) == 1:
             return xs[0]
-        t = _type(xs[0])
-        shape = list(t.shape)
-        shape[axis] = prod_sum([_type(x).shape[axis] for x in xs])
-        self.block.concat(list(xs), axis, ttype(shape, t.dtype), hint="cat")
+        self.block.concat(list(xs), axis, hint="cat")
         return self._last()
 
     def gather(self, table: Value, idx: Value, axis: int) -> Value:
-        t, it = _type(table), _type(idx)
-        shape = (*t.shape[:axis], *it.shape, *t.shape[axis + 1:])
-        self.block.gather(table, idx, axis, ttype(shape, t.dtype), hint="gather")
+        self.block.gather(table, idx, axis, hint="gather")
         return self._last()
 
     def scatter(self, dest: Value, idx: Value, src: Value, axis: int, reduce: str) -> Value:
-        self.block.scatter(dest, idx, src, axis, reduce, _type(dest), hint="scatter")
+        self.block.scatter(dest, idx, src, axis, reduce, hint="scatter")
         return self._last()
 
     def constant(self, value: Scalar | list, shape: Shape, dtype: DType) -> Value:
@@ -291,13 +283,6 @@ class Emitter:
             value = lit(value, dtype).value  # type: ignore[attr-defined]
         self.block.constant(value, ttype(shape, dtype), hint="cst")
         return self._last()
-
-
-def prod_sum(dims: Sequence[Dim]) -> Dim:
-    total: Expr = IntLit(0)
-    for d in dims:
-        total = Binary("+", total, dexpr(d))
-    return canon(total)
 
 
 def _same_shape(a: Sequence[Dim], b: Sequence[Dim]) -> bool:

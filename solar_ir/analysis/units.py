@@ -13,26 +13,14 @@ from dataclasses import dataclass, field
 
 from solar.ir import attr_names
 from solar.ir.ops import (
-    BroadcastOp,
-    ConcatOp,
-    ConstantOp,
     EinsumOp,
     FuncOp,
-    GatherOp,
     GroupOp,
-    InsertOp,
     KernelOp,
     Op,
-    PermuteOp,
-    ReshapeOp,
-    ScatterOp,
-    SliceOp,
     SymbolRef,
     Value,
 )
-
-VIEW_OPS = (ReshapeOp, PermuteOp, BroadcastOp, SliceOp, ConstantOp)
-MOVE_OPS = (ConcatOp, GatherOp, ScatterOp, InsertOp)
 
 
 @dataclass(eq=False)
@@ -70,7 +58,7 @@ def units_of(block: list[Op]) -> list[Unit]:
                 units.append(Unit([op], op.symbol if step is not None else origin or op.symbol, "einsum"))
         elif isinstance(op, KernelOp):
             units.append(Unit([op], op.symbol, "kernel"))
-        elif isinstance(op, MOVE_OPS):
+        elif op.moves_data:
             units.append(Unit([op], f"{op.opname.split('.')[1]} %{op.results[0].name}", op.opname.split(".")[1]))
     return units
 

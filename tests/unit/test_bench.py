@@ -175,6 +175,94 @@ def test_gpu_target_detection_and_precision_policy() -> None:
                                      "cuda_matmul_allow_tf32": False})
 
 
+class _FakeCuda:
+    """A stand-in CUDA device for the GPU path's plumbing on a machine without one: events report a fixed
+    2 ms per run, and every call is logged, so the order flush → start → run → end can be checked."""
+
+    L2 = 50 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        fake = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                assert enable_timing  # elapsed_time needs timing events
+
+            def record(self) -> None:
+                fake.log.append("record")
+
+            def synchronize(self) -> None:
+                fake.log.append("sync")
+
+            def elapsed_time(self, end: Any) -> float:
+                return 2.0  # milliseconds, as CUDA reports them
+
+        class Buffer:
+            def zero_(self) -> None:
+                fake.log.append("flush")
+
+        self.Event = Event
+        self.Buffer = Buffer
+        self.buffers: list[int] = []
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import torch
+
+        props = type("Props", (), {"name": "NVIDIA H100 80GB HBM3", "major": 9, "minor": 0,
+                                   "multi_processor_count": 132, "total_memory": 80 << 30,
+                                   "L2_cache_size": self.L2, "clock_rate": 1_980_000,
+                                   "memory_clock_rate": 2_619_000, "memory_bus_width": 5120})()
+        monkeypatch.setattr(problem, "cuda_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: props)
+        monkeypatch.setattr(torch.cuda, "synchronize", lambda: self.log.append("sync"))
+        monkeypatch.setattr(torch.cuda, "Event", self.Event)
+
+        def buffer(nbytes: int, device: str) -> Any:
+            assert device == "cuda"
+            self.buffers.append(nbytes)
+            return self.Buffer()
+
+        def place(model: Any, inputs: list[Any], device: str) -> tuple[Any, list[Any]]:
+            assert device == "cuda"
+            self.log.append("place")
+
+            def run(*args: Any) -> Any:
+                self.log.append("run")
+                return model(*args)
+            return run, inputs
+
+        monkeypatch.setattr(measure, "device_buffer", buffer)
+        monkeypatch.setattr(measure, "place", place)
+
+
+def test_gpu_path_measures_with_cuda_events_against_the_detected_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda = _FakeCuda()
+    cuda.install(monkeypatch)
+    rec = bench_problem(str(DATA / "softmax.py"), _opts(device="cuda", timing={**FAST, "min_runs": 4}))
+    assert rec["status"] == "ok", rec["errors"]
+    dev = rec["device"]
+    assert (dev["kind"], dev["name"], dev["sm_count"], dev["l2_bytes"]) == ("cuda", "NVIDIA H100 80GB HBM3", 132,
+                                                                           cuda.L2)
+    assert (dev["max_sm_clock_mhz"], dev["max_memory_clock_mhz"]) == (1980.0, 2619.0)
+    assert dev["precision"] == measure.precision_flags()
+    assert rec["allow_tf32"] == measure.tf32_allowed(dev["precision"])
+    # No GPU target was given: the device's name picks h100-sxm, and headroom is judged against it alone.
+    assert set(rec["bounds"]) == {"host", "h100-sxm"} and set(rec["headroom"]) == {"h100-sxm"}
+    eager = rec["measurements"]["eager"]
+    assert eager["device"] == "cuda" and eager["flush_bytes"] == 2 * cuda.L2 == cuda.buffers[0]
+    assert eager["median_s"] == eager["min_s"] == 0.002 and eager["runs"] >= 4  # 2 ms from the events
+    assert eager["threads"]["precision"] == dev["precision"]
+    # Every timed run: the L2 flushed, then the start event, the run, the end event, waited for.
+    timed = cuda.log[cuda.log.index("flush"):]
+    assert timed[:5] == ["flush", "record", "run", "record", "sync"]
+    assert timed.count("flush") == eager["runs"]
+    sol = rec["bounds"]["h100-sxm"]["fused"]
+    assert rec["headroom"]["h100-sxm"]["eager"]["fused"]["min"] == pytest.approx(0.002 / sol)
+    assert rec["violations"] == []
+
+
 # ---- batch mode ----------------------------------------------------------------------------------------
 
 _OK = """
@@ -277,6 +365,31 @@ def test_cli_refuses_to_clobber_results(tmp_path: Path, capsys: pytest.CaptureFi
     assert out.read_text() == '{"problem": "x.py", "status": "ok"}\n'
 
 
+def test_overwrite_replaces_results_only_when_the_batch_ends(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    old = '{"problem": "x.py", "status": "ok"}\n'
+    out.write_text(old)
+    results = ResultsFile(str(out))
+    results.open(append=False)
+    results.write({"problem": "y.py", "status": "error"})
+    assert out.read_text() == old  # a batch killed now leaves the previous file whole
+    results.close()
+    assert [json.loads(ln)["problem"] for ln in out.read_text().splitlines()] == ["y.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl"]  # no temporary left behind
+
+
+@pytest.mark.parametrize(("flag", "path", "message"), [
+    ("--plot", "missing/h.png", "no such directory"),
+    ("--plot", "h.docx", "unknown image format '.docx'"),
+    ("--out", "missing/runs.jsonl", "no such directory"),
+])
+def test_output_paths_are_checked_before_any_work(flag: str, path: str, message: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli([str(tmp_path), flag, str(tmp_path / path), "--no-measure"])
+    err = capsys.readouterr().err
+    assert code == 1 and message in err and "Traceback" not in err
+
+
 # ---- other inputs and framework modes ------------------------------------------------------------------
 
 
@@ -293,6 +406,33 @@ def test_a_sir_with_its_source(tmp_path: Path) -> None:
     # The IR fixes the sizes that are not its parameters: asking to change one is an error, not a mismatch.
     rec = bench_problem(str(sir), _opts(source=str(DATA / "layernorm.py"), sizes={"params": {"dim": 64}}))
     assert rec["status"] == "error" and "not a size parameter" in rec["errors"][0]["message"]
+
+
+def test_a_sir_translated_from_jax_with_its_source(tmp_path: Path) -> None:
+    pytest.importorskip("jax")
+    from solar.tools.solar_translate import main as translate
+
+    src = tmp_path / "proj.py"
+    src.write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        import numpy as np
+        W = np.linspace(-1, 1, 4 * 3, dtype=np.float32).reshape(4, 3)  # closed over: a constant of the jaxpr
+        def forward(x):
+            return jnp.tanh(x @ W)
+        def get_inputs():
+            return [np.ones((8, 4), np.float32)]
+    """))
+    sir = tmp_path / "proj.sir"
+    assert translate([str(src), "--framework", "jax", "--no-validate", "-o", str(sir)]) == 0
+    assert "= input 0" in sir.read_text() and "= constant 0" in sir.read_text()
+    rec = bench_problem(str(sir), _opts(source=str(src), frameworks=["jit"]))
+    assert rec["status"] == "ok" and rec["framework"] == "jax", rec["errors"]
+    assert rec["counts"]["flops"] == 2 * 8 * 4 * 3 + 8 * 3  # the matmul's multiply-adds and one tanh each
+    assert rec["counts"]["bytes"]["whole_graph"] == 4 * (8 * 4 + 4 * 3 + 8 * 3)  # x, the constant W, the output
+    for mode in LOWER_BOUND_MODES:
+        assert rec["headroom"]["host"]["jit"][mode]["min"] >= 1.0
+    rec = bench_problem(str(sir), _opts(source=str(DATA / "softmax.py"), frameworks=["eager"]))
+    assert rec["status"] == "error"  # a PyTorch source for the JAX IR: the shapes or the header disagree
 
 
 def test_jax_jit_is_measured() -> None:

@@ -37,6 +37,21 @@ def test_an_analysis_is_computed_once_and_shared_by_type() -> None:
     assert ctx.analyses.computed.count(CostModel) == 1
 
 
+def test_analyses_are_keyed_by_their_options_too() -> None:
+    # Two --sol runs under the tf32 policy share one model; the framework policy needs another, and naming
+    # an option's default is the same request as leaving it out.
+    _, ctx, _ = run("lift-einsum,sol{target=h100 fp32_precision=tf32},sol{target=b200 fp32_precision=tf32},"
+                    "print-intensity,sol{target=h100}")
+    assert ctx.analyses.computed.count(CostModel) == 2
+    tf32 = ctx.analyses.cached(CostModel, fp32_precision="tf32")
+    framework = ctx.analyses.cached(CostModel)
+    assert tf32 is not None and framework is not None and tf32 is not framework
+    assert tf32.fp32_precision == "tf32" and framework.fp32_precision == "framework"
+    assert ctx.analyses.cached(CostModel, fp32_precision="framework") is framework
+    with pytest.raises(TypeError, match="no option precision"):
+        ctx.analyses.cached(CostModel, precision="tf32")
+
+
 def test_a_pass_that_changes_the_ir_invalidates_analyses() -> None:
     # fuse regroups the units between the two readers, so sol must not see print-intensity's model.
     _, ctx, reports = run("lift-einsum,print-intensity,fuse,sol{target=h100}")

@@ -408,7 +408,10 @@ def test_nvidia_format_errors_and_name_default(tmp_path: Path) -> None:
         ("a100", "f8e4m3", True, False, "bf16_tensor", 312e12),
         ("h100", "f4", True, False, "fp8_tensor", 1979e12),
         ("rtx-4090", "f16", True, False, "fp16_tensor", 165.2e12),
-        ("tpu-v5e", "f32", True, True, "fp32_vector", None),  # tf32 unsupported, fp32 unknown: raises
+        # a TPU runs f32 dots as bf16 MXU passes, so bf16 tensor bounds them at any precision setting
+        ("tpu-v5e", "f32", True, True, "bf16_tensor", 197e12),
+        ("tpu-v5p", "f32", True, False, "bf16_tensor", 459e12),
+        ("tpu-v5e", "f32", False, False, "fp32_vector", None),  # VPU rate unknown: raises
     ],
 )
 def test_select_peak(target: str, dtype: str, contraction: bool, tf32: bool, field: str,
@@ -498,6 +501,11 @@ def test_host_calibration_is_measured_and_cached(monkeypatch: pytest.MonkeyPatch
     assert host.peak("fp32", "vector") >= best * 0.999
     assert host.dram_bandwidth >= max(host.calibration["bandwidth"]["best_B_per_s"].values()) * 0.999
     assert host.select_peak("f32", contraction=True).field == "fp32_vector"
+    # int8 on the vector units: at most 4 (Arm I8MM: 8) 8-bit multiply-adds per 32-bit lane per instruction.
+    ratio = 8 if "i8mm" in calibrate.cpu_flags() else 4
+    assert host.peak("int8", "vector") == pytest.approx(ratio * host.peak("fp32", "vector"), rel=1e-5)
+    if host.figure("int8_tensor").status == "unsupported":
+        assert host.select_peak("i8", contraction=True).field == "int8_vector"
 
     cached = tmp_path / "host.yaml"
     assert cached.is_file() and host.origin == str(cached)

@@ -1,0 +1,199 @@
+"""The backend hooks of the composition ops (constant, slice, insert and the shape ops): how the executor
+runs each with NumPy, and the DRAM bytes the cost model charges where they differ from whole tensors. A new
+composition op registers its hooks here (see backends/op_hooks.py and docs/writing-an-op.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from solar.ir.diagnostics import Location
+from solar.ir.expr import evaluate_int
+from solar.ir.ops import (
+    BroadcastOp,
+    ConcatOp,
+    ConstantOp,
+    GatherOp,
+    GenericOp,
+    InsertOp,
+    Op,
+    PermuteOp,
+    ReshapeOp,
+    ScatterOp,
+    SliceEntry,
+    SliceOp,
+    Value,
+    Word,
+)
+
+from .dtypes import FORMATS, STORAGE, to_compute, to_storage
+from .errors import RuntimeBoundsError
+from .op_hooks import EXECUTE, READ_BYTES, WRITE_BYTES, Env
+
+if TYPE_CHECKING:
+    from .cost import CostModel
+    from .executor import Program
+
+
+# ---- running them --------------------------------------------------------------------------------
+
+
+@EXECUTE.register(ConstantOp)
+def _run_constant(program: Program, op: ConstantOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [_constant(op)]
+
+
+@EXECUTE.register(SliceOp)
+def _run_slice(program: Program, op: SliceOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    src = env[op.source]
+    return [src[_slices(op, op.entries, src.shape, idx)]]
+
+
+@EXECUTE.register(InsertOp)
+def _run_insert(program: Program, op: InsertOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    dest = np.array(env[op.dest], copy=True)
+    dest[_slices(op, op.entries, dest.shape, idx)] = env[op.value]
+    return [dest]
+
+
+@EXECUTE.register(ReshapeOp)
+def _run_reshape(program: Program, op: ReshapeOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [env[op.args[0]].reshape(op.result_types[0].concrete_shape())]
+
+
+@EXECUTE.register(PermuteOp)
+def _run_permute(program: Program, op: PermuteOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [env[op.args[0]].transpose(op.attrs["perm"])]
+
+
+@EXECUTE.register(ConcatOp)
+def _run_concat(program: Program, op: ConcatOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [np.concatenate([env[a] for a in op.args], axis=op.attrs["axis"])]
+
+
+@EXECUTE.register(BroadcastOp)
+def _run_broadcast(program: Program, op: BroadcastOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    shape = op.result_types[0].concrete_shape()
+    src = env[op.args[0]]
+    expanded = [1] * len(shape)
+    for i, d in enumerate(op.attrs["dims"]):
+        expanded[d] = src.shape[i]
+    return [np.broadcast_to(src.reshape(expanded), shape)]
+
+
+@EXECUTE.register(GatherOp)
+def _run_gather(program: Program, op: GatherOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [_gather(op, env[op.args[0]], env[op.args[1]])]
+
+
+@EXECUTE.register(ScatterOp)
+def _run_scatter(program: Program, op: ScatterOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [_scatter(op, env[op.args[0]], env[op.args[1]], env[op.args[2]])]
+
+
+def _constant(op: ConstantOp) -> np.ndarray:
+    shape = op.type.concrete_shape()
+    dt = op.type.dtype
+    if isinstance(op.value, list):
+        wide = np.array(op.value, dtype=np.float64 if dt.is_float else STORAGE[dt])
+        return to_storage(wide.astype(np.float32) if dt in FORMATS else wide, dt).reshape(shape)
+    if dt in FORMATS:
+        return to_storage(np.full(shape, op.value, np.float32), dt)
+    return np.full(shape, op.value, STORAGE[dt])
+
+
+def _slices(op: Op, entries: list[SliceEntry], shape: tuple[int, ...], idx: dict[str, int]) -> tuple[Any, ...]:
+    """NumPy indices for a slice or insert, checking every bound (NumPy would clip a range silently)."""
+    scope = {"%" + k: v for k, v in idx.items()}
+    out: list[Any] = []
+    for d, (e, size) in enumerate(zip(entries, shape, strict=True)):
+        if e.index is not None:
+            i = evaluate_int(e.index, scope)
+            if not 0 <= i < size:
+                raise RuntimeBoundsError(f"{op.opname} at {op.loc}: index {i} in dimension {d} is outside "
+                                         f"[0, {size})", op.loc)
+            out.append(i)
+            continue
+        start = evaluate_int(e.start, scope) if e.start is not None else 0
+        stop = evaluate_int(e.stop, scope) if e.stop is not None else size
+        step = evaluate_int(e.step, scope) if e.step is not None else 1
+        if not (0 <= start <= stop <= size):
+            raise RuntimeBoundsError(f"{op.opname} at {op.loc}: range {start}:{stop} in dimension {d} is outside "
+                                     f"[0, {size}]", op.loc)
+        out.append(slice(start, stop, step))
+    return tuple(out)
+
+
+def _check_indices(op: GenericOp, idx: np.ndarray, size: int, axis: int) -> None:
+    bad = (idx < 0) | (idx >= size)
+    if bad.any():
+        pos = tuple(int(p) for p in np.argwhere(bad)[0])
+        value = int(idx[pos])
+        where = f" at position {list(pos)}" if idx.ndim else ""
+        raise RuntimeBoundsError(f"{op.opname} at {_loc(op.loc)}: index {value}{where} of %{op.args[1].name} is out "
+                                 f"of range for axis {axis} of size {size}", op.loc)
+
+
+def _loc(loc: Location) -> str:
+    return str(loc)
+
+
+def _gather(op: GenericOp, table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    axis = op.attrs["axis"]
+    _check_indices(op, idx, table.shape[axis], axis)
+    return np.take(table, idx, axis=axis)
+
+
+def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) -> np.ndarray:
+    axis = op.attrs["axis"]
+    reduce = op.attrs.get("reduce", Word("none"))
+    kind = reduce.name if isinstance(reduce, Word) else str(reduce)
+    _check_indices(op, idx, dest.shape[axis], axis)
+    t = op.result_types[0]
+    # Work in the compute dtype with the scattered axis first: dest (n, pre, post), src (m, pre, post).
+    work = np.moveaxis(np.array(to_compute(dest, t.dtype), copy=True), axis, 0)
+    pre = dest.shape[:axis]
+    post = dest.shape[axis + 1:]
+    flat_idx = idx.reshape(-1)
+    s = to_compute(src, t.dtype).reshape((*pre, flat_idx.size, *post))
+    s = np.moveaxis(s, axis, 0)
+    if kind == "none":
+        # A repeated index keeps the last value stored, as a sequential loop would.
+        reversed_first = np.unique(flat_idx[::-1], return_index=True)[1]
+        last = flat_idx.size - 1 - reversed_first
+        work[flat_idx[last]] = s[last]
+    else:
+        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
+        ufunc.at(work, flat_idx, s)
+    return to_storage(np.moveaxis(work, 0, axis), t.dtype)
+
+
+# ---- what they move ------------------------------------------------------------------------------
+
+
+@READ_BYTES.register(GatherOp)
+def _gather_reads(model: CostModel, op: GatherOp, v: Value, full: int, loops: dict) -> int:
+    # A gather reads of its table only the rows it picks: at most as many bytes as it produces.
+    return min(full, model.nbytes(op.results[0])) if v is op.args[0] else full
+
+
+@READ_BYTES.register(ScatterOp)
+def _scatter_reads(model: CostModel, op: ScatterOp, v: Value, full: int, loops: dict) -> int:
+    # The destination is read where the source lands (updated in place): at most the source's bytes.
+    return min(full, model.nbytes(op.args[2])) if v is op.args[0] else full
+
+
+@WRITE_BYTES.register(ScatterOp)
+def _scatter_writes(model: CostModel, op: ScatterOp, v: Value, loops: dict) -> int:
+    return min(model.nbytes(v), model.nbytes(op.args[2]))
+
+
+@READ_BYTES.register(InsertOp)
+def _insert_reads(model: CostModel, op: InsertOp, v: Value, full: int, loops: dict) -> int:
+    return 0 if v is op.dest else full  # the destination is updated in place
+
+
+@WRITE_BYTES.register(InsertOp)
+def _insert_writes(model: CostModel, op: InsertOp, v: Value, loops: dict) -> int:
+    return model.nbytes(op.value)
