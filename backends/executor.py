@@ -110,6 +110,13 @@ def run(module: ModuleOp, inputs: ArrayMap | Sequence[Any], params: Mapping[str,
     return prepare(module, params, entry, interpret_limit=interpret_limit)(inputs)
 
 
+def kernel_statements(module: ModuleOp, params: Mapping[str, int] | None = None) -> float:
+    """An upper estimate of the statements the module's kernels execute with `params` bound (each kernel
+    once; infinite where a bound is unknown): what `interpret_limit` is compared with."""
+    bound = prepare(module, params).module
+    return sum(generate_kernel(op).points for func in bound.funcs for op in func.walk() if isinstance(op, KernelOp))
+
+
 @dataclass(frozen=True)
 class InputSpec:
     name: str

@@ -16,8 +16,10 @@ stands in for the original only when
 
 Then the twin's IR runs against the twin at the reduced sizes, and the header says which dims were scaled
 and from which arguments. Otherwise the reference stays at full size, and the header says why. The twin
-costs one more export, so it is tried only where the full-size weights cost more: at least
-`TWIN_MIN_WEIGHT_BYTES`.
+costs one more export (a fraction of the first, which paid for importing the tracer), so it is tried only
+where validating the original costs more: weights of at least `TWIN_MIN_WEIGHT_BYTES`, or kernels too
+large at the validation sizes to run as plain Python (backends/python_kernels.py), when Numba's fixed
+second would be paid.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from solar.ir.ops import ModuleOp
 from solar.ir.printer import print_module
 
 from .torch_problem import TorchProblem, TorchTranslation
-from .validate import ValidationReport
+from .validate import INTERPRET_BUDGET, ValidationReport
 
 MIN_SCALED = 64  # integer constructor arguments below this (kernel sizes, strides, heads) stay as written
 MIN_TWIN_SIZE = 16  # the least a scaled argument becomes
@@ -135,10 +137,26 @@ def _shape_mismatch(full: TorchTranslation, twin: TorchTranslation, factor: int)
     return "" if scaled else "no weight dim is scaled in the twin"
 
 
-def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all") -> tuple[ScaledTwin | None, str]:
-    """The twin validation should run instead of the original, or None and why not ('' when the full-size
-    weights are cheap enough that a twin would not pay)."""
-    if weight_bytes(tr) < TWIN_MIN_WEIGHT_BYTES:
+def worth_a_twin(tr: TorchTranslation, sizes: dict[str, int]) -> bool:
+    """Whether validating with the full-size weights costs more than a twin's export: weights of at least
+    TWIN_MIN_WEIGHT_BYTES, or kernels too large at `sizes` to run as plain Python (then Numba's fixed
+    second is paid, and a second export of the same program costs a fraction of that)."""
+    if weight_bytes(tr) >= TWIN_MIN_WEIGHT_BYTES:
+        return True
+    from solar.backends.executor import kernel_statements
+
+    try:
+        return kernel_statements(tr.module, sizes) > INTERPRET_BUDGET
+    except Exception:  # the executor's own errors surface in validation itself
+        return False
+
+
+def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
+         sizes: dict[str, int] | None = None) -> tuple[ScaledTwin | None, str]:
+    """The twin validation should run instead of the original (at `sizes`, the validation sizes of the
+    original), or None and why not ('' when validating the original is cheap enough that a twin would not
+    pay: `worth_a_twin`)."""
+    if not worth_a_twin(tr, sizes if sizes is not None else {}):
         return None, ""
     if problem.model_class is None or problem.init_args is None:
         return None, "the model is not built from constructor arguments (Model(*get_init_inputs()))"
@@ -189,7 +207,8 @@ def validate_torch(problem: TorchProblem, tr: TorchTranslation, seed: int = 0, s
     from .torch_reference import reference_runner
     from .validate import small_sizes, validate_sized
 
-    twin, why_not = (None, "") if full else plan(problem, tr, dynamic)
+    twin, why_not = (None, "") if full else plan(problem, tr, dynamic, small_sizes(tr.module, size, False,
+                                                                                tr.param_min))
     run_problem, run_tr = (twin.problem, twin.translation) if twin else (problem, tr)
     sizes = small_sizes(run_tr.module, size, full, run_tr.param_min)
     report = validate_sized(run_tr.module, lambda sz: reference_runner(run_problem, run_tr, seed, sz), sizes, seed)

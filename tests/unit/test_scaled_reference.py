@@ -97,8 +97,20 @@ def test_weights_that_do_not_scale_alike_keep_the_full_reference(tmp_path: Path,
     assert twin is None and "is not the original scaled: parameter extra is [2] in the twin, [512]" in why
 
 
-def test_narrow_models_never_pay_for_a_twin(tmp_path: Path) -> None:
+def test_a_twin_only_where_it_pays(tmp_path: Path) -> None:
+    # Width 256, hidden 512: small weights, but at the validation sizes the linears execute 2*10^6
+    # statements, too many to run as plain Python: the twin (a second, cheap export) avoids Numba.
     problem = load_problem(_write(tmp_path, WIDE))
     tr = translate_problem(problem, "all")
-    assert sr.weight_bytes(tr) == 4 * (2 * 256 * 512 + 512 + 256)
-    assert sr.plan(problem, tr) == (None, "")
+    assert sr.weight_bytes(tr) == 4 * (2 * 256 * 512 + 512 + 256) < sr.TWIN_MIN_WEIGHT_BYTES
+    sizes = {"BATCH": 4, "DIM1": 4}
+    assert sr.worth_a_twin(tr, sizes)
+    twin, _ = sr.plan(problem, tr, "all", sizes)
+    assert twin is not None and twin.factor == 16
+    # Width 64: the original's kernels run as plain Python at these sizes; a twin would not pay.
+    narrow = tmp_path / "narrow"
+    narrow.mkdir()
+    problem = load_problem(_write(narrow, WIDE.replace("256", "64").replace("[64, 512, 4]", "[64, 64, 4]")))
+    tr = translate_problem(problem, "all")
+    assert not sr.worth_a_twin(tr, sizes)
+    assert sr.plan(problem, tr, "all", sizes) == (None, "")
