@@ -35,7 +35,7 @@ from solar.ir.ops import ModuleOp
 from solar.ir.printer import print_module
 
 from .torch_problem import TorchProblem, TorchTranslation
-from .validate import INTERPRET_BUDGET, ValidationReport
+from .validate import ValidationReport, interpret_budget
 
 MIN_SCALED = 64  # integer constructor arguments below this (kernel sizes, strides, heads) stay as written
 MIN_TWIN_SIZE = 16  # the least a scaled argument becomes
@@ -146,7 +146,7 @@ def worth_a_twin(tr: TorchTranslation, sizes: dict[str, int]) -> bool:
     from solar.backends.executor import kernel_statements
 
     try:
-        return kernel_statements(tr.module, sizes) > INTERPRET_BUDGET
+        return kernel_statements(tr.module, sizes) > interpret_budget()
     except Exception:  # the executor's own errors surface in validation itself
         return False
 

@@ -97,7 +97,9 @@ def test_weights_that_do_not_scale_alike_keep_the_full_reference(tmp_path: Path,
     assert twin is None and "is not the original scaled: parameter extra is [2] in the twin, [512]" in why
 
 
-def test_a_twin_only_where_it_pays(tmp_path: Path) -> None:
+def test_a_twin_only_where_it_pays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in a fresh process (another test may have loaded Numba here, which lowers the budget).
+    monkeypatch.setattr(sr, "interpret_budget", lambda: 1e6)
     # Width 256, hidden 512: small weights, but at the validation sizes the linears execute 2*10^6
     # statements, too many to run as plain Python: the twin (a second, cheap export) avoids Numba.
     problem = load_problem(_write(tmp_path, WIDE))
