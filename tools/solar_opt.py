@@ -206,7 +206,9 @@ def _emitter(name: str, output: str) -> Any:
 def _check_outputs(passes: list[Any], args: argparse.Namespace) -> None:
     """Every file the run will write can be written (its directory exists, it is not a directory): checked
     before any work, so a typo costs nothing and never ends in an internal error."""
-    if args.output != "-":
+    if args.output != "-" and args.emit == "timeloop":
+        _check_output_directory(args.output)
+    elif args.output != "-":
         check_writable(args.output, "the output")
     for p in passes:
         if p.name == "sol":
@@ -216,6 +218,21 @@ def _check_outputs(passes: list[Any], args: argparse.Namespace) -> None:
         elif p.name == "tile-search" and p.curve:
             check_writable(p.curve, "the tiling curve")
             check_writable(_png_beside(p.curve), "the tiling curve plot")
+
+
+def _check_output_directory(path: str) -> None:
+    """--emit=timeloop -o DIR writes one file per einsum into DIR: an existing directory, or a new one whose
+    parent exists (running again into the same directory replaces its files)."""
+    import os
+
+    if os.path.isdir(path):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"cannot write the output directory '{path}': it is not writable")
+        return
+    if os.path.exists(path):
+        raise OutputError(f"cannot write the output directory '{path}': it is a file (--emit=timeloop -o names a "
+                          "directory, one problem file per einsum)")
+    check_writable(path, "the output directory")
 
 
 def _png_beside(path: str) -> str:
