@@ -38,7 +38,10 @@ from solar.ir.ops import (
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
-from . import composition_hooks  # noqa: F401  (registers the composition ops' hooks)
+from . import (
+    composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
+    selection,  # noqa: F401  (registers the data-dependent ops' hooks)
+)
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES
 
 

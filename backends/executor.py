@@ -28,6 +28,7 @@ from . import (
     composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
     jit,
     python_kernels,
+    selection,  # noqa: F401  (registers the data-dependent ops' hooks)
 )
 from .codegen import GeneratedKernel, generate_kernel
 from .codegen_einsum import GeneratedEinsum, generate_einsum, generate_einsum_epilogue

@@ -14,19 +14,7 @@ from typing import Any
 import numpy as np
 
 from solar.ir.dtypes import DType
-from solar.ir.ops import (
-    BroadcastOp,
-    CallOp,
-    ConcatOp,
-    FuncOp,
-    GatherOp,
-    ModuleOp,
-    PermuteOp,
-    ReshapeOp,
-    ScatterOp,
-    SliceOp,
-    Value,
-)
+from solar.ir.ops import CallOp, FuncOp, ModuleOp, Value
 from solar.ir.outputs import OutputError, atomic_open
 
 from .dtypes import FORMATS, Tolerance, default_tolerance, to_storage
@@ -62,12 +50,10 @@ def _limit(module: ModuleOp, func: FuncOp, value: Value, depth: int) -> int | No
             best = n if best is None else min(best, n)
 
     for op in func.walk():
-        if isinstance(op, GatherOp | ScatterOp) and len(op.args) > 1 and op.args[1] is value:
-            source = op.args[0].type
-            axis = op.attrs.get("axis")
-            if source is not None and isinstance(axis, int) and 0 <= axis < source.rank:
-                keep(int(source.concrete_shape()[axis]))
-        elif isinstance(op, ReshapeOp | PermuteOp | SliceOp | BroadcastOp | ConcatOp) and value in op.operands:
+        extent = op.indexed_dim(value)
+        if extent is not None:
+            keep(extent if isinstance(extent, int) else None)  # a bound program's sizes are all static
+        elif op.forwards_values and value in op.operands:
             for r in op.results:
                 keep(_limit(module, func, r, depth + 1))
         elif isinstance(op, CallOp) and value in op.args:

@@ -184,9 +184,10 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
         totals.add_row(*gain)
     console.print(totals)
     if aware:
-        console.print("cache-aware: fused groups moving their least traffic under a buffer of " + ", ".join(
-            f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
-            for r in reports if r.cache_aware is not None) + "; bytes column: the first of them.")
+        console.print("cache-aware: fused groups moving the least traffic any schedule can under a buffer of "
+                      + ", ".join(f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
+                                  for r in reports if r.cache_aware is not None)
+                      + "; bytes column: the first of them.")
     if first.inverse is not None:
         inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
                     title_justify="left")

@@ -74,7 +74,6 @@ class CachedChains(IRChains):
               lower: bool = False) -> tuple[Mapping | None, str]:
         """`IRChains.solve`, with spaces and solutions shared by shape (`lower`: see there)."""
         try:
-            self.check_views(ops)
             key, space = self._space(name, ops)
         except Unfusable as err:
             return None, str(err)

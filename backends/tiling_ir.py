@@ -11,11 +11,13 @@ from functools import lru_cache
 from typing import Any
 
 from solar.backends.cost import CostModel, mode_result
+from solar.backends.io_bound import io_bound
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
+from solar.backends.tiling_views import through_views
 from solar.ir.analysis.units import Uses, units_of
-from solar.ir.ops import BroadcastOp, ConstantOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
+from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
 # ---- the IR: einsums, units and groups as tiling problems -------------------------------------------
@@ -56,28 +58,32 @@ class IRChains:
 
     def piece(self, ops: Sequence[EinsumOp]) -> tuple[tuple[EinsumDesc, ...], frozenset[str]]:
         """The descriptions of a chain of einsums and the results needed after it (read by any op
-        outside it, or by nothing at all: a result nobody reads is still written)."""
+        outside it, or by nothing at all: a result nobody reads is still written). Reads of views,
+        broadcasts and constants are reads of what they view (`tiling_views.through_views`); raises
+        Unfusable where that is not affine."""
         inside = set(ops)
         descs = []
         for op in ops:
             d = desc_of(op, self.values)
-            inputs = tuple((self.name(b.value), label, shape, size)
-                           for b, (_, label, shape, size) in zip(op.inputs, d.inputs, strict=True))
-            descs.append(EinsumDesc(d.name, d.spec, inputs, (self.name(op.results[0]), *d.output[1:]), d.where))
+            d = through_views(d, [b.value for b in op.inputs], self.name, self.values)
+            descs.append(EinsumDesc(d.name, d.spec, d.inputs, (self.name(op.results[0]), *d.output[1:]), d.where))
         needed = frozenset(self.name(op.results[0]) for op in ops
                            if not self.uses.of_value(op.results[0])
                            or any(r not in inside for r in self.uses.of_value(op.results[0])))
         return tuple(descs), needed
+
+    def problem(self, name: str, ops: Sequence[EinsumOp]) -> TilingProblem:
+        """The chain's tiling problem; raises Unfusable where the space cannot express it."""
+        descs, needed = self.piece(ops)
+        return problem_of(name, descs, needed)
 
     def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float,
               lower: bool = False) -> tuple[Mapping | None, str]:
         """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why. With
         `lower`, a chain no mapping of which fits gets its least traffic at the smallest buffer it runs in
         (`Space.solve_lower`)."""
-        descs, needed = self.piece(ops)
         try:
-            self.check_views(ops)
-            problem = problem_of(name, descs, needed)
+            problem = self.problem(name, ops)
         except Unfusable as err:
             return None, str(err)
         space = space_of(problem)
@@ -85,42 +91,29 @@ class IRChains:
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def check_views(self, ops: Sequence[EinsumOp]) -> None:
-        """Raises Unfusable where views (reshape, permute, slice, broadcast) connect the chain's einsums, alias
-        two of its inputs, or an input is a broadcast or a constant: a view costs nothing and its readers read
-        the tensor it views (docs/sol.md), but the tiling problem names tensors by value, so it would move the
-        tensor again."""
-        def base(v: Value) -> tuple[Value, bool]:
-            viewed = False
-            while v.owner is not None and v.owner.is_view and v.owner.operands:
-                if isinstance(v.owner, BroadcastOp):
-                    raise Unfusable(f"'{v.name}' is a broadcast, which moves only its source: not modelled")
-                v, viewed = v.owner.operands[0], True
-            if isinstance(v.owner, ConstantOp):
-                raise Unfusable(f"'{v.name}' is a constant, which moves no data: not modelled")
-            return v, viewed
+        """Raises Unfusable where a read through views, broadcasts or constants is not affine in the tensor
+        it views (a reshape that merges dimensions, a slice bound that is not a number)."""
+        self.piece(ops)
 
-        made = {op.results[0] for op in ops}
-        bases: dict[Value, Value] = {}
-        for op in ops:
-            for b in op.inputs:
-                root, viewed = base(b.value)
-                if viewed and root in made:
-                    raise Unfusable(f"'{b.value.name}' is a view of '{root.name}', which the chain makes: views "
-                                    "between einsums are not modelled")
-                if bases.setdefault(root, b.value) is not b.value:
-                    raise Unfusable(f"'{b.value.name}' and '{bases[root].name}' view one tensor: reads through "
-                                    "views of one tensor are not modelled")
+    def floor(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> float | None:
+        """The traffic every schedule of the chain moves under the buffer (`io_bound`), or None where the
+        chain is not a tiling problem."""
+        try:
+            problem = self.problem(name, ops)
+        except Unfusable:
+            return None
+        return io_bound(problem, capacity)
 
     def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
-        descs, needed = self.piece(ops)
-        return space_of(problem_of(name, descs, needed))
+        return space_of(self.problem(name, ops))
 
 
 @dataclass
 class GroupResult:
     """A chain (a solar.group, or the einsums of one kernel) under one buffer, three ways: fused as a
     whole (intermediates stay on chip when their tiles fit), each unit (kernel) fused on its own, and
-    each einsum on its own (intermediates through DRAM). Its traffic is the least of them."""
+    each einsum on its own (intermediates through DRAM). Its traffic is the least of them. `floor`: the
+    traffic every schedule of the chain as a whole moves (`io_bound`; None where it is not a problem)."""
 
     name: str
     capacity: float
@@ -128,6 +121,7 @@ class GroupResult:
     fused_why: str
     per_unit: float | None
     per_einsum: float | None
+    floor: float | None = None
 
     @property
     def options(self) -> dict[str, float]:
@@ -176,7 +170,18 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
     per_einsum = total([[op] for op in einsums])
     if len(einsums) == 1:
         fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
-    return GroupResult(name, capacity, fused, why, per_unit, per_einsum)
+    floor = chains.floor(name if len(einsums) > 1 else einsums[0].symbol, einsums, capacity) if lower else None
+    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor)
+
+
+def lower_bound(fused_bytes: float, tiled: float | None, unfused_bytes: float, floor: float | None) -> float:
+    """The cache-aware bytes of a group (docs/sol.md, "Why these are lower bounds"): the least traffic of the
+    tiling space (`tiled`, None where the space cannot express the group) is an estimate a real schedule can
+    beat (a buffer with room to spare keeps part of a slab across a reload), so it counts only down to the
+    traffic every schedule moves (`floor`); never below the fused bytes, nor above the unfused ones."""
+    if tiled is None or floor is None:
+        return fused_bytes
+    return max(fused_bytes, min(tiled, unfused_bytes, floor))
 
 
 class Tilings:
@@ -203,7 +208,9 @@ class Tilings:
         plain = self._results.get((func, name, capacity, False, ops))
         if key not in self._results and lower and plain is not None and plain.fused is not None:
             # A chain that fits the buffer: the lower-bound search (`lower`) finds the same mapping.
-            self._results[key] = plain
+            einsums = [op for u in units for op in u]
+            floor = self.chains(func).floor(name if len(einsums) > 1 else einsums[0].symbol, einsums, capacity)
+            self._results[key] = dataclasses.replace(plain, floor=floor)
         if key not in self._results:
             self._results[key] = group_result(self.chains(func), name, units, capacity, lower)
             self.solved += 1
@@ -290,7 +297,9 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
     at its fused bytes, with the reason: its kernels tiled one by one are a schedule that runs, and pricing
     by it could put the bound above a better schedule the model cannot express. Those per-unit and
     per-einsum figures stay in the rows as information (`schedules`); where the whole-group tiling exists
-    they also enter the least, so the bound is never above a schedule the model knows."""
+    they also enter the least. The tiling space's least is an estimate (a real buffer keeps part of a slab
+    across a reload, which the space does not credit), so it counts only down to the segment bound, which no
+    schedule beats (`lower_bound`, `io_bound`; the row's `segment_bound_bytes`)."""
     tilings = tilings if tilings is not None else Tilings(model.module)
     works, rows = [], []
     for w in model.groups:
@@ -308,9 +317,16 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
                 reason = f"not modelled: {err}"
         tiled = res.traffic if res is not None and res.fused is not None else None
+        floor = res.floor if res is not None else None
         # Between the fused bytes (an infinite buffer) and the unfused ones (which price every kernel at its
-        # compulsory traffic, as if each had an unbounded buffer of its own): docs/sol.md says why.
-        chosen = w.bytes if tiled is None else max(w.bytes, min(tiled, unfused))
+        # compulsory traffic, as if each had an unbounded buffer of its own), and at most what every
+        # schedule moves: docs/sol.md says why.
+        chosen = lower_bound(w.bytes, tiled, unfused, floor)
+        strategy = res.strategy if tiled is not None and res is not None else "fused bytes"
+        if tiled is not None and chosen < min(tiled, unfused):
+            strategy = "segment bound" if chosen > w.bytes else "fused bytes"
+            reason = ("a real schedule may move less than the tiling space's least (partial slabs kept across "
+                      "reloads): priced at the traffic every schedule moves, at least the fused bytes")
         works.append(dataclasses.replace(w, bytes=chosen))
 
         def scaled(x: float | None, trips: int = w.trips) -> int | None:
@@ -319,7 +335,8 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
         rows.append({"name": w.name, "bytes": round(chosen * w.trips), "fused_bytes": round(w.bytes * w.trips),
                      "unfused_bytes": round(unfused * w.trips), "tiled_bytes": scaled(tiled),
                      "whole_group_bytes": scaled(res.fused.traffic if res is not None and res.fused else None),
-                     "strategy": res.strategy if tiled is not None and res is not None else "fused bytes",
+                     "segment_bound_bytes": scaled(floor),
+                     "strategy": strategy,
                      "reason": reason,
                      "schedules": {"per_unit_bytes": scaled(res.per_unit if res else None),
                                    "per_einsum_bytes": scaled(res.per_einsum if res else None)}})

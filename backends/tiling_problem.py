@@ -14,7 +14,7 @@ import islpy as isl
 
 from solar.ir.analysis.isl_model import count, isl_expr
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
-from solar.ir.expr import Binary, Expr, IndexRef, free_indices, linear_form
+from solar.ir.expr import Binary, Expr, IndexRef, IntLit, free_indices, linear_form
 from solar.ir.ops import EinsumOp, Value
 from solar.ir.types import Dim
 
@@ -68,13 +68,18 @@ class TensorAccess:
 class Step:
     """One einsum of a chain, over global index names (shared between steps through the tensors they
     exchange). `density`: the fraction of its iteration box inside its where-clause (padding guards
-    excluded); 1.0 for a rectangular domain."""
+    excluded); 1.0 for a rectangular domain. `points`: its iteration points inside the whole where-clause
+    with every access in bounds (padding taps excluded: the work any schedule must do; 0 where unknown).
+    `fibres`: no where-clause constraint names a reduced index, so the reduction points of every result
+    element form the whole box of the reduced indices."""
 
     name: str
     indices: tuple[str, ...]
     reads: tuple[TensorAccess, ...]
     write: TensorAccess
     density: float = 1.0
+    points: int = 0
+    fibres: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,8 @@ class _StepModel:
     entries: list[tuple[Expr, ...]]  # per input, then the output
     images: list[isl.Set]  # per input, then the output: in-bounds elements touched
     density: float
+    points: int  # iteration points inside the whole where-clause whose accesses are all in bounds
+    fibres: bool  # no where-clause constraint names a reduced index
 
 
 def _step_model(desc: EinsumDesc) -> _StepModel:
@@ -171,7 +178,25 @@ def _step_model(desc: EinsumDesc) -> _StepModel:
         dense = isl.Set(f"{{ E[{dims}] : {' and '.join(box + [isl_expr(c, names) for c in kept])} }}")
         points = count(dense, {}) or 0
         density = points / math.prod(ranges[i] for i in spec.indices)
-    return _StepModel(desc, ranges, terms, images, density)
+    # The points whose every access is in bounds: the work a schedule cannot skip.
+    inside = domain
+    for k, (term, shape) in enumerate(zip(terms, shapes, strict=True)):
+        if shape:
+            space = f"T{k}[{', '.join(f'd{j}' for j in range(len(shape)))}]"
+            target = " and ".join(f"0 <= d{j} < {d}" for j, d in enumerate(shape))
+            access = isl.Map(f"{{ E[{dims}] -> T{k}[{', '.join(isl_expr(e, names) for e in term)}] }}")
+            inside = inside.intersect(access.intersect_range(isl.Set(f"{{ {space} : {target} }}")).domain())
+    reduced = set(spec.reduced)
+    fibres = not any({r.name for side in (c.lhs, c.rhs) for r in free_indices(side)} & reduced
+                     for c in where if not _is_range(c, ranges))
+    return _StepModel(desc, ranges, terms, images, density, int(count(inside, {}) or 0), fibres)
+
+
+def _is_range(c: Binary, ranges: dict[str, int]) -> bool:
+    """`d<4` where d's range is 4: a constraint the box already keeps (it only gives the range)."""
+    if not (isinstance(c.lhs, IndexRef) and isinstance(c.rhs, IntLit)) or c.lhs.name not in ranges:
+        return False
+    return (c.op, c.rhs.value) in (("<", ranges[c.lhs.name]), ("<=", ranges[c.lhs.name] - 1))
 
 
 def _is_padding_guard(c: Binary, terms: list[tuple[Expr, ...]]) -> bool:
@@ -322,7 +347,7 @@ def build_problem(name: str, descs: Sequence[EinsumDesc],
         external = read_after(t) if read_after is not None else t not in readers
         tensors[t] = Tensor(t, size, external=external or t not in readers)
         indices = tuple(dict.fromkeys(glob[(k, i)] for i in m.ranges if m.ranges[i] > 1))
-        steps.append(Step(d.name, indices, tuple(accesses), write, m.density))
+        steps.append(Step(d.name, indices, tuple(accesses), write, m.density, m.points, m.fibres))
     for t, uses in readers.items():
         if t in produced or len(uses) < 2:
             continue

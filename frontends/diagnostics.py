@@ -53,7 +53,9 @@ def is_framework_file(path: str) -> bool:
     if _FRAMEWORK_DIRS is None:
         _FRAMEWORK_DIRS = _framework_dirs()
     full = os.path.abspath(path)
-    return full.startswith(_FRAMEWORK_DIRS) or "/site-packages/torch/" in full or "<frozen" in path
+    # `<eval_with_key>.N`: code FX generates (a higher-order op's traced condition or body), no user's file.
+    return (full.startswith(_FRAMEWORK_DIRS) or "/site-packages/torch/" in full or "<frozen" in path
+            or path.startswith("<eval_with_key>"))
 
 
 def user_frame(stack_trace: str | None) -> SourceLine | None:

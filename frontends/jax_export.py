@@ -213,10 +213,13 @@ class JaxprLowering:
 
 
 def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_fn") -> JaxTranslation:
-    import jax
+    import jax  # on first use: importing the frontend must not load JAX (start-up time)
+
+    from .jax_intercept import intercepted  # imports JAX
 
     start = time.perf_counter()
-    closed = jax.make_jaxpr(fn)(*args)
+    with intercepted():
+        closed = jax.make_jaxpr(fn)(*args)
     traced = time.perf_counter()
     jaxpr = closed.jaxpr
     consts = [np.asarray(c) for c in closed.consts]

@@ -41,7 +41,9 @@ from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, canon, ttype
 from .lowering.random import RANDOM_OPS
-from .lowering.registry import OutMeta, TorchNode
+from .lowering.registry import OutMeta, TorchNode, op_key
+from .torch_bounded import DATA_SIZE, bounded_counts, data_dependent, refuse_reading_bounded
+from .torch_control import WHILE_LOOP, lower_while_loop, subgraphs
 from .torch_problem import (
     MODULE_CONSTANT_LIMIT,
     ArgSource,
@@ -190,14 +192,6 @@ class SymbolNames:
 # ---- lowering the graph ---------------------------------------------------------------------------
 
 
-def op_key(target: Any) -> str:
-    """`aten::conv2d` for an OpOverload, the function's name for Python callables (`operator.getitem`)."""
-    schema = getattr(target, "_schema", None)
-    if schema is not None:
-        return schema.name
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__name__', str(target))}"
-
-
 def display_name(target: Any) -> str:
     schema = getattr(target, "_schema", None)
     if schema is not None:
@@ -260,10 +254,15 @@ class GraphLowering:
                                               users[node.name])
         return self.syms.where
 
-    def unsupported_nodes(self) -> list[torch.fx.Node]:
+    def unsupported_nodes(self, graph: torch.fx.Graph | None = None) -> list[torch.fx.Node]:
         out = []
-        for node in self.ep.graph.nodes:
-            if node.op != "call_function" or isinstance(node.meta.get("val"), torch.SymInt | int | float | bool):
+        for node in (graph or self.ep.graph).nodes:
+            scalar = torch.SymInt | torch.SymFloat | torch.SymBool | int | float | bool
+            if node.op != "call_function" or isinstance(node.meta.get("val"), scalar):
+                continue
+            if node.target is WHILE_LOOP:  # what matters is what its condition and body use
+                for sub in subgraphs(node, self.ep.graph_module):
+                    out.extend(self.unsupported_nodes(sub.graph))
                 continue
             key = op_key(node.target)
             if key not in TORCH_LOWERINGS and key not in _IGNORED and node.target is not operator.getitem:
@@ -311,7 +310,11 @@ class GraphLowering:
                 continue
             if node.op == "output":
                 outputs = self.collect_outputs(node, env)
+                outputs += bounded_counts(outputs, em, mb.module)
                 continue
+            if node.op == "get_attr" and isinstance(getattr(self.ep.graph_module, str(node.target), None),
+                                                    torch.fx.GraphModule):
+                continue  # a while_loop's condition or body: read by the loop's node
             if node.op != "call_function":
                 self.problem(node, f"graph node '{node.op}' ({node.target}) is not supported")
                 continue
@@ -364,6 +367,8 @@ class GraphLowering:
 
     def out_meta(self, val: Any) -> list[OutMeta | None]:
         if isinstance(val, torch.Tensor):
+            if data_dependent(val.shape):
+                return [None]  # a data-dependent size: the lowering states the static bound
             return [OutMeta(tuple(self.syms.dim(d) for d in val.shape), sir_dtype(val.dtype))]
         if isinstance(val, list | tuple):
             out: list[OutMeta | None] = []
@@ -386,6 +391,9 @@ class GraphLowering:
 
     def lower_node(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], em: Emitter) -> None:
         val = node.meta.get("val")
+        if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) and data_dependent(val):
+            env[node] = DATA_SIZE  # an error only where something computes with it (checked below)
+            return
         if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) or node.target is operator.getitem:
             try:
                 if node.target is operator.getitem:
@@ -395,6 +403,15 @@ class GraphLowering:
                     env[node] = self.syms.dim(val)
             except LoweringError as err:
                 self.problem(node, str(err))
+            return
+        if node.target is WHILE_LOOP:
+            where = user_frame(node.meta.get("stack_trace"))
+            em.loc = where.location if where is not None else None
+            try:
+                lower_while_loop(self, node, env, em)
+            except LoweringError as err:
+                self.problem(node, str(err))
+                env[node] = None
             return
         key = op_key(node.target)
         if key in _IGNORED:
@@ -406,6 +423,11 @@ class GraphLowering:
         # An input of this node failed to translate: its own failure is already reported.
         if any(isinstance(a, torch.fx.Node) and a in env and env[a] is None and _is_tensor(a)
                for a in node.all_input_nodes):
+            return
+        refused = refuse_reading_bounded(node, env, em, display_name(node.target))
+        if refused:
+            self.problem(node, refused)
+            env[node] = None
             return
         where = user_frame(node.meta.get("stack_trace"))
         em.loc = where.location if where is not None else None

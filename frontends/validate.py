@@ -300,6 +300,10 @@ def executor() -> Callable[..., list[np.ndarray]]:
     return run
 
 
+# Module attribute: [[output, count output], ...] for outputs whose size depends on the data.
+BOUNDED_OUTPUTS = "bounded_outputs"
+
+
 def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray], Sequence[np.ndarray]]],
              sizes: dict[str, int], seed: int = 0,
              make_wide: Callable[[], Sequence[np.ndarray] | None] | None = None) -> ValidationReport:
@@ -332,7 +336,8 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
         return report
     report.seconds["ir"] = time.perf_counter() - start
     entry = module.entry
-    types = entry.result_types if entry is not None else []
+    types = list(entry.result_types) if entry is not None else []
+    outs, types = trim_bounded(module, list(outs), types)
     if len(outs) != len(golden):
         report.ok = False
         report.error = f"the IR returns {len(outs)} output(s), the original {len(golden)}"
@@ -361,6 +366,20 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
         report.outputs.append(check)
         report.ok = report.ok and check.ok
     return report
+
+
+def trim_bounded(module: ModuleOp, outs: list[np.ndarray], types: list[Any]) -> tuple[list[np.ndarray], list[Any]]:
+    """The IR's outputs as the original returns them: an output whose size depends on the data (nonzero,
+    masked select) is held padded to a static bound, its count an extra output (`bounded_outputs` pairs
+    them); keep the first `count` rows of each and drop the counts."""
+    pairs = module.attrs.get(BOUNDED_OUTPUTS) or []
+    if not pairs:
+        return outs, types
+    counts = {int(c) for _, c in pairs}
+    for k, c in pairs:
+        outs[int(k)] = outs[int(k)][: int(np.asarray(outs[int(c)]).reshape(()))]
+    keep = [k for k in range(len(outs)) if k not in counts]
+    return [outs[k] for k in keep], [types[k] for k in keep if k < len(types)]
 
 
 def _wide_golden(make_wide: Callable[[], Sequence[np.ndarray] | None], count: int) -> list[np.ndarray] | None:

@@ -140,14 +140,24 @@ class BlockBuilder:
     def op(self, op: Op, hint: str, infer: bool = False) -> Value:
         """Appends an op built by hand (any composition op with one result); with `infer`, its result type is
         the one its operands and attributes give (`Op.infer_result_types`; InferenceError if none)."""
+        [result] = self.op_results(op, hint, infer)
+        return result
+
+    def op_results(self, op: Op, hint: str | list[str], infer: bool = False) -> list[Value]:
+        """`op` for an op with any number of results; `hint` names each (or all alike: `h`, `h_1`, ...)."""
         if infer:
             op.set_declared_types(infer_result_types(op))
-        return self._add(op, op.declared_types(), hint).results[0]
+        return self._add(op, op.declared_types(), hint).results
 
     def generic(self, cls: type[GenericOp], args: list[Value], attrs: dict[str, Any], type: TensorType | None = None,
                 hint: str = "v") -> Value:
         """Appends a shape op of the generic syntax; without `type`, its result type is inferred."""
         return self.op(cls(args, [type] if type is not None else [], attrs), hint, infer=type is None)
+
+    def generic_results(self, cls: type[GenericOp], args: list[Value], attrs: dict[str, Any],
+                        types: list[TensorType] | None = None, hint: str | list[str] = "v") -> list[Value]:
+        """`generic` for an op with several results (`GenericOp.result_count`)."""
+        return self.op_results(cls(args, list(types or []), attrs), hint, infer=types is None)
 
     def reshape(self, source: Value, type: TensorType, hint: str = "r") -> Value:
         return self.generic(ReshapeOp, [source], {}, type, hint)

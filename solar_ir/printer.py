@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .expr import Expr, format_expr, format_float
+from .expr import format_float
 from .ops.base import Op, SymbolRef, Value, Word
 from .types import TensorType
 
@@ -106,7 +106,3 @@ class Printer:
         """` loc("file":line:col)` where the op was translated from other source, or nothing."""
         loc = op.src_loc
         return f" loc({format_string(loc.file)}:{loc.line}:{loc.col})" if loc is not None else ""
-
-    @staticmethod
-    def expr(e: Expr) -> str:
-        return format_expr(e)

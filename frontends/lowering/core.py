@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from solar.ir.builder import BlockBuilder, KernelBuilder
 from solar.ir.diagnostics import Location
@@ -30,7 +31,7 @@ from solar.ir.expr import (
     NameRef,
     as_expr,
 )
-from solar.ir.ops import Op, SliceEntry, Value
+from solar.ir.ops import GenericOp, Op, SliceEntry, Value
 from solar.ir.rewriter import NameGenerator
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 
@@ -198,6 +199,12 @@ class Emitter:
     # How the framework runs f32 contractions by default, per kind ("conv", "matmul"): the value of the
     # kernels' `fp32_precision` attribute (docs/ir.md, "Attributes"); empty: no attribute.
     fp32: dict[str, str] = field(default_factory=dict)
+    # Results whose size depends on the data (nonzero, masked select): each is held padded to a static
+    # bound, with its true count (a rank-0 value) beside it.
+    bounded: dict[Value, Value] = field(default_factory=dict)
+    # Values that are an iota (each element its index along one dim), by that dim: a sort that carries one
+    # beside its keys returns its own index result for it.
+    iotas: dict[Value, int] = field(default_factory=dict)
 
     def mark_precision(self, kb: KernelBuilder, kind: str, dtype: DType, override: str | None = None) -> None:
         """Records on an f32 contraction kernel how the framework runs it (`override`: the op's own
@@ -208,7 +215,7 @@ class Emitter:
 
     def inner(self, block: BlockBuilder, for_vars: list[str]) -> Emitter:
         """An emitter for a nested region (a loop body) sharing names, location and precision policy."""
-        return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32)
+        return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32, self.bounded, self.iotas)
 
     def symbol(self, hint: str | None = None) -> str:
         return self.symbols.fresh(_sanitize(hint or self.hint))
@@ -277,6 +284,14 @@ class Emitter:
     def scatter(self, dest: Value, idx: Value, src: Value, axis: int, reduce: str) -> Value:
         self.block.scatter(dest, idx, src, axis, reduce, hint="scatter")
         return self._last()
+
+    def data_op(self, cls: type[GenericOp], args: Sequence[Value], types: Sequence[TensorType],
+                attrs: dict[str, Any], hint: str) -> list[Value]:
+        """A data-dependent op (solar.ir.ops.select) with its result types: its own unit of execution."""
+        op = cls(list(args), list(types), attrs)
+        self.block.op(op, hint, infer=False)
+        self.stamp(op)
+        return list(op.results)
 
     def constant(self, value: Scalar | list, shape: Shape, dtype: DType) -> Value:
         if not isinstance(value, list):

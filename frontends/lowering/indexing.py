@@ -29,6 +29,7 @@ from .core import (
     vtype,
 )
 from .registry import TorchNode, torch_op
+from .selection import boolean_mask_index
 
 SCATTER_REDUCE = {"sum": "add", "add": "add", "prod": "mul", "multiply": "mul", "amax": "max", "amin": "min"}
 
@@ -104,7 +105,7 @@ def _index_tensors(n: TorchNode, x: Value) -> tuple[int, list[Value]]:
         if not isinstance(t, Value):
             raise n.unsupported("an index that is not a tensor")
         if vtype(t).dtype.is_bool:
-            raise n.unsupported("boolean mask indexing (the result size depends on the data)")
+            raise n.unsupported("boolean mask indexing beside other indices")
     return pos[0], tensors
 
 
@@ -139,6 +140,9 @@ def _combined_index(em: Emitter, x: Value, first: int, tensors: list[Value]) -> 
 @torch_op("index", "_unsafe_index")
 def lower_index(n: TorchNode) -> Value:
     x = n.tensor("self")
+    indices = list(n["indices"])
+    if len(indices) == 1 and isinstance(indices[0], Value) and vtype(indices[0]).dtype.is_bool:
+        return boolean_mask_index(n, x, indices[0])  # x[mask]: a data-dependent size
     first, tensors = _index_tensors(n, x)
     em = n.em
     if len(tensors) == 1:

@@ -10,6 +10,7 @@ from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, FloatLit, IntLit, Unary
 from solar.ir.ops import SliceEntry, Value
 
+from . import selection
 from .conv import conv_forward
 from .core import (
     Reduction,
@@ -20,6 +21,7 @@ from .core import (
     fcall,
     lit,
     loops,
+    norm_dim,
     pointwise,
     prod_dims,
     reduce_kernel,
@@ -304,6 +306,7 @@ def lower_iota(n: JaxNode) -> Value:
     kb = n.em.kernel([], [("Y", ttype(n.out.shape, dt))])
     with loops(kb, n.out.shape) as idx:
         kb.assign(access("Y", idx), cast(idx[dim], DType.I64, dt))
+    n.em.iotas[kb.results[0]] = dim
     return kb.results[0]
 
 
@@ -340,12 +343,12 @@ def lower_argmax(n: JaxNode) -> Value:
     return idx
 
 
-@jax_prim("cumsum", "cumprod", "cummax", "cummin")
+@jax_prim("cumsum", "cumprod")
 def lower_cumsum(n: JaxNode) -> Value:
     x = n.tensor(0)
     if n.params.get("reverse"):
         raise n.unsupported("reverse cumulative reductions")
-    op = {"cumsum": "+=", "cumprod": "*=", "cummax": "max=", "cummin": "min="}[n.prim]
+    op = {"cumsum": "+=", "cumprod": "*="}[n.prim]
     return scan(n.em, x, int(n.params["axis"]), op, n.out.dtype)
 
 
@@ -493,3 +496,31 @@ def lower_while(n: JaxNode) -> Value:
     raise n.unsupported("a while loop whose trip count is not known when tracing: give it a static bound, "
                         "e.g. jax.lax.fori_loop(0, N, body, init) with a Python int N (it traces to scan, which "
                         "becomes solar.for), or jax.lax.scan(body, init, length=N)")
+
+
+@jax_prim("sort")
+def lower_jax_sort(n: JaxNode) -> list[Value]:
+    """`lax.sort` of one or more operands along `dimension` by the first (`num_keys = 1`): the keys sorted
+    (stably), the other operands permuted alike. An operand that is an `iota` along the dimension (as
+    jnp.argsort passes it) comes out as the sort's own index result; others are gathered by it."""
+    if int(n.params.get("num_keys", 1)) != 1:
+        raise n.unsupported("sorting by more than one key")
+    operands = [n.tensor(k) for k in range(len(n.outs))]
+    keys_type = vtype(operands[0])
+    dim = norm_dim(int(n.params["dimension"]), keys_type.rank)
+    em = n.em
+    iotas = [k for k in range(1, len(operands)) if em.iotas.get(operands[k]) == dim]
+    index_dtype = n.outs[iotas[0]].dtype if iotas else DType.I64
+    try:
+        keys, order = selection.sort(em, operands[0], dim, False, index_dtype)
+    except ValueError as err:
+        raise n.unsupported(str(err)) from None
+    outs = [keys]
+    for k, other in enumerate(operands[1:], start=1):
+        if k in iotas and n.outs[k].dtype is index_dtype:
+            outs.append(order)
+        else:
+            ot = vtype(other)
+            flat = em.reshape(other, (prod_dims(ot.shape),))
+            outs.append(em.reshape(em.gather(flat, flat_index(em, ot.shape, order, dim), 0), ot.shape))
+    return outs

@@ -11,6 +11,7 @@ from solar.ir.ops import SliceEntry, Value
 
 from .core import LoweringError, cast, dexpr, fcall, lit, norm_dim, pointwise, promote, select, smax, smin, vtype
 from .registry import TorchNode, torch_op
+from .selection import nonzero_columns
 
 Fn1 = Callable[[Expr, TorchNode, DType], Expr]
 
@@ -331,10 +332,13 @@ def lower_xor(n: TorchNode) -> Value:
 
 
 @torch_op("where")
-def lower_where(n: TorchNode) -> Value:
+def lower_where(n: TorchNode) -> Value | list[Value]:
     c, a, b = n.args["condition"], n.args.get("self"), n.args.get("other")
-    if a is None:
-        raise n.unsupported("where(condition) with one argument is data-dependent (nonzero)")
+    if a is None:  # where(condition): nonzero's coordinates, one tensor per dim
+        try:
+            return nonzero_columns(n.em, n.tensor("condition"))
+        except ValueError as err:
+            raise n.unsupported(str(err)) from None
     if not isinstance(c, Value) or not vtype(c).dtype.is_bool:
         raise n.unsupported("where needs a boolean tensor condition")
     return pointwise(n.em, [c, a, b], n.out.dtype, lambda e: select(e[0], e[1], e[2]), raw=(0,))

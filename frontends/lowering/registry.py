@@ -35,6 +35,15 @@ def torch_op(*names: str) -> Callable[[TorchLowering], TorchLowering]:
     return deco
 
 
+def op_key(target: Any) -> str:
+    """The table key of an FX node's target: `aten::conv2d` for an OpOverload, the function's name for
+    Python callables (`operator.getitem`)."""
+    schema = getattr(target, "_schema", None)
+    if schema is not None:
+        return schema.name
+    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__name__', str(target))}"
+
+
 @dataclass
 class OutMeta:
     """Shape and dtype of one output of a framework op, from the exporter's metadata."""

@@ -4,7 +4,8 @@ loop nest (`KStmt`s) over tensors bound by name; an `EinsumOp` is one extended e
 Ops are plain mutable objects: passes edit them in place or build new ones through `solar.ir.Builder`. Each
 op class owns its behaviour (verification, printing, result-type inference: see `base.Op`), in one module by
 family: `structural` (module, function, group, for, if, call, terminators), `kernel`, `einsum`,
-`composition` (constant, slice, insert) and `shape` (the ops of the generic syntax). docs/writing-an-op.md
+`composition` (constant, slice, insert), `shape` (the ops of the generic syntax) and `select` (the
+data-dependent ops: sort, topk, nonzero, ...). docs/writing-an-op.md
 walks through adding one."""
 
 from __future__ import annotations
@@ -25,6 +26,17 @@ from .base import (
 from .composition import ConstantOp, InsertOp, Literal, SliceEntry, SliceOp
 from .einsum import EinsumOp, EinsumStmt
 from .kernel import REDUCTIONS, AffineFor, AffineIf, Assign, Binding, KernelOp, KStmt, LocalDecl, TensorDecl, walk_stmts
+from .select import (
+    ArgsortOp,
+    CummaxOp,
+    CumminOp,
+    KthvalueOp,
+    MaskedSelectOp,
+    NonzeroOp,
+    SelectionOp,
+    SortOp,
+    TopkOp,
+)
 from .shape import (
     SCATTER_REDUCTIONS,
     BroadcastOp,
@@ -38,10 +50,59 @@ from .shape import (
 from .structural import CallOp, ForOp, FuncOp, GroupOp, IfOp, ModuleOp, Param, ReturnOp, TerminatorOp, YieldOp
 
 __all__ = [
-    "OP_CLASSES", "REDUCTIONS", "SCATTER_REDUCTIONS", "AffineFor", "AffineIf", "Assign", "AttrValue", "Binding",
-    "BroadcastOp", "CallOp", "ConcatOp", "ConstantOp", "EinsumOp", "EinsumStmt", "ExprFn", "ForOp", "FuncOp",
-    "GatherOp", "GenericOp", "GroupOp", "IfOp", "InsertOp", "KStmt", "KernelOp", "Literal", "LocalDecl",
-    "ModuleOp", "Op", "Param", "PermuteOp", "ReshapeOp", "ReturnOp", "ScatterOp", "SliceEntry", "SliceOp",
-    "SymbolRef", "TensorDecl", "TerminatorOp", "TypeFn", "Value", "Word", "YieldOp", "clone_ops",
-    "defined_inside", "result_types_of", "walk_stmts",
+    "OP_CLASSES",
+    "REDUCTIONS",
+    "SCATTER_REDUCTIONS",
+    "AffineFor",
+    "AffineIf",
+    "ArgsortOp",
+    "Assign",
+    "AttrValue",
+    "Binding",
+    "BroadcastOp",
+    "CallOp",
+    "ConcatOp",
+    "ConstantOp",
+    "CummaxOp",
+    "CumminOp",
+    "EinsumOp",
+    "EinsumStmt",
+    "ExprFn",
+    "ForOp",
+    "FuncOp",
+    "GatherOp",
+    "GenericOp",
+    "GroupOp",
+    "IfOp",
+    "InsertOp",
+    "KStmt",
+    "KernelOp",
+    "KthvalueOp",
+    "Literal",
+    "LocalDecl",
+    "MaskedSelectOp",
+    "ModuleOp",
+    "NonzeroOp",
+    "Op",
+    "Param",
+    "PermuteOp",
+    "ReshapeOp",
+    "ReturnOp",
+    "ScatterOp",
+    "SelectionOp",
+    "SliceEntry",
+    "SliceOp",
+    "SortOp",
+    "SymbolRef",
+    "TensorDecl",
+    "TerminatorOp",
+    "TopkOp",
+    "TypeFn",
+    "Value",
+    "Word",
+    "YieldOp",
+    "clone_ops",
+    "defined_inside",
+    "result_types_of",
+    "walk_stmts",
 ]

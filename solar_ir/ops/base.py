@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Expr
-from ..types import TensorType
+from ..types import Dim, TensorType
 
 if TYPE_CHECKING:
     from ..printer import Printer
@@ -79,6 +79,9 @@ class Op:
     # A data-movement op (concat, gather, scatter, insert): no arithmetic, but it reads and writes tensors,
     # so it is a unit of execution of its own.
     moves_data: ClassVar[bool] = False
+    # Its results hold its operands' elements, rearranged (layout ops, slices, concat): whatever range an
+    # operand's values keep to, the results keep to it too.
+    forwards_values: ClassVar[bool] = False
 
     __slots__ = ("attrs", "loc", "results", "src_loc", "use_locs")
 
@@ -125,6 +128,11 @@ class Op:
     def declared_types(self) -> list[TensorType]:
         """The types this op declares for its results."""
         return []
+
+    def indexed_dim(self, value: Value) -> Dim | None:
+        """The extent of the dimension that `value` indexes, where this op reads it as indices (a gather's or
+        scatter's), else None."""
+        return None
 
     def set_declared_types(self, types: list[TensorType]) -> None:
         """Declares `types` as the result types (the builder, after inferring them)."""

@@ -176,6 +176,7 @@ def _in_bounds(v: Verifier, start: Expr, stop: Expr, dim: Dim, entry: SliceEntry
 class SliceOp(Op):
     opname = "solar.slice"
     is_view = True
+    forwards_values = True
     __slots__ = ("entries", "source", "type")
 
     def __init__(self, source: Value, entries: list[SliceEntry], type: TensorType, loc: Location = UNKNOWN) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Binary, Expr
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
-from ..types import TensorType, canonical_dim, dims_equal, format_dim, types_equal
+from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
 from .base import AttrValue, Op, TypeFn, Value, Word
 
@@ -22,11 +22,15 @@ SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 class GenericOp(Op):
     """An op of the generic syntax. A subclass sets `opname` (and adds it to the grammar's OP_NAME), its
-    `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`."""
+    `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`;
+    one with several results sets `result_count` and implements `infer_all` instead."""
 
     __slots__ = ("args", "result_types")
     registry: ClassVar[dict[str, type[GenericOp]]] = {}
     operand_count: ClassVar[int] = 1
+    result_count: ClassVar[int] = 1
+    # The operand read as indices into `axis` of the first operand (gather, scatter), if any.
+    index_operand: ClassVar[int | None] = None
     required: ClassVar[tuple[str, ...]] = ()
     optional: ClassVar[tuple[str, ...]] = ()
 
@@ -70,6 +74,12 @@ class GenericOp(Op):
         instead and returns None when it fits (or, when building, None for `declared`: an error)."""
         raise NotImplementedError
 
+    def infer_all(self, v: Verifier, args: list[TensorType],
+                  declared: list[TensorType] | None) -> list[TensorType] | None:
+        """The types of all `result_count` results (`infer` for an op with one)."""
+        one = self.infer(v, args, declared[0] if declared else None)
+        return None if one is None else [one]
+
     def _signature(self, v: Verifier) -> bool | None:
         """Checks the operand count and attribute names against the class's: None when the count is wrong
         (nothing more can be checked), False when an attribute is."""
@@ -94,25 +104,35 @@ class GenericOp(Op):
     def infer_result_types(self, v: Verifier) -> list[TensorType] | None:
         if not self._signature(v) or any(a.type is None for a in self.args):
             return None
-        declared = self.result_types[0] if len(self.result_types) == 1 else None
-        expected = self.infer(v, [a.type for a in self.args if a.type is not None], declared)
+        declared = self.result_types if len(self.result_types) == self.result_count else None
+        expected = self.infer_all(v, [a.type for a in self.args if a.type is not None], declared)
         if expected is None and declared is None:
             v.error(f"{self.opname} needs its result type written out", self.loc)
-        return None if expected is None else [expected]
+        return expected
 
     def verify(self, v: Verifier, for_vars: set[str]) -> None:
         signature = self._signature(v)
         if signature is None:
             return
-        if len(self.result_types) != 1:
-            v.error(f"{self.opname} has exactly one result type", self.loc)
+        if len(self.result_types) != self.result_count:
+            count = "one result type" if self.result_count == 1 else f"{self.result_count} result types"
+            v.error(f"{self.opname} has exactly {count}", self.loc)
             return
         if not signature or any(a.type is None for a in self.args):
             return
-        declared = self.result_types[0]
-        expected = self.infer(v, [a.type for a in self.args if a.type is not None], declared)
+        expected = self.infer_all(v, [a.type for a in self.args if a.type is not None], self.result_types)
         if expected is not None:
-            v.expect_type(self, expected, declared)
+            for inferred, declared in zip(expected, self.result_types, strict=True):
+                v.expect_type(self, inferred, declared)
+
+    def indexed_dim(self, value: Value) -> Dim | None:
+        k = self.index_operand
+        if k is None or len(self.args) <= k or self.args[k] is not value:
+            return None
+        source, axis = self.args[0].type, self.attrs.get("axis")
+        if source is None or not isinstance(axis, int) or not 0 <= axis < source.rank:
+            return None
+        return source.shape[axis]
 
     def axis(self, v: Verifier, rank: int) -> int | None:
         """The `axis` attribute, checked against `rank`."""
@@ -126,6 +146,7 @@ class GenericOp(Op):
 class ReshapeOp(GenericOp):
     opname = "solar.reshape"
     is_view = True
+    forwards_values = True
     __slots__ = ()
 
     def infer(self, v: Verifier, args: list[TensorType], declared: TensorType | None) -> TensorType | None:
@@ -148,6 +169,7 @@ class ReshapeOp(GenericOp):
 class PermuteOp(GenericOp):
     opname = "solar.permute"
     is_view = True
+    forwards_values = True
     required = ("perm",)
     __slots__ = ()
 
@@ -165,6 +187,7 @@ class PermuteOp(GenericOp):
 class ConcatOp(GenericOp):
     opname = "solar.concat"
     moves_data = True
+    forwards_values = True
     operand_count = -1
     required = ("axis",)
     __slots__ = ()
@@ -192,6 +215,7 @@ class ConcatOp(GenericOp):
 class BroadcastOp(GenericOp):
     opname = "solar.broadcast"
     is_view = True
+    forwards_values = True
     required = ("dims",)
     __slots__ = ()
 
@@ -219,6 +243,7 @@ class GatherOp(GenericOp):
     opname = "solar.gather"
     moves_data = True
     operand_count = 2
+    index_operand = 1
     required = ("axis",)
     __slots__ = ()
 
@@ -237,6 +262,7 @@ class ScatterOp(GenericOp):
     opname = "solar.scatter"
     moves_data = True
     operand_count = 3
+    index_operand = 1
     required = ("axis",)
     optional = ("reduce",)
     __slots__ = ()

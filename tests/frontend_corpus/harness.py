@@ -63,6 +63,8 @@ def lifted_counts(module: ModuleOp) -> LiftedCounts:
     from solar.ir.analysis.counts import einsum_counts, kernel_counts
     from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
     from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
+    from solar.ir.analysis.selection_counts import selection_counts
+    from solar.ir.ops import SelectionOp
     from solar.ir.pass_manager import PassContext
     from solar.passes.lift_einsum import LiftEinsum
 
@@ -89,6 +91,9 @@ def lifted_counts(module: ModuleOp) -> LiftedCounts:
                 c = kernel_counts(model, values)
                 out.tensor += c.flops_tensor
                 out.vector += c.flops_vector
+            elif isinstance(op, SelectionOp):  # comparisons, at least (docs/counts.md, "Data-dependent ops")
+                n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
+                out.vector += selection_counts(op, values).comparisons * (n or 1)
     out.lifted = len(lifted_from)
     return out
 

@@ -107,7 +107,11 @@ def test_sol_cache_aware_mode_between_fused_and_unfused(tmp_path: Path, capsys: 
         assert set(t["modes"]) == {"unfused", "fused", "whole_graph"}  # the three modes stay as they were
         for g in ca["groups"]:
             assert g["fused_bytes"] <= g["bytes"] <= g["unfused_bytes"]
-            assert g["tiled_bytes"] is not None and g["strategy"] in ("fused", "per-unit", "per-einsum")
+            assert g["tiled_bytes"] is not None and g["segment_bound_bytes"] is not None
+            # The tiling space's least counts down to the segment bound, never below the fused bytes.
+            assert g["bytes"] == max(g["fused_bytes"], min(g["tiled_bytes"], g["unfused_bytes"],
+                                                           g["segment_bound_bytes"]))
+            assert g["strategy"] in ("fused", "per-unit", "per-einsum", "segment bound", "fused bytes")
     assert "cache-aware (Σ groups)" in err
     module = parse_module(out.read_text(), "o.sir")
     for attr, t in zip(module.attrs["sol"], doc["targets"], strict=True):
@@ -127,20 +131,45 @@ def test_sol_without_tile_search_is_unchanged(tmp_path: Path, capsys: pytest.Cap
     assert "cache_aware" not in out.read_text()
 
 
+MM_RELU = """
+solar.module @mm_relu {
+  solar.func @f(%a: tensor<128x64xf32>, %b: tensor<64x96xf32>) -> tensor<128x96xf32> {
+    %y = solar.group @g -> tensor<128x96xf32> {
+      %c = solar.einsum @mm "ik,kj->ij" (%a as A, %b as B) -> (C: tensor<128x96xf32>) attributes {kernel = @mm} {
+        C += A * B
+      }
+      %r = solar.einsum @relu "ij->ij" (%c as C) -> (R: tensor<128x96xf32>) attributes {kernel = @relu} {
+        R = max(C, 0.0)
+      }
+      solar.yield %r
+    }
+    solar.return %y
+  }
+}
+"""
+
+
 def test_cache_aware_mode_sees_the_buffer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Causal attention: with 64 KiB the fused group moves more than its compulsory traffic; with the L2 it
-    reaches it (cache-aware = fused)."""
+    """A matmul with a ReLU epilogue: with 4 KiB every schedule moves more than the compulsory traffic (the
+    segment bound, below the tiling space's least); with the L2 the group reaches it (cache-aware = fused).
+    Causal attention keeps its fused bytes even at 4 KiB: the segment bound of a chain whose scores live
+    on chip is below its compulsory traffic there."""
+    src = tmp_path / "mm_relu.sir"
+    src.write_text(MM_RELU)
     bytes_at = {}
-    for buffer in ("64KiB", "l2"):
-        report = tmp_path / f"{buffer}.json"
-        code, _, err = solar_opt([str(EXAMPLES / "causal_attention.sir"), "--lift-einsum", "--fuse",
-                                  f"--tile-search={buffer}", "--sol=h100", f"--sol-report={report}",
-                                  "-o", str(tmp_path / "o.sir")], capsys)
+    for name, path, buffer in (("mm", src, "4KiB"), ("mm", src, "l2"),
+                               ("attention", EXAMPLES / "causal_attention.sir", "4KiB")):
+        report = tmp_path / f"{name}-{buffer}.json"
+        code, _, err = solar_opt([str(path), "--lift-einsum", "--fuse", f"--tile-search={buffer}", "--sol=h100",
+                                  f"--sol-report={report}", "-o", str(tmp_path / "o.sir")], capsys)
         assert code == 0, err
         t = json.loads(report.read_text())["targets"][0]
-        bytes_at[buffer] = (t["cache_aware"]["bytes"], t["modes"]["fused"]["bytes"])
-    assert bytes_at["64KiB"][0] > bytes_at["64KiB"][1]
-    assert bytes_at["l2"][0] == bytes_at["l2"][1]
+        bytes_at[name, buffer] = (t["cache_aware"]["bytes"], t["modes"]["fused"]["bytes"], t["cache_aware"]["groups"])
+    ca, fused, (g,) = bytes_at["mm", "4KiB"]
+    assert fused == 106496 < ca == g["segment_bound_bytes"] < g["tiled_bytes"] and g["strategy"] == "segment bound"
+    assert bytes_at["mm", "l2"][0] == bytes_at["mm", "l2"][1] == 106496
+    ca, fused, (g,) = bytes_at["attention", "4KiB"]
+    assert ca == fused < g["tiled_bytes"] and g["segment_bound_bytes"] < fused and g["strategy"] == "fused bytes"
 
 
 CONV_CONV = """

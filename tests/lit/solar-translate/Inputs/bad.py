@@ -3,8 +3,8 @@ import torch
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        s = torch.sort(x, dim=1)[0]
-        return s + torch.kthvalue(x, 2, dim=1)[0].sum()
+        s = torch.mode(x, dim=1)[0]
+        return s + torch.nanmedian(x, dim=1)[0].sum()
 
 
 def get_inputs():
