@@ -67,6 +67,7 @@ class GeneratedKernel:
     checks: list[BoundsCheck] = field(default_factory=list)
     prange_loops: int = 0
     hoisted: int = 0
+    points: float = math.inf  # an upper estimate of the statements one call executes (`_points`)
 
 
 
@@ -121,6 +122,7 @@ class KernelGen(SourceEmitter):
         env = IntervalEnv()
         for name in self.outer:
             env.vars["%" + name] = None
+        points = _points(self.op.body, env)
         self.body(self.op.body, env, top=True)
         self.line("return 0")
         parallel = self.prange_loops > 0
@@ -138,6 +140,7 @@ class KernelGen(SourceEmitter):
             checks=self.checks,
             prange_loops=self.prange_loops,
             hoisted=self.hoisted,
+            points=points,
         )
 
     # ---- statements ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from solar.ir.verifier import suggest, verify
 from . import (
     composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
     jit,
+    python_kernels,
     selection,  # noqa: F401  (registers the data-dependent ops' hooks)
 )
 from .codegen import GeneratedKernel, generate_kernel
@@ -71,10 +72,13 @@ def bind_values(module: ModuleOp, params: Mapping[str, int] | None) -> dict[str,
 
 
 def prepare(module: ModuleOp, params: Mapping[str, int] | None = None, entry: str | None = None,
-            diagnostics: DiagnosticEngine | None = None) -> Program:
+            diagnostics: DiagnosticEngine | None = None, interpret_limit: float = 0) -> Program:
     """Binds size parameters on a copy of `module`, verifies it and returns a runnable `Program`.
 
-    `diagnostics` (optional) supplies the source text so verification errors quote the offending line."""
+    `diagnostics` (optional) supplies the source text so verification errors quote the offending line.
+    `interpret_limit`: a budget of statements that kernels may run as plain Python (backends/python_kernels.py)
+    instead of through Numba: each kernel whose estimate fits what is left runs so (0, the default: every
+    kernel through Numba)."""
     values = bind_values(module, params)
     bound = copy.deepcopy(module)
     if values:
@@ -95,16 +99,23 @@ def prepare(module: ModuleOp, params: Mapping[str, int] | None = None, entry: st
         func = bound.entry
         if func is None:
             raise EntryError("the module has no function to run")
-    return Program(bound, func, values)
+    return Program(bound, func, values, interpret_limit)
 
 
 def run(module: ModuleOp, inputs: ArrayMap | Sequence[Any], params: Mapping[str, int] | None = None,
-        entry: str | None = None) -> list[np.ndarray]:
+        entry: str | None = None, interpret_limit: float = 0) -> list[np.ndarray]:
     """Runs the entry function of `module` on `inputs` (by argument name, or in order) and returns its results.
 
     Arrays must have the argument's shape and storage dtype (`backends/dtypes.py`: bf16 as
     `ml_dtypes.bfloat16`, i1 as bool, ...); bf16/f8/tf32 arguments also accept float32 arrays, which are rounded."""
-    return prepare(module, params, entry)(inputs)
+    return prepare(module, params, entry, interpret_limit=interpret_limit)(inputs)
+
+
+def kernel_statements(module: ModuleOp, params: Mapping[str, int] | None = None) -> float:
+    """An upper estimate of the statements the module's kernels execute with `params` bound (each kernel
+    once; infinite where a bound is unknown): what `interpret_limit` is compared with."""
+    bound = prepare(module, params).module
+    return sum(generate_kernel(op).points for func in bound.funcs for op in func.walk() if isinstance(op, KernelOp))
 
 
 @dataclass(frozen=True)
@@ -124,10 +135,12 @@ class InputSpec:
 class Program:
     """A bound, verified module ready to run; kernels are compiled once and reused across calls."""
 
-    def __init__(self, module: ModuleOp, entry: FuncOp, params: dict[str, int]) -> None:
+    def __init__(self, module: ModuleOp, entry: FuncOp, params: dict[str, int], interpret_limit: float = 0) -> None:
         self.module = module
         self.entry = entry
         self.params = params
+        # Statements left to run as plain Python: a kernel whose estimate fits runs so, and spends it.
+        self.interpret_budget = interpret_limit
         self._kernels: dict[int, _Kernel] = {}
         self._einsums: dict[int, _Einsum] = {}
         self._depth = 0
@@ -230,7 +243,9 @@ class Program:
     def _kernel(self, op: KernelOp) -> _Kernel:
         k = self._kernels.get(id(op))
         if k is None:
-            k = self._kernels[id(op)] = _Kernel(op)
+            k = self._kernels[id(op)] = _Kernel(op, self.interpret_budget)
+            if k.interpreted:
+                self.interpret_budget -= k.gen.points
         return k
 
     def _einsum(self, op: EinsumOp) -> _Einsum:
@@ -263,20 +278,26 @@ def _kernel_array(array: np.ndarray, dtype: Any) -> np.ndarray:
 
 
 class _Kernel:
-    def __init__(self, op: KernelOp) -> None:
+    def __init__(self, op: KernelOp, interpret_limit: float = 0) -> None:
         self.op = op
         self.gen: GeneratedKernel = generate_kernel(op)
-        self.fn = jit.dispatcher(self.gen.source)
         self.in_types = [b.value.type for b in op.inputs if b.value.type is not None]
         self.out_types = [d.type for d in op.outputs]
         self.out_dtypes = [np.dtype(np.float64) if wide else compute_dtype(t.dtype)
                            for t, wide in zip(self.out_types, self.gen.wide, strict=True)]
+        # A tiny iteration space runs the generated source as plain Python (python_kernels.py): no Numba.
+        self.interpreted = self.gen.points <= interpret_limit
+        if self.interpreted:
+            self.fn = python_kernels.python_kernel(self.gen.source)
+            return
+        self.fn = jit.dispatcher(self.gen.source)
         self.sig = _numba_sig([(compute_dtype(t.dtype), t.rank) for t in self.in_types]
                               + [(dt, t.rank) for dt, t in zip(self.out_dtypes, self.out_types, strict=True)],
                               len(self.gen.outer_indices))
 
     def compile(self) -> None:
-        jit.compile_for(self.fn, self.sig, f"kernel @{self.op.symbol} at {self.op.loc}")
+        if not self.interpreted:
+            jit.compile_for(self.fn, self.sig, f"kernel @{self.op.symbol} at {self.op.loc}")
 
     def __call__(self, inputs: list[np.ndarray], idx: dict[str, int]) -> list[np.ndarray]:
         args = [_kernel_array(a, t.dtype) for a, t in zip(inputs, self.in_types, strict=True)]
@@ -287,7 +308,10 @@ class _Kernel:
         outer = [np.int64(idx[name]) for name in self.gen.outer_indices]
         err = np.zeros(2, np.int64)
         self.compile()
-        self.fn(*args, *outs, *outer, err)
+        if self.interpreted:
+            python_kernels.call(self.fn, *args, *outs, *outer, err)
+        else:
+            self.fn(*args, *outs, *outer, err)
         if err[0]:
             check = self.gen.checks[int(err[0]) - 1]
             raise RuntimeBoundsError(

@@ -20,7 +20,7 @@ import dataclasses
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -284,6 +284,10 @@ class Space:
             m = self.evaluate(old.tiles, old.tiled, capacity)
             if m is not None and (best is None or m.traffic < best.traffic):
                 best = m
+        for tiles, tiled in self.seeds():
+            m = self.evaluate(tiles, tiled, capacity)
+            if m is not None and (best is None or m.traffic < best.traffic):
+                best = m
         proven = True
         winner: int | None = None
         # Without history, formulations where results nest inside operands go first (the positions of
@@ -316,6 +320,36 @@ class Space:
                          best.order, best.compulsory, "milp", proven)
         self._solved[capacity] = result
         return result
+
+    def seeds(self) -> list[tuple[dict[str, int], dict[str, frozenset[str]]]]:
+        """A few loop-nest schedules to start the search from, cheap to evaluate: every tile smallest or
+        largest, or all but one index so; the loops in the order of the indices or its reverse, and each
+        use loaded inside the innermost tiled loop it depends on (its set: the loops out to there, a
+        retention level of that order, as `assignments` enumerates them for the brute force). An
+        elementwise einsum or a norm's last step usually reaches the compulsory traffic with one of them,
+        and then no MILP runs (nothing beats the compulsory traffic); otherwise the best is the incumbent
+        the MILP must improve on, which changes no optimum."""
+        small = {u: self.cands[u][0] for u in self.indices}
+        large = {u: self.cands[u][-1] for u in self.indices}
+        tile_sets = [small, large, *({**small, u: large[u]} for u in self.indices),
+                     *({**large, u: small[u]} for u in self.indices)]
+        reads = {use.label: {v for w in use.dims for v, _ in w.terms} for use in self.uses}
+        def ordered(loops: Sequence[str], flip: bool) -> list[str]:
+            return list(loops[::-1] if flip else loops)
+
+        out = []
+        for tiles in tile_sets:
+            for flip in (False, True):
+                tiled = {}
+                for use in self.uses:
+                    # As `assignments` builds them: a prefix of the shared loops, then the step's own.
+                    seq = ordered(self.hstar, flip) + ([] if use.step is None else
+                                                       ordered(self.private[use.step], flip))
+                    last = max((k for k, v in enumerate(seq) if v in reads[use.label] and tiles[v] < self.extent[v]),
+                               default=-1)
+                    tiled[use.label] = frozenset(seq[:last + 1])
+                out.append((tiles, tiled))
+        return out
 
     def least_peak(self) -> int:
         """The smallest buffer any mapping of the space runs in: every tile 1 (forced indices whole) and

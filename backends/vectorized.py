@@ -43,7 +43,6 @@ from .codegen_expr import SourceEmitter, compute_class, convert_constant, resolv
 from .dtypes import STORAGE, compute_dtype, identity, round_array
 from .einsum import LinearEntry, geometry, operand_view
 from .errors import UnsupportedError
-from .runtime import erf_array
 
 # Functions whose NumPy ufunc is much faster than a scalar libm call per element.
 TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log1p", "sin", "cos", "tanh", "sigmoid",
@@ -195,6 +194,8 @@ class _Eval(SourceEmitter):
             if f == "pow":
                 return self.apply(np.power, args[0], args[1])
             if f == "erf":
+                from .runtime import erf_array  # imports Numba: only einsums that call erf pay for it
+
                 x = np.asarray(args[0])
                 return erf_array(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
         raise UnsupportedError(f"unknown function {f}")

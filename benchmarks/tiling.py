@@ -14,7 +14,11 @@ printed beside it as a ratio (brute force ÷ MILP), with a check that both find 
 Network scale: `--tile-search` (the pass, L2 of an H100) on a whole network, a residual MLP of 24 identical
 blocks at GPU sizes (8192 tokens, width 1024, hidden 4096, bf16; 96 einsums), printed as the time per
 network beside the baseline measured in the same run: every einsum solved on its own space, as the pass
-did before it kept one solution per distinct shape. Target (issue 13): at most 5 s per network.
+did before it kept one solution per distinct shape. Then translated PyTorch: nn.MultiheadAttention (4
+heads, embed 128) at sequence 16384 beside sequence 1024 (the baseline: the long one must be no slower),
+and the transformer and bottleneck blocks of benchmarks/gpu_corpus (each the least of 3 runs, imports paid
+before). Target (issue 13): at most 5 s per
+network.
 
     python benchmarks/tiling.py [--wall] [--quick] [--network-only]
 
@@ -170,6 +174,58 @@ def run_network(blocks: int) -> tuple[float, float, int]:
     return network, baseline, len(einsums)
 
 
+def tile_search_time(module: object, repeat: int = 3) -> float:
+    """CLOCK seconds of `--tile-search` (L2 of an H100) on a module after `--lift-einsum`: the least of
+    `repeat` runs, each on a fresh copy and a fresh pass (sub-second figures on a shared machine)."""
+    import copy
+
+    from solar.ir.diagnostics import DiagnosticEngine
+    from solar.ir.pass_manager import PassContext, PassManager
+    from solar.passes import registry
+
+    ctx = PassContext(DiagnosticEngine(), report=lambda _: None)
+    lifted = PassManager(registry.parse_pipeline("lift-einsum")).run(module, ctx)
+    times = []
+    for _ in range(repeat):
+        fresh = copy.deepcopy(lifted)
+        start = CLOCK()
+        PassManager(registry.parse_pipeline("tile-search{buffer=l2 target=h100}")).run(
+            fresh, PassContext(DiagnosticEngine(), report=lambda _: None))
+        times.append(CLOCK() - start)
+    return min(times)
+
+
+def run_translated() -> None:
+    """`--tile-search` on translated PyTorch: nn.MultiheadAttention (4 heads, embed 128) at sequence 1024
+    and 16384 (the baseline is the short one: tile counts come from the model, so the long one must be no
+    slower), and the network blocks of benchmarks/gpu_corpus."""
+    import os
+
+    import torch
+
+    from solar.frontends.torch_export import callable_problem, load_problem, translate_problem
+
+    class MHA(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attn = torch.nn.MultiheadAttention(128, 4, batch_first=True)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.attn(x, x, x, need_weights=False)[0]
+
+    times = {}
+    for seq in (1024, 16384):
+        problem = callable_problem(MHA().eval(), [torch.randn(1, seq, 128)], f"mha_{seq}")
+        times[seq] = tile_search_time(translate_problem(problem, "none").module)
+    print(f"attention: nn.MultiheadAttention, 4 heads, embed 128: --tile-search seq 16384 {times[16384]:.2f} s; "
+          f"baseline seq 1024 {times[1024]:.2f} s; ratio {times[16384] / max(times[1024], 1e-9):.2f}x "
+          "(target: no slower)")
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_corpus")
+    for name in ("attention_block", "bottleneck_block"):
+        t = tile_search_time(translate_problem(load_problem(os.path.join(corpus, name + ".py")), "all").module)
+        print(f"network block: gpu_corpus/{name}: --tile-search {t:.2f} s per network (target <= 5 s)")
+
+
 def main() -> None:
     global CLOCK
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -183,6 +239,7 @@ def main() -> None:
     print(f"network: residual MLP, 24 blocks, {count} einsums at GPU sizes: --tile-search {network:.2f} s per network "
           f"(target <= 5 s); baseline, each einsum on its own space: {baseline:.2f} s; "
           f"{baseline / max(network, 1e-9):.1f}x faster")
+    run_translated()
     if args.network_only:
         return
     results = {label: run_case(label, big, small, args.quick) for label, big, small in CASES}

@@ -11,7 +11,8 @@ kernel) are the figures. The baseline, measured in the same run and alternating 
 translator pays: a fresh process that imports torch and runs `torch.export` of the program alone (built on
 the meta device, static shapes). The ratio is translate+validate / floor. A first, untimed run per program
 fills the kernel cache (as the first of an edit-run loop does) unless --cold or --no-warmup. Targets (issue 13): median
-<= 6 s, worst <= 30 s, peak <= 2 GB, median ratio <= 1.5.
+<= 6 s, worst <= 30 s, peak <= 2 GB, median ratio <= 1.5. Each run's CPU time (user + system, from the kernel)
+is printed beside the floor's too: on a shared machine it is the steadier figure.
 
 Corpus programs (--corpus frontend), in this process. Columns: translate = export (torch.export /
 make_jaxpr) + lowering (+ decomposition when needed);
@@ -114,13 +115,18 @@ def gpu_programs(pattern: str = "") -> list[str]:
                   if f.endswith(".py") and pattern in f)
 
 
-def _child(argv: list[str]) -> tuple[float, float, int, str]:
-    """(wall s, peak RSS bytes, exit code, last stderr line) of one child process."""
+CPU: dict[str, float] = {}  # CPU seconds (user + system) of the last child run under each label
+
+
+def _child(argv: list[str], label: str = "") -> tuple[float, float, int, str]:
+    """(wall s, peak RSS bytes, exit code, last stderr line) of one child process; its CPU seconds go to
+    CPU[label]."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    CPU[label] = usage.ru_utime + usage.ru_stime
     proc.returncode = os.waitstatus_to_exitcode(status)
     last = (err.strip().splitlines() or [""])[-1]
     return wall, usage.ru_maxrss * 1024, proc.returncode, last
@@ -131,19 +137,24 @@ def gpu_main(args: argparse.Namespace) -> int:
     if not os.path.exists(translate):
         translate = "solar-translate"
     rows: list[tuple[str, float, float, float]] = []
-    print(f"{'program':24s} {'translate+validate':>19s} {'peak RSS':>9s} {'floor':>8s} {'ratio':>6s}  ok")
+    cpu: list[tuple[float, float]] = []  # (translate+validate, floor) CPU seconds
+    print(f"{'program':24s} {'translate+validate':>19s} {'peak RSS':>9s} {'floor':>8s} {'ratio':>6s} "
+          f"{'cpu':>7s} {'floor cpu':>9s}  ok")
     for path in gpu_programs(args.pattern):
         name = os.path.basename(path)[:-3]
         if not args.cold and not args.no_warmup:
             _child([translate, path, "-o", os.devnull])  # fills the kernel cache
-        wall, rss, code, last = _child([translate, path, "-o", os.devnull])
-        floor, _, floor_code, floor_err = _child([sys.executable, "-c", _FLOOR.format(here=GPU_CORPUS, path=path)])
+        wall, rss, code, last = _child([translate, path, "-o", os.devnull], "translate")
+        floor, _, floor_code, floor_err = _child([sys.executable, "-c", _FLOOR.format(here=GPU_CORPUS, path=path)],
+                                                 "floor")
         if floor_code != 0:
             print(f"{name:24s} the floor failed: {floor_err[:90]}")
             continue
         ok = "yes" if code == 0 else f"NO ({last[:70]})"
         rows.append((name, wall, rss, floor))
-        print(f"{name:24s} {wall:18.2f}s {rss / 2**30:7.2f}GB {floor:7.2f}s {wall / floor:5.2f}x  {ok}", flush=True)
+        cpu.append((CPU["translate"], CPU["floor"]))
+        print(f"{name:24s} {wall:18.2f}s {rss / 2**30:7.2f}GB {floor:7.2f}s {wall / floor:5.2f}x "
+              f"{CPU['translate']:6.2f}s {CPU['floor']:8.2f}s  {ok}", flush=True)
     if not rows:
         return 1
     walls = [r[1] for r in rows]
@@ -155,6 +166,9 @@ def gpu_main(args: argparse.Namespace) -> int:
     print(f"peak RSS: {peak[2] / 2**30:.2f} GB ({peak[0]}; target <= 2)")
     print(f"floor (import torch + torch.export alone): median {statistics.median(r[3] for r in rows):.2f}s; "
           f"ratio median {statistics.median(ratios):.2f}x (target <= 1.5), worst {max(ratios):.2f}x")
+    print(f"CPU time (user + system): translate+validate median {statistics.median(c for c, _ in cpu):.2f}s, floor "
+          f"median {statistics.median(f for _, f in cpu):.2f}s; ratio median "
+          f"{statistics.median(c / f for c, f in cpu):.2f}x")
     return 0
 
 

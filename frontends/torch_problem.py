@@ -74,6 +74,10 @@ class TorchProblem:
     make_inputs: Callable[[], Sequence[Any]]
     name: str
     source: str | None = None
+    # How `make_model` builds the model (KernelBench: `Model(*get_init_inputs())`), when known: validation
+    # may build a smaller twin from scaled constructor arguments (frontends/scaled_reference.py).
+    model_class: Callable[..., torch.nn.Module] | None = None
+    init_args: Callable[[], Sequence[Any]] | None = None
 
 
 def load_problem(path: str) -> TorchProblem:
@@ -85,7 +89,7 @@ def load_problem(path: str) -> TorchProblem:
                                 "get_inputs() and get_init_inputs(); use --entry for other code)")
     init = getattr(mod, "get_init_inputs", lambda: [])
     return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
-                    os.path.splitext(os.path.basename(path))[0], path)
+                        os.path.splitext(os.path.basename(path))[0], path, mod.Model, init)
 
 
 def import_file(path: str, name: str | None = None) -> ModuleType:

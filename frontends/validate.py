@@ -20,6 +20,7 @@ values with a large mean and a small variance, where the framework's own mean is
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -276,6 +277,19 @@ def small_sizes(module: ModuleOp, size: int = 2, full: bool = False,
     return out
 
 
+# Statements the IR may run as plain Python at the validation sizes (about a second's worth): below this,
+# Numba's fixed cost per process (about a second to import it and load its type registries, even with the
+# machine code cached on disk) is more than interpreting the same generated code. Once this process has
+# loaded Numba, only loading or compiling each kernel is left to pay, and the budget is smaller.
+INTERPRET_BUDGET = 1e6
+INTERPRET_BUDGET_NUMBA_LOADED = 1e5
+
+
+def interpret_budget() -> float:
+    """The statements validation may interpret now (see INTERPRET_BUDGET)."""
+    return INTERPRET_BUDGET_NUMBA_LOADED if "numba" in sys.modules else INTERPRET_BUDGET
+
+
 def executor() -> Callable[..., list[np.ndarray]]:
     """The IR executor (the Numba backend), `run(module, inputs, params=None) -> outputs`; imported on first use,
     because loading Numba costs a second that --no-validate runs should not pay."""
@@ -315,7 +329,7 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
     run = executor()
     start = time.perf_counter()
     try:
-        outs = run(module, list(args), params=sizes or None)
+        outs = run(module, list(args), params=sizes or None, interpret_limit=interpret_budget())
     except Exception as err:
         report.ok = False
         report.error = f"the IR failed to run: {type(err).__name__}: {err}"

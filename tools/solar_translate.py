@@ -283,7 +283,6 @@ def _nvsolar(args: argparse.Namespace) -> int:
 
 def _torch(args: argparse.Namespace) -> int:
     from solar.frontends import torch_export as te
-    from solar.frontends.validate import small_sizes, validate_sized
 
     if args.entry:
         fn, attr, mod = _load_entry(args.entry)
@@ -312,12 +311,9 @@ def _torch(args: argparse.Namespace) -> int:
                      + ", ".join(tr.state))
     report = None
     if not args.no_validate:
-        from solar.frontends.export_dims import size_lines
+        from solar.frontends.scaled_reference import validate_torch
 
-        sizes = small_sizes(tr.module, args.validate_size, args.full_size_validation, tr.param_min)
-        report = validate_sized(tr.module, lambda sz: te.reference_runner(problem, tr, args.seed, sz), sizes,
-                                args.seed)
-        report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
+        report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
     return _finish(tr.module, report, lines, args.output)
 
 

@@ -194,3 +194,41 @@ def test_example_matches_reference(path: Path) -> None:
         result = compare(f"out{k}", out, ref, t.dtype, tol.rtol, tol.atol * scale)
         assert result.ok, (f"{path.name} out{k}: {result.mismatched} of {result.size} elements differ; max abs "
                            f"{result.max_abs:.3g}, max rel {result.max_rel:.3g} (tolerance {result.tolerance})")
+
+
+# Examples small enough to run as plain Python (backends/python_kernels.py), as validation runs reduced IR.
+SMALL = [p for p in EXAMPLES if p.stem in ("embedding", "layernorm", "params", "rnn", "softmax")]
+
+
+@pytest.mark.parametrize("path", SMALL, ids=[p.stem for p in SMALL])
+def test_small_example_matches_reference_run_as_python(path: Path) -> None:
+    params, reference = REFERENCES[path.stem]
+    program = prepare(load(str(path)), params, interpret_limit=1e6)
+    inputs = ADJUST.get(path.stem, lambda a: a)(random_inputs(program, seed=1))
+    outputs = program(inputs)
+    assert program._kernels and all(k.interpreted for k in program._kernels.values())
+    for k, (out, ref, t) in enumerate(zip(outputs, reference(inputs), program.result_types, strict=True)):
+        tol = default_tolerance(t.dtype)
+        result = compare(f"out{k}", out, ref, t.dtype, tol.rtol, tol.atol * max(1.0, float(np.abs(ref).max())))
+        assert result.ok, f"{path.name} out{k}: max abs {result.max_abs:.3g}, max rel {result.max_rel:.3g}"
+
+
+_SHRINK = {"8x128x256": "2x8x16", "8x256x64": "2x16x4", "8x128x64": "2x8x4", "0 to 8 ": "0 to 2 ",
+           "0 to 128": "0 to 8", "0 to 64": "0 to 4", "0 to 256": "0 to 16"}
+BF16_SMALL = (REPO_ROOT / "examples" / "bmm_bf16.sir").read_text()
+for _big, _small in _SHRINK.items():
+    BF16_SMALL = BF16_SMALL.replace(_big, _small)
+
+
+def test_python_and_numba_round_bf16_alike() -> None:
+    """The narrow-format rounding helpers (runtime.py) give the same bits interpreted as compiled."""
+    from solar.ir import parse_and_verify
+
+    module = parse_and_verify(BF16_SMALL)
+    compiled, interpreted = prepare(module), prepare(module, interpret_limit=1e6)
+    inputs = random_inputs(compiled, seed=3)
+    want, got = compiled(inputs)[0], interpreted(inputs)[0]
+    assert all(k.interpreted for k in interpreted._kernels.values())
+    assert got.dtype == want.dtype == ml_dtypes.bfloat16
+    # Sums of 16 terms in loop order against Numba's reassociated ones: at most one bf16 ulp apart.
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2 ** -7, atol=1e-6)

@@ -275,3 +275,19 @@ def test_resolve_buffer() -> None:
     assert resolve_buffer("65536", h100) == 65536
     with pytest.raises(ValueError, match="bad buffer"):
         resolve_buffer("lots", h100)
+
+
+def test_a_norms_last_step_reaches_the_compulsory_traffic_without_a_milp() -> None:
+    """`Space.seeds`: the layer norm's normalize step (8x4096x512 f32; mean and rstd per row, weight and
+    bias per column) streams at the compulsory traffic, found among the seeds: no formulation is built."""
+    problem = einsum_problem("ijk,ij,ij,k,k->ijk", [(8, 4096, 512), (8, 4096), (8, 4096), (512,), (512,),
+                                                     (8, 4096, 512)], itemsize=4, name="normalize")
+    space = Space(problem)
+    m = space.solve(50 << 20)
+    assert m is not None and m.traffic == space.compulsory and m.peak <= 50 << 20
+    assert space._forms == {}
+    # A matmul whose operands do not fit still needs the MILP, and the seeds change nothing it finds.
+    mm = Space(einsum_problem("ik,kj->ij", [(48, 32), (32, 64), (48, 64)], itemsize=4, name="mm"))
+    found = mm.solve(2048)
+    assert mm._forms and found is not None and found.traffic > mm.compulsory
+    assert found.traffic == Space(mm.problem).brute_force(2048).traffic

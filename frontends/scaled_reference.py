@@ -1,0 +1,220 @@
+"""Validation's reference built small: a twin of the program from scaled constructor arguments.
+
+Export cannot make a weight's dims symbolic, so they stay fixed in the IR, and validation builds the
+reference model with its weights at full size (seeded, frontends/reference_model.py) and runs the IR with
+them. For a wide model that is most of the cost: a 16384-wide MLP holds a GiB per layer. A KernelBench file
+builds its model as `Model(*get_init_inputs())`, and those integer arguments are usually the sizes. The twin
+is `Model(*scaled)`: every integer argument of at least `MIN_SCALED` divided by one power of two (the
+largest that divides them all and leaves each at least `MIN_TWIN_SIZE`); its inputs are the original's with
+every fixed dim of such a size scaled with it. The twin is exported and lowered as the original was, and it
+stands in for the original only when
+
+- its weights, buffers and constants have the original's shapes with some dims divided by the factor and
+  the rest equal (checked against both exported programs' shapes, as the IR's argument types give them), and
+- its IR is the original's but for numbers: the two print alike once every numeric literal is masked (the
+  same kernels, loop nests, accesses and ops; only sizes and constants such as 1/sqrt(d) differ).
+
+Then the twin's IR runs against the twin at the reduced sizes, and the header says which dims were scaled
+and from which arguments. Otherwise the reference stays at full size, and the header says why. The twin
+costs one more export (a fraction of the first, which paid for importing the tracer), so it is tried only
+where validating the original costs more: weights of at least `TWIN_MIN_WEIGHT_BYTES`, or kernels too
+large at the validation sizes to run as plain Python (backends/python_kernels.py), when Numba's fixed
+second would be paid.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from solar.ir.ops import ModuleOp
+from solar.ir.printer import print_module
+
+from .torch_problem import TorchProblem, TorchTranslation
+from .validate import ValidationReport, interpret_budget
+
+MIN_SCALED = 64  # integer constructor arguments below this (kernel sizes, strides, heads) stay as written
+MIN_TWIN_SIZE = 16  # the least a scaled argument becomes
+TWIN_MIN_WEIGHT_BYTES = 64 << 20
+
+_STATE = ("parameter", "buffer", "constant")
+
+
+@dataclass
+class ScaledTwin:
+    """The twin that validation runs instead of the original: its problem, its translation, the factor and
+    the header lines saying what was scaled."""
+
+    problem: TorchProblem
+    translation: TorchTranslation
+    factor: int
+    lines: list[str] = field(default_factory=list)
+
+
+def weight_bytes(tr: TorchTranslation) -> int:
+    """Bytes of the parameters, buffers and constants the IR takes as arguments, at full size."""
+    total = 0
+    for value, src in zip(tr.module.entry.args, tr.args, strict=True):
+        if src.kind in _STATE and value.type is not None:
+            n = 1
+            for d in value.type.concrete_shape(tr.params):
+                n *= d
+            total += n * value.type.dtype.itemsize
+    return total
+
+
+def scale_factor(args: Sequence[Any]) -> int:
+    """The power of two that divides every integer argument of at least MIN_SCALED and leaves each at least
+    MIN_TWIN_SIZE (1 when there is none, or no such power above 1)."""
+    big = [a for a in args if isinstance(a, int) and not isinstance(a, bool) and a >= MIN_SCALED]
+    if not big:
+        return 1
+    factor = 1
+    while all(a % (factor * 2) == 0 and a // (factor * 2) >= MIN_TWIN_SIZE for a in big):
+        factor *= 2
+    return factor
+
+
+def _scaled(args: Sequence[Any], factor: int) -> list[Any]:
+    return [a // factor if isinstance(a, int) and not isinstance(a, bool) and a >= MIN_SCALED else a for a in args]
+
+
+def _symbolic_dims(tr: TorchTranslation) -> set[tuple[int, int]]:
+    return {place for places in tr.param_dims.values() for place in places}
+
+
+def _twin_inputs(inputs: Sequence[Any], sizes: dict[int, int], symbolic: set[tuple[int, int]]
+                 ) -> list[tuple[list[int], torch.dtype] | Any]:
+    """Per input: (shape, dtype) with every fixed dim whose size is scaled replaced, or the value itself."""
+    out: list[Any] = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            out.append(x)
+            continue
+        shape = [sizes.get(s, s) if (i, d) not in symbolic else s for d, s in enumerate(x.shape)]
+        out.append((shape, x.dtype))
+    return out
+
+
+def _make(spec: tuple[list[int], torch.dtype] | Any) -> Any:
+    """A seeded-random tensor of `spec` (on the current default device), or the non-tensor input as given."""
+    if not isinstance(spec, tuple) or len(spec) != 2 or not isinstance(spec[1], torch.dtype):
+        return spec
+    shape, dtype = spec
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    return torch.randint(0, 2, shape, dtype=dtype)
+
+
+_NUMBER = re.compile(r"(?<=[<x])\d+(?=x)|(?<![\w.])-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
+def masked(module: ModuleOp) -> str:
+    """The printed module with every numeric literal (sizes in types, bounds, constants) as `#`."""
+    return _NUMBER.sub("#", print_module(module))
+
+
+def _shape_mismatch(full: TorchTranslation, twin: TorchTranslation, factor: int) -> str:
+    """Why the twin's weights are not the original's scaled by `factor` ('' when they are)."""
+    pairs = list(zip(full.module.entry.args, full.args, strict=True))
+    twin_pairs = list(zip(twin.module.entry.args, twin.args, strict=True))
+    if [a.key for _, a in pairs] != [a.key for _, a in twin_pairs]:
+        return "the twin's arguments differ from the original's"
+    scaled = 0
+    for (v, src), (tv, _) in zip(pairs, twin_pairs, strict=True):
+        if src.kind not in _STATE or v.type is None or tv.type is None:
+            continue
+        shape, small = v.type.concrete_shape(full.params), tv.type.concrete_shape(twin.params)
+        if len(shape) != len(small) or any(s != t and s != t * factor for s, t in zip(shape, small, strict=True)):
+            return f"{src.kind} {src.key} is {list(small)} in the twin, {list(shape)} in the original"
+        scaled += sum(s != t for s, t in zip(shape, small, strict=True))
+    return "" if scaled else "no weight dim is scaled in the twin"
+
+
+def worth_a_twin(tr: TorchTranslation, sizes: dict[str, int]) -> bool:
+    """Whether validating with the full-size weights costs more than a twin's export: weights of at least
+    TWIN_MIN_WEIGHT_BYTES, or kernels too large at `sizes` to run as plain Python (then Numba's fixed
+    second is paid, and a second export of the same program costs a fraction of that)."""
+    if weight_bytes(tr) >= TWIN_MIN_WEIGHT_BYTES:
+        return True
+    from solar.backends.executor import kernel_statements
+
+    try:
+        return kernel_statements(tr.module, sizes) > interpret_budget()
+    except Exception:  # the executor's own errors surface in validation itself
+        return False
+
+
+def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
+         sizes: dict[str, int] | None = None) -> tuple[ScaledTwin | None, str]:
+    """The twin validation should run instead of the original (at `sizes`, the validation sizes of the
+    original), or None and why not ('' when validating the original is cheap enough that a twin would not
+    pay: `worth_a_twin`)."""
+    if not worth_a_twin(tr, sizes if sizes is not None else {}):
+        return None, ""
+    if problem.model_class is None or problem.init_args is None:
+        return None, "the model is not built from constructor arguments (Model(*get_init_inputs()))"
+    args = list(problem.init_args())
+    factor = scale_factor(args)
+    if factor == 1:
+        return None, (f"no integer constructor argument of at least {MIN_SCALED} divisible by 2 while staying "
+                      f"at least {MIN_TWIN_SIZE}")
+    small = _scaled(args, factor)
+    sizes = {a: b for a, b in zip(args, small, strict=True) if a != b and isinstance(a, int)}
+    with torch.device("meta"):
+        full_inputs = list(problem.make_inputs())
+    specs = _twin_inputs(full_inputs, sizes, _symbolic_dims(tr))
+    cls = problem.model_class
+    twin = TorchProblem(lambda: cls(*small), lambda: [_make(s) for s in specs], problem.name, problem.source)
+    from .torch_export import translate_problem  # the lowering imports this module's siblings
+
+    try:
+        twin_tr = translate_problem(twin, dynamic)
+    except Exception as err:  # any failure of the twin leaves validation at full size, never the user's error
+        return None, f"the twin Model({', '.join(map(str, small))}) did not translate ({type(err).__name__})"
+    why = _shape_mismatch(tr, twin_tr, factor)
+    if why:
+        return None, f"the twin Model({', '.join(map(str, small))}) is not the original scaled: {why}"
+    if masked(twin_tr.module) != masked(tr.module):
+        return None, (f"the twin Model({', '.join(map(str, small))}) lowers to a different program (not only "
+                      "its numbers differ)")
+    scaled = "; ".join(f"{a} -> {b}" for a, b in sizes.items())
+    lines = [f"reference built small: Model({', '.join(map(str, small))}) instead of "
+             f"Model({', '.join(map(str, args))}), constructor arguments {scaled} (1/{factor}); its weights "
+             "are the original's shapes with those dims scaled, and its IR is the one written but for numbers "
+             "(sizes and constants)"]
+    names = tr.input_names
+    dims = [f"{names[i] if i < len(names) else f'input {i}'} dim {d} {s} -> {spec[0][d]}"
+            for i, (x, spec) in enumerate(zip(full_inputs, specs, strict=True)) if isinstance(x, torch.Tensor)
+            for d, s in enumerate(x.shape) if spec[0][d] != s]
+    if dims:
+        lines.append("fixed dims run small in the twin: " + "; ".join(dims))
+    return ScaledTwin(twin, twin_tr, factor, lines), ""
+
+
+def validate_torch(problem: TorchProblem, tr: TorchTranslation, seed: int = 0, size: int = 4, full: bool = False,
+                   dynamic: str = "all") -> ValidationReport:
+    """Validates a translation as solar-translate does: at reduced sizes (every size parameter at most
+    `size`, or all at full size with `full`), through the scaled twin where `plan` finds one; the report's
+    details say which dims were reduced, which could not shrink and why, and how the reference was built."""
+    from .export_dims import size_lines
+    from .torch_reference import reference_runner
+    from .validate import small_sizes, validate_sized
+
+    twin, why_not = (None, "") if full else plan(problem, tr, dynamic, small_sizes(tr.module, size, False,
+                                                                                tr.param_min))
+    run_problem, run_tr = (twin.problem, twin.translation) if twin else (problem, tr)
+    sizes = small_sizes(run_tr.module, size, full, run_tr.param_min)
+    report = validate_sized(run_tr.module, lambda sz: reference_runner(run_problem, run_tr, seed, sz), sizes, seed)
+    report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
+    if twin:
+        report.details += twin.lines
+    elif why_not:
+        report.details.append(f"reference built at full size: {why_not}")
+    return report

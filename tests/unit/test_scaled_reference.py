@@ -1,0 +1,118 @@
+"""The scaled twin (frontends/scaled_reference.py): validation builds a wide model small, from scaled
+constructor arguments, only where its weights and IR are the original's but for sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from solar.frontends import scaled_reference as sr  # noqa: E402
+from solar.frontends.torch_export import load_problem, translate_problem  # noqa: E402
+from solar.tools.solar_translate import main as translate_main  # noqa: E402
+
+WIDE = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, width, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.up = nn.Linear(width, hidden)
+        self.down = nn.Linear(hidden, width)
+
+    def forward(self, x):
+        h = torch.relu(self.up(x))
+        b, t, d = h.shape
+        h = h.view(b, t, self.heads, d // self.heads).softmax(-1).reshape(b, t, d)
+        return self.down(h)
+
+
+def get_inputs():
+    return [torch.randn(8, 6, 256)]
+
+
+def get_init_inputs():
+    return [256, 512, 4]
+'''
+
+
+@pytest.fixture
+def every_model_wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests use small models: every one counts as wide enough for a twin."""
+    monkeypatch.setattr(sr, "TWIN_MIN_WEIGHT_BYTES", 0)
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "model.py"
+    path.write_text(text)
+    return str(path)
+
+
+def test_scale_factor_keeps_small_arguments_and_divisibility() -> None:
+    assert sr.scale_factor([256, 512, 4]) == 16  # 256/16 = 16, the least a scaled size becomes
+    assert sr.scale_factor([3, 2, 1]) == 1  # kernel sizes, strides: nothing to scale
+    assert sr.scale_factor([96, 4096]) == 4  # 96/8 = 12 would fall below 16
+    assert sr.scale_factor([100]) == 4  # 100/8 is not an integer
+    assert sr.scale_factor([True, 128]) == 8  # a bool is not a size
+
+
+def test_the_twin_validates_a_wide_model(tmp_path: Path, every_model_wide: None,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, WIDE)
+    out = tmp_path / "m.sir"
+    assert translate_main([path, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "reference built small: Model(16, 32, 4) instead of Model(256, 512, 4)" in text
+    assert "256 -> 16; 512 -> 32 (1/16)" in text
+    assert "fixed dims run small in the twin: x dim 2 256 -> 16" in text
+    assert "Validation: passed" in text
+    # The IR written is the full-size one.
+    assert "tensor<512x256xf32>" in text
+
+
+def test_without_a_twin_the_header_says_why(tmp_path: Path, every_model_wide: None) -> None:
+    # The program's structure depends on the width: the twin would drop the ReLU.
+    path = _write(tmp_path, WIDE.replace(
+        "h = torch.relu(self.up(x))", "h = torch.relu(self.up(x)) if self.up.in_features > 64 else self.up(x)"))
+    problem = load_problem(path)
+    tr = translate_problem(problem, "all")
+    twin, why = sr.plan(problem, tr)
+    assert twin is None and "lowers to a different program" in why
+    report = sr.validate_torch(problem, tr)
+    assert report.ok and any(line.startswith("reference built at full size: the twin") for line in report.details)
+
+
+def test_weights_that_do_not_scale_alike_keep_the_full_reference(tmp_path: Path, every_model_wide: None) -> None:
+    # A weight whose size is not linear in the arguments: 512 elements at full size, 2 in the twin.
+    text = WIDE.replace("        self.heads = heads\n", "        self.heads = heads\n"
+                        "        self.extra = nn.Parameter(torch.zeros(hidden * hidden // 512))\n")
+    path = _write(tmp_path, text.replace("return self.down(h)", "return self.down(h) + self.extra.sum()"))
+    problem = load_problem(path)
+    twin, why = sr.plan(problem, translate_problem(problem, "all"))
+    assert twin is None and "is not the original scaled: parameter extra is [2] in the twin, [512]" in why
+
+
+def test_a_twin_only_where_it_pays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in a fresh process (another test may have loaded Numba here, which lowers the budget).
+    monkeypatch.setattr(sr, "interpret_budget", lambda: 1e6)
+    # Width 256, hidden 512: small weights, but at the validation sizes the linears execute 2*10^6
+    # statements, too many to run as plain Python: the twin (a second, cheap export) avoids Numba.
+    problem = load_problem(_write(tmp_path, WIDE))
+    tr = translate_problem(problem, "all")
+    assert sr.weight_bytes(tr) == 4 * (2 * 256 * 512 + 512 + 256) < sr.TWIN_MIN_WEIGHT_BYTES
+    sizes = {"BATCH": 4, "DIM1": 4}
+    assert sr.worth_a_twin(tr, sizes)
+    twin, _ = sr.plan(problem, tr, "all", sizes)
+    assert twin is not None and twin.factor == 16
+    # Width 64: the original's kernels run as plain Python at these sizes; a twin would not pay.
+    narrow = tmp_path / "narrow"
+    narrow.mkdir()
+    problem = load_problem(_write(narrow, WIDE.replace("256", "64").replace("[64, 512, 4]", "[64, 64, 4]")))
+    tr = translate_problem(problem, "all")
+    assert not sr.worth_a_twin(tr, sizes)
+    assert sr.plan(problem, tr, "all", sizes) == (None, "")
