@@ -226,7 +226,7 @@ class Cast(Expr):
 
 def negate(operand: Expr, loc: Location) -> Expr:
     """Unary minus, folded into literals so that `-3` is one literal (and prints back the same)."""
-    if isinstance(operand, IntLit):
+    if isinstance(operand, IntLit) and -operand.value <= (1 << 63) - 1:  # -(-2**63) is no 64-bit literal
         return IntLit(-operand.value, loc)
     if isinstance(operand, FloatLit):
         return FloatLit(-operand.value, loc)

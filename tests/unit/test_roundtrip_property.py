@@ -188,3 +188,13 @@ def test_generator_reaches_every_operator_and_function() -> None:
     for _ in range(1500):
         seen.update(_node_kinds(random_expression(gen)[1]))
     assert not set(GENERATOR_REACH) - seen, f"never generated: {sorted(set(GENERATOR_REACH) - seen)}"
+
+
+def test_negated_int64_min_stays_a_unary_minus() -> None:
+    """-(-2**63) is no 64-bit literal: folding it into one printed 9223372036854775808, which the parser
+    rightly refuses (found by the module generator, seed 12)."""
+    from solar.ir.expr import IntLit, Unary, format_expr, negate
+
+    folded = negate(IntLit(-(2**63)), IntLit(0).loc)
+    assert isinstance(folded, Unary) and format_expr(folded) == "-(-9223372036854775808)"
+    assert negate(IntLit(2**63 - 1), IntLit(0).loc) == IntLit(-(2**63) + 1)
