@@ -20,7 +20,23 @@ if TYPE_CHECKING:
 Literal = int | float | bool | list
 
 
-class ConstantOp(Op):
+class TypedOp(Op):
+    """An op with one result whose type it keeps in `type` (constants, slices, inserts)."""
+
+    __slots__ = ()
+    type: TensorType
+
+    def declared_types(self) -> list[TensorType]:
+        return [self.type]
+
+    def set_declared_types(self, types: list[TensorType]) -> None:
+        [self.type] = types
+
+    def map_types(self, fn: TypeFn) -> None:
+        self.type = fn(self.type)
+
+
+class ConstantOp(TypedOp):
     """A splat scalar or a nested list literal."""
 
     opname = "solar.constant"
@@ -31,15 +47,6 @@ class ConstantOp(Op):
         super().__init__(loc)
         self.value = value
         self.type = type
-
-    def declared_types(self) -> list[TensorType]:
-        return [self.type]
-
-    def set_declared_types(self, types: list[TensorType]) -> None:
-        [self.type] = types
-
-    def map_types(self, fn: TypeFn) -> None:
-        self.type = fn(self.type)
 
     def print(self, p: Printer, indent: int) -> None:
         p.out.append(f"{'  ' * indent}{p.lhs(self)}solar.constant {format_attr_value(self.value)} : {self.type}"
@@ -173,7 +180,17 @@ def _in_bounds(v: Verifier, start: Expr, stop: Expr, dim: Dim, entry: SliceEntry
     return True
 
 
-class SliceOp(Op):
+class _SlicingOp(TypedOp):
+    """A typed op addressing part of a tensor through its slice `entries`."""
+
+    __slots__ = ()
+    entries: list[SliceEntry]
+
+    def map_exprs(self, fn: ExprFn) -> None:
+        self.entries = [e.mapped(fn) for e in self.entries]
+
+
+class SliceOp(_SlicingOp):
     opname = "solar.slice"
     is_view = True
     forwards_values = True
@@ -193,18 +210,6 @@ class SliceOp(Op):
         if k != 0:
             raise IndexError(f"solar.slice has one operand, not {k + 1}")
         self.source = value
-
-    def declared_types(self) -> list[TensorType]:
-        return [self.type]
-
-    def set_declared_types(self, types: list[TensorType]) -> None:
-        [self.type] = types
-
-    def map_types(self, fn: TypeFn) -> None:
-        self.type = fn(self.type)
-
-    def map_exprs(self, fn: ExprFn) -> None:
-        self.entries = [e.mapped(fn) for e in self.entries]
 
     def print(self, p: Printer, indent: int) -> None:
         p.out.append(f"{'  ' * indent}{p.lhs(self)}solar.slice %{self.source.name}{format_slice(self.entries)} : "
@@ -226,7 +231,7 @@ class SliceOp(Op):
             v.expect_type(self, expected[0], self.type)
 
 
-class InsertOp(Op):
+class InsertOp(_SlicingOp):
     opname = "solar.insert"
     moves_data = True
     __slots__ = ("dest", "entries", "type", "value")
@@ -250,18 +255,6 @@ class InsertOp(Op):
             self.dest = value
         else:
             raise IndexError(f"solar.insert has two operands, not {k + 1}")
-
-    def declared_types(self) -> list[TensorType]:
-        return [self.type]
-
-    def set_declared_types(self, types: list[TensorType]) -> None:
-        [self.type] = types
-
-    def map_types(self, fn: TypeFn) -> None:
-        self.type = fn(self.type)
-
-    def map_exprs(self, fn: ExprFn) -> None:
-        self.entries = [e.mapped(fn) for e in self.entries]
 
     def print(self, p: Printer, indent: int) -> None:
         p.out.append(f"{'  ' * indent}{p.lhs(self)}solar.insert %{self.value.name} into %{self.dest.name}"
