@@ -215,3 +215,22 @@ def clone_ops(ops: list[Op], mapping: dict[Value, Value] | None = None) -> list[
                     if v.owner is not None:
                         memo.setdefault(id(v.owner), v.owner)
     return copy.deepcopy(ops, memo)
+
+
+class ArgsOp(Op):
+    """An op whose operands are a plain list `args` and whose result types are listed in `result_types`:
+    calls and the generic-syntax ops."""
+
+    __slots__ = ()
+    args: list[Value]
+    result_types: list[TensorType]
+
+    @property
+    def operands(self) -> list[Value]:
+        return list(self.args)
+
+    def set_operand(self, k: int, value: Value) -> None:
+        self.args[k] = value
+
+    def declared_types(self) -> list[TensorType]:
+        return list(self.result_types)

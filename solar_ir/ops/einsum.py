@@ -10,10 +10,10 @@ from ..dtypes import DType
 from ..einsum_spec import EinsumSpec, SpecError, index_ranges, parse_spec, parse_where
 from ..expr import Expr, IndexRef, format_expr, free_indices
 from ..printer import Printer, format_string
-from ..types import TensorType, dims_equal, format_dim
+from ..types import dims_equal, format_dim
 from ..verify_base import RESERVED_WORDS, KernelScope
-from .base import ExprFn, Op, TypeFn, Value
-from .kernel import REDUCTIONS, Binding, TensorDecl, check_store, format_bindings, format_decls
+from .base import ExprFn, TypeFn
+from .kernel import REDUCTIONS, Binding, BoundOp, TensorDecl, check_store, format_bindings, format_decls
 
 if TYPE_CHECKING:
     from ..verifier import Verifier
@@ -38,7 +38,7 @@ def _string_offset(loc: Location, offset: int) -> Location:
     return Location(loc.file, loc.line, loc.col + 1 + offset)
 
 
-class EinsumOp(Op):
+class EinsumOp(BoundOp):
     """One extended einsum; `spec` holds the subscripts (see `solar.ir.einsum_spec`)."""
 
     opname = "solar.einsum"
@@ -56,16 +56,6 @@ class EinsumOp(Op):
         # Positions of the subscript strings, so a mistake inside one is reported at its column.
         self.spec_loc: Location = loc
         self.where_loc: Location | None = None
-
-    @property
-    def operands(self) -> list[Value]:
-        return [b.value for b in self.inputs]
-
-    def set_operand(self, k: int, value: Value) -> None:
-        self.inputs[k].value = value
-
-    def declared_types(self) -> list[TensorType]:
-        return [d.type for d in self.outputs]
 
     def map_types(self, fn: TypeFn) -> None:
         for d in self.outputs:

@@ -167,17 +167,13 @@ def check_store(v: Verifier, value_type: EType, target: DType, value: Expr) -> N
             f"cast<{target}>(...)", value.loc)
 
 
-class KernelOp(Op):
-    opname = "solar.kernel"
-    __slots__ = ("body", "inputs", "outputs", "symbol")
+class BoundOp(Op):
+    """An op whose operands are bound to names (`%x as X`) and whose results are declared tensors: kernels
+    and einsums."""
 
-    def __init__(self, symbol: str, inputs: list[Binding], outputs: list[TensorDecl], body: list[KStmt] | None = None,
-                 loc: Location = UNKNOWN) -> None:
-        super().__init__(loc)
-        self.symbol = symbol
-        self.inputs = inputs
-        self.outputs = outputs
-        self.body: list[KStmt] = body if body is not None else []
+    __slots__ = ()
+    inputs: list[Binding]
+    outputs: list[TensorDecl]
 
     @property
     def operands(self) -> list[Value]:
@@ -188,6 +184,19 @@ class KernelOp(Op):
 
     def declared_types(self) -> list[TensorType]:
         return [d.type for d in self.outputs]
+
+
+class KernelOp(BoundOp):
+    opname = "solar.kernel"
+    __slots__ = ("body", "inputs", "outputs", "symbol")
+
+    def __init__(self, symbol: str, inputs: list[Binding], outputs: list[TensorDecl], body: list[KStmt] | None = None,
+                 loc: Location = UNKNOWN) -> None:
+        super().__init__(loc)
+        self.symbol = symbol
+        self.inputs = inputs
+        self.outputs = outputs
+        self.body: list[KStmt] = body if body is not None else []
 
     def locals(self) -> list[TensorDecl]:
         return [s.decl for s in walk_stmts(self.body) if isinstance(s, LocalDecl)]

@@ -12,7 +12,7 @@ from ..expr import Binary, Expr
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
 from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
-from .base import AttrValue, Op, TypeFn, Value, Word
+from .base import ArgsOp, AttrValue, TypeFn, Value, Word
 
 if TYPE_CHECKING:
     from ..verifier import Verifier
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
-class GenericOp(Op):
+class GenericOp(ArgsOp):
     """An op of the generic syntax. A subclass sets `opname` (and adds it to the grammar's OP_NAME), its
     `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`;
     one with several results sets `result_count` and implements `infer_all` instead."""
@@ -45,16 +45,6 @@ class GenericOp(Op):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         GenericOp.registry[cls.opname] = cls
-
-    @property
-    def operands(self) -> list[Value]:
-        return list(self.args)
-
-    def set_operand(self, k: int, value: Value) -> None:
-        self.args[k] = value
-
-    def declared_types(self) -> list[TensorType]:
-        return list(self.result_types)
 
     def set_declared_types(self, types: list[TensorType]) -> None:
         self.result_types = list(types)

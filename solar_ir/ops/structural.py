@@ -12,7 +12,7 @@ from ..expr import Expr, format_expr, free_indices
 from ..printer import Printer, format_types, format_values
 from ..types import PARAM_NAME, TensorType, types_equal
 from ..verify_base import suggest
-from .base import ExprFn, Op, TypeFn, Value
+from .base import ArgsOp, ExprFn, Op, TypeFn, Value
 
 if TYPE_CHECKING:
     from ..verifier import Verifier
@@ -303,7 +303,7 @@ class IfOp(Op):
         p.out.append(f"{pad}}}{p.src_loc(self)}\n")
 
 
-class CallOp(Op):
+class CallOp(ArgsOp):
     opname = "solar.call"
     results_may_be_unnamed = True
     __slots__ = ("args", "callee", "result_types")
@@ -313,16 +313,6 @@ class CallOp(Op):
         self.callee = callee
         self.args = args
         self.result_types = result_types
-
-    @property
-    def operands(self) -> list[Value]:
-        return list(self.args)
-
-    def set_operand(self, k: int, value: Value) -> None:
-        self.args[k] = value
-
-    def declared_types(self) -> list[TensorType]:
-        return list(self.result_types)
 
     def map_types(self, fn: TypeFn) -> None:
         self.result_types = [fn(t) for t in self.result_types]
