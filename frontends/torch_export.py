@@ -31,7 +31,6 @@ from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
-from solar.ir.expr import Binary, Expr, IntLit, NameRef
 from solar.ir.ops import Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
@@ -39,7 +38,7 @@ from solar.ir.verifier import verify
 from .diagnostics import Problem, SourceError, TranslationError, user_frame, user_frames
 from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
-from .lowering.core import Emitter, LoweringError, canon, ttype
+from .lowering.core import Emitter, LoweringError, ttype
 from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode, op_key
 from .torch_bounded import DATA_SIZE, bounded_counts, data_dependent, refuse_reading_bounded
@@ -64,6 +63,7 @@ from .torch_reference import (
     synth_inputs,
     to_numpy,
 )
+from .torch_symbols import SymbolNames
 
 # This module is the PyTorch frontend's API: building, exporting and the reference run live beside it
 # (torch_problem, torch_reference) and are named here too.
@@ -123,70 +123,6 @@ def sir_dtype(dt: torch.dtype) -> DType:
     if out is None:
         raise LoweringError(f"element type {dt} has no SIR equivalent (SIR has {', '.join(d.spelling for d in DType)})")
     return out
-
-
-# ---- sizes ----------------------------------------------------------------------------------------
-
-
-class SymbolNames:
-    """Maps torch's shape symbols (s0, s77) to SIR size parameters: `BATCH` for the first batch dimension,
-    then `BATCH2`, `BATCH3`, ... for other leading dims and `DIM1`, `DIM2`, ... for the rest. (Long names:
-    kernels bind tensors to short capitals such as `B`, which must not collide with a parameter.)"""
-
-    def __init__(self) -> None:
-        self.names: dict[Any, str] = {}
-        self.defaults: dict[str, int] = {}
-        self.where: dict[str, list[tuple[int, int]]] = {}
-        self._counts = {"BATCH": 0, "DIM": 0}
-
-    def declare(self, sym: Any, dim: int, hint: int, input_index: int) -> None:
-        if sym not in self.names:
-            prefix = "BATCH" if dim == 0 else "DIM"
-            n = self._counts[prefix] = self._counts[prefix] + 1
-            name = prefix if prefix == "BATCH" and n == 1 else f"{prefix}{n}"
-            self.names[sym] = name
-            self.defaults[name] = hint
-        self.where.setdefault(self.names[sym], []).append((input_index, dim))
-
-    def expr(self, e: Any) -> Expr:
-        """A sympy expression of shape symbols as a SIR expression."""
-        import sympy
-        from torch.utils._sympy.functions import CleanDiv, FloorDiv, Mod, PythonMod
-
-        if isinstance(e, sympy.Integer) or (hasattr(e, "is_Integer") and e.is_Integer):
-            return IntLit(int(e))
-        if isinstance(e, sympy.Symbol):
-            if e not in self.names:
-                raise LoweringError(f"the size {e} is data-dependent or not tied to an input dimension")
-            return NameRef(self.names[e])
-        if isinstance(e, sympy.Add):
-            parts = [self.expr(a) for a in e.args]
-            out = parts[0]
-            for p in parts[1:]:
-                out = Binary("+", out, p)
-            return out
-        if isinstance(e, sympy.Mul):
-            parts = [self.expr(a) for a in e.args]
-            out = parts[0]
-            for p in parts[1:]:
-                out = Binary("*", out, p)
-            return out
-        if isinstance(e, FloorDiv | CleanDiv):
-            return Binary("floordiv", self.expr(e.args[0]), self.expr(e.args[1]))
-        if isinstance(e, Mod | PythonMod):
-            return Binary("mod", self.expr(e.args[0]), self.expr(e.args[1]))
-        raise LoweringError(f"the size expression {e} is not affine")
-
-    def dim(self, d: Any) -> Any:
-        if isinstance(d, int):
-            return d
-        if isinstance(d, torch.SymInt):
-            node_expr = d.node.expr
-            try:
-                return int(node_expr)
-            except (TypeError, ValueError):
-                return canon(self.expr(node_expr))
-        return int(d)
 
 
 # ---- lowering the graph ---------------------------------------------------------------------------
