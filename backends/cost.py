@@ -38,11 +38,8 @@ from solar.ir.ops import (
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
-from . import (
-    composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
-    selection,  # noqa: F401  (registers the data-dependent ops' hooks)
-)
-from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES
+from . import composition_hooks, selection
+from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 
 
 class CostError(ValueError):
@@ -472,13 +469,16 @@ def inverse_roofline(mode: str, works: list[Work], peaks: Peaks, latency_s: floa
 
 # ---- how kernels and einsums count (composition ops: backends/composition_hooks.py) -----------------
 
+UNIT_HOOKS = HookSet("the cost model's kernels and einsums")
 
-@COUNTS.register(EinsumOp)
+
+
+@UNIT_HOOKS.counts(EinsumOp)
 def _einsum_counts(model: CostModel, op: EinsumOp, loops: dict) -> Counts:
     return einsum_counts(op, model.params, model.values)
 
 
-@COUNTS.register(KernelOp)
+@UNIT_HOOKS.counts(KernelOp)
 def _kernel_counts(model: CostModel, op: KernelOp, loops: dict) -> Counts:
     isl_model = build_model(op, model.params, loops)
     # kernel_counts sums over the iterations of the solar.for loops the kernel uses; the cost model counts one
@@ -494,19 +494,23 @@ def _kernel_counts(model: CostModel, op: KernelOp, loops: dict) -> Counts:
     return _per_run(kernel_counts(isl_model, model.values), runs)
 
 
-@READ_BYTES.register(EinsumOp, KernelOp)
+@UNIT_HOOKS.read_bytes(EinsumOp, KernelOp)
 def _unit_reads(model: CostModel, op: EinsumOp | KernelOp, v: Value, full: int, loops: dict) -> int:
     c = model.counts(op, loops)
     names = [b.name for b in op.inputs if b.value is v]
     return min(full, max((c.bytes_read.get(n, 0) for n in names), default=0))
 
 
-@WRITE_BYTES.register(EinsumOp)
+@UNIT_HOOKS.write_bytes(EinsumOp)
 def _einsum_writes(model: CostModel, op: EinsumOp, v: Value, loops: dict) -> int:
     return model.counts(op, loops).bytes_written
 
 
-@WRITE_BYTES.register(KernelOp)
+@UNIT_HOOKS.write_bytes(KernelOp)
 def _kernel_writes(model: CostModel, op: KernelOp, v: Value, loops: dict) -> int:
     model.counts(op, loops)
     return model.kernel_outputs[op][op.outputs[op.results.index(v)].name]
+
+
+# What the cost model counts with, registered once whichever of it and the executor loads first.
+install(composition_hooks.HOOKS, selection.HOOKS, UNIT_HOOKS)

@@ -9,21 +9,23 @@ module; a subclass inherits its base's hooks. docs/writing-an-op.md shows one.
                                                                   (default: `full`, the whole tensor)
     WRITE_BYTES  (model, op, value, loops) -> bytes               bytes it writes of one result (default:
                                                                   the whole tensor)
+
+A backend module declares its hooks in a `HookSet` (`@HOOKS.execute(SortOp)`), which registers nothing by
+being imported; the executor and the cost model `install` the sets they use, by name, when they load. The
+hooks see the executor and the cost model through the protocols `Runner` and `CostQueries`, so a hook module
+imports neither.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from solar.ir.analysis.counts import Counts
 from solar.ir.ops import Op, Value
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from .cost import CostModel
-    from .executor import Program
 
 H = TypeVar("H", bound=Callable[..., Any])
 
@@ -54,14 +56,75 @@ class HookTable(Generic[H]):
 
 
 Env = dict[Value, "np.ndarray"]
+
+
+class Runner(Protocol):
+    """What an EXECUTE hook may ask the executor (`solar.backends.executor.Program` is one)."""
+
+    def run_block(self, ops: list[Op], env: Env, idx: dict[str, int]) -> list[np.ndarray]: ...
+
+
+class CostQueries(Protocol):
+    """What a COUNTS, READ_BYTES or WRITE_BYTES hook may ask the cost model (`solar.backends.cost.CostModel`
+    is one): the size parameters with their values, a tensor's bytes, and another op's counts."""
+
+    params: list[str]
+    values: dict[str, int]
+
+    def nbytes(self, v: Value) -> int: ...
+
+    def counts(self, op: Op, loops: dict) -> Counts: ...
+
+
 # A hook takes the op of the class it is registered for, so its op parameter is typed as that class; the
 # tables hold hooks for many classes, hence `Any` in that one position.
-ExecuteHook = Callable[["Program", Any, Env, dict[str, int]], list["np.ndarray"]]
-CountsHook = Callable[["CostModel", Any, dict], Counts]
-ReadBytesHook = Callable[["CostModel", Any, Value, int, dict], int]
-WriteBytesHook = Callable[["CostModel", Any, Value, dict], int]
+ExecuteHook = Callable[[Runner, Any, Env, dict[str, int]], list["np.ndarray"]]
+CountsHook = Callable[[CostQueries, Any, dict], Counts]
+ReadBytesHook = Callable[[CostQueries, Any, Value, int, dict], int]
+WriteBytesHook = Callable[[CostQueries, Any, Value, dict], int]
 
 EXECUTE: HookTable[ExecuteHook] = HookTable("execute")
 COUNTS: HookTable[CountsHook] = HookTable("counts")
 READ_BYTES: HookTable[ReadBytesHook] = HookTable("read-bytes")
 WRITE_BYTES: HookTable[WriteBytesHook] = HookTable("write-bytes")
+
+
+class HookSet:
+    """The hooks one backend module declares, per op class. Declaring registers nothing; `install` puts a
+    set into the tables, once however often it is called."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.entries: list[tuple[HookTable[Any], tuple[type[Op], ...], Callable[..., Any]]] = []
+
+    def _declare(self, table: HookTable[H], classes: tuple[type[Op], ...]) -> Callable[[H], H]:
+        def add(hook: H) -> H:
+            self.entries.append((table, classes, hook))
+            return hook
+
+        return add
+
+    def execute(self, *classes: type[Op]) -> Callable[[ExecuteHook], ExecuteHook]:
+        return self._declare(EXECUTE, classes)
+
+    def counts(self, *classes: type[Op]) -> Callable[[CountsHook], CountsHook]:
+        return self._declare(COUNTS, classes)
+
+    def read_bytes(self, *classes: type[Op]) -> Callable[[ReadBytesHook], ReadBytesHook]:
+        return self._declare(READ_BYTES, classes)
+
+    def write_bytes(self, *classes: type[Op]) -> Callable[[WriteBytesHook], WriteBytesHook]:
+        return self._declare(WRITE_BYTES, classes)
+
+
+_INSTALLED: set[HookSet] = set()
+
+
+def install(*sets: HookSet) -> None:
+    """Registers every hook of `sets` in its table; a set already installed is skipped."""
+    for hook_set in sets:
+        if hook_set in _INSTALLED:
+            continue
+        for table, classes, hook in hook_set.entries:
+            table.register(*classes)(hook)
+        _INSTALLED.add(hook_set)
