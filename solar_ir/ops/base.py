@@ -10,39 +10,17 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from ..attr_values import AttrValue
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Expr
+from ..printer import Printer
 from ..types import Dim, TensorType
-
-if TYPE_CHECKING:
-    from ..printer import Printer
-    from ..verifier import Verifier
+from ..verifier import Verifier
 
 TypeFn = Callable[[TensorType], TensorType]
 ExprFn = Callable[[Expr], Expr]
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """A bare word attribute value, such as `add` in `{reduce = add}`."""
-
-    name: str
-
-    def __post_init__(self) -> None:
-        # These spell literals, so as words they would read back as a float or a bool.
-        if self.name in ("inf", "nan", "true", "false") or not self.name.isidentifier():
-            raise ValueError(f"'{self.name}' cannot be a bare-word attribute value; use a string")
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolRef:
-    name: str  # without '@'
-
-
-AttrValue = Any  # int | float | bool | str | Word | SymbolRef | TensorType | list | dict
 
 
 class Value:

@@ -7,12 +7,13 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..attr_values import AttrValue, Word
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Binary, Expr
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
 from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
-from .base import ArgsOp, AttrValue, TypeFn, Value, Word
+from .base import ArgsOp, TypeFn, Value
 
 if TYPE_CHECKING:
     from ..verifier import Verifier
@@ -145,9 +146,8 @@ class ReshapeOp(GenericOp):
             return None
         if src.dtype != declared.dtype:
             return declared.with_dtype(src.dtype)
-        defaults = v.module_op.param_values() if v.module_op else {}
         try:
-            before, after = src.num_elements(defaults), declared.num_elements(defaults)
+            before, after = src.num_elements(v.module_defaults), declared.num_elements(v.module_defaults)
         except (KeyError, ValueError):
             return None  # symbolic sizes without values: checked when bound
         if before != after:
