@@ -38,7 +38,6 @@ from solar.ir.ops import (
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
-from . import composition_hooks, selection
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 
 
@@ -512,5 +511,5 @@ def _kernel_writes(model: CostModel, op: KernelOp, v: Value, loops: dict) -> int
     return model.kernel_outputs[op][op.outputs[op.results.index(v)].name]
 
 
-# What the cost model counts with, registered once whichever of it and the executor loads first.
-install(composition_hooks.HOOKS, selection.HOOKS, UNIT_HOOKS)
+# The cost model's own hooks (kernels, einsums); every other op names the set holding its (Op.backend_hooks).
+install(UNIT_HOOKS)

@@ -24,7 +24,7 @@ from solar.ir.rewrite import substitute_params
 from solar.ir.types import TensorType
 from solar.ir.verifier import suggest, verify
 
-from . import composition_hooks, jit, python_kernels, selection
+from . import jit, python_kernels
 from .codegen import GeneratedKernel, generate_kernel
 from .codegen_einsum import GeneratedEinsum, generate_einsum, generate_einsum_epilogue
 from .dtypes import FORMATS, STORAGE, compute_dtype, identity, round_tf32, storage_dtype, to_compute, to_storage
@@ -477,8 +477,9 @@ def _run_call(program: Program, op: CallOp, env: Env, idx: dict[str, int]) -> li
     return program.call(op.callee, [env[a] for a in op.args])
 
 
-# What the executor runs with, registered once whichever of it and the cost model loads first.
-install(composition_hooks.HOOKS, selection.HOOKS, PROGRAM_HOOKS)
+# The executor's own hooks (kernels, einsums, structural ops); every other op names the set holding its
+# (Op.backend_hooks).
+install(PROGRAM_HOOKS)
 
 
 __all__ = ["InputSpec", "Program", "bind_values", "coerce_input", "prepare", "run"]

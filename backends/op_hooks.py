@@ -11,13 +11,16 @@ module; a subclass inherits its base's hooks. docs/writing-an-op.md shows one.
                                                                   the whole tensor)
 
 A backend module declares its hooks in a `HookSet` (`@HOOKS.execute(SortOp)`), which registers nothing by
-being imported; the executor and the cost model `install` the sets they use, by name, when they load. The
+being imported. An op class names the set that holds its hooks (`Op.backend_hooks`, "module:name"), which
+a table installs the first time it looks the class up; the executor and the cost model `install` their own
+sets (kernels, einsums, structural ops) when they load. The
 hooks see the executor and the cost model through the protocols `Runner` and `CostQueries`, so a hook module
 imports neither.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -51,6 +54,7 @@ class HookTable(Generic[H]):
 
     def lookup(self, cls: type[Op]) -> H | None:
         if cls not in self._resolved:
+            install_declared(cls)
             self._resolved[cls] = next((self._hooks[c] for c in cls.__mro__ if c in self._hooks), None)
         return self._resolved[cls]
 
@@ -128,3 +132,19 @@ def install(*sets: HookSet) -> None:
         for table, classes, hook in hook_set.entries:
             table.register(*classes)(hook)
         _INSTALLED.add(hook_set)
+
+
+def install_declared(cls: type[Op]) -> None:
+    """Installs the hook sets that `cls` and its bases declare (`Op.backend_hooks`, "module:name")."""
+    for base in cls.__mro__:
+        ref = base.__dict__.get("backend_hooks")
+        if ref and ref not in _LOADED:
+            module, _, name = ref.partition(":")
+            hook_set = getattr(importlib.import_module(module), name)
+            if not isinstance(hook_set, HookSet):
+                raise TypeError(f"{base.__name__}.backend_hooks names {ref}, which is not a HookSet")
+            _LOADED.add(ref)
+            install(hook_set)
+
+
+_LOADED: set[str] = set()

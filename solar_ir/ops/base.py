@@ -60,6 +60,9 @@ class Op:
     # Its results hold its operands' elements, rearranged (layout ops, slices, concat): whatever range an
     # operand's values keep to, the results keep to it too.
     forwards_values: ClassVar[bool] = False
+    # Where its backend hooks are declared: "module:name" of a `solar.backends.op_hooks.HookSet`, which a
+    # backend installs the first time it looks the class up. A string, so the IR core imports no backend.
+    backend_hooks: ClassVar[str] = ""
 
     __slots__ = ("attrs", "loc", "results", "src_loc", "use_locs")
 

@@ -24,6 +24,7 @@ class TypedOp(Op):
     """An op with one result whose type it keeps in `type` (constants, slices, inserts)."""
 
     __slots__ = ()
+    backend_hooks = "solar.backends.composition_hooks:HOOKS"
     type: TensorType
 
     def declared_types(self) -> list[TensorType]:

@@ -5,7 +5,7 @@ type (`infer`); the parser, printer and verifier need nothing more to handle a n
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..attr_values import AttrValue, Word
 from ..diagnostics import UNKNOWN, Location
@@ -22,12 +22,13 @@ SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
 class GenericOp(ArgsOp):
-    """An op of the generic syntax. A subclass sets `opname` (and adds it to the grammar's OP_NAME), its
-    `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`;
-    one with several results sets `result_count` and implements `infer_all` instead."""
+    """An op of the generic syntax. A subclass sets `opname` (the parser finds it by that name in
+    `OP_CLASSES`; the grammar has one rule for every generic op), its `operand_count` (-1: one or more),
+    `required` and `optional` attribute names, and implements `infer`; one with several results sets
+    `result_count` and implements `infer_all` instead."""
 
     __slots__ = ("args", "result_types")
-    registry: ClassVar[dict[str, type[GenericOp]]] = {}
+    backend_hooks = "solar.backends.composition_hooks:HOOKS"
     operand_count: ClassVar[int] = 1
     result_count: ClassVar[int] = 1
     # The operand read as indices into `axis` of the first operand (gather, scatter), if any.
@@ -42,10 +43,6 @@ class GenericOp(ArgsOp):
         self.result_types = result_types
         if attrs:
             self.attrs.update(attrs)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        GenericOp.registry[cls.opname] = cls
 
     def set_declared_types(self, types: list[TensorType]) -> None:
         self.result_types = list(types)
