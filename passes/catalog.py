@@ -8,6 +8,7 @@ class in passes/ and prints the entry to add or replace where this table differs
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import typing
 from dataclasses import dataclass
@@ -145,11 +146,10 @@ def catalog_entry(name: str, info: PassInfo) -> str:
 
 
 def _table_from_classes() -> str:  # pragma: no cover - a maintainer's helper
-    from solar.passes import registry
-
     lines = ["CATALOG: dict[str, PassInfo] = {"]
-    for name in registry.names():
-        lines.append(catalog_entry(name, info_of_class(registry.load(name))))
+    for name, info in sorted(CATALOG.items()):
+        module, _, cls = info.target.partition(":")
+        lines.append(catalog_entry(name, info_of_class(getattr(importlib.import_module(module), cls))))
     lines.append("}")
     return "\n".join(lines)
 

@@ -9,12 +9,13 @@ module dispatches on its class (see docs/writing-an-op.md)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from ..attr_values import AttrValue
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Expr
+from ..index_map import IndexMap
 from ..printer import Printer
 from ..types import Dim, TensorType
 from ..verifier import Verifier
@@ -153,6 +154,13 @@ class Op:
     def print(self, p: Printer, indent: int) -> None:
         """Appends this op's canonical text (one or more full lines) to `p`."""
         raise TypeError(f"cannot print {self!r}")
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap | None:
+        """For a layout op (`is_view`) with an operand: how its result's indices map to its operand's
+        (solar.ir.index_map), with the size parameters' `values`; None for every other op. Tiling, chain
+        following and the exporters read this, not the op's class. Raises NotAffine where the map has no
+        affine form at these values."""
+        return None
 
     def map_types(self, fn: TypeFn) -> None:
         """Replaces every type this op declares (results, outputs, locals) by `fn` of it; block arguments and

@@ -4,12 +4,14 @@ type (`infer`); the parser, printer and verifier need nothing more to handle a n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import TYPE_CHECKING, ClassVar
 
 from ..attr_values import AttrValue, Word
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Binary, Expr
+from ..index_map import Broadcast, IndexMap, Permutation, Regroup
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
 from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
@@ -152,6 +154,9 @@ class ReshapeOp(GenericOp):
                     self.loc)
         return None
 
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Regroup()
+
 
 class PermuteOp(GenericOp):
     opname = "solar.permute"
@@ -169,6 +174,9 @@ class PermuteOp(GenericOp):
                     self.loc)
             return None
         return TensorType(tuple(src.shape[p] for p in perm), src.dtype)
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Permutation(tuple(self.attrs["perm"]))
 
 
 class ConcatOp(GenericOp):
@@ -224,6 +232,9 @@ class BroadcastOp(GenericOp):
                 v.error(f"solar.broadcast cannot stretch input dimension {i} of size {format_dim(src.shape[i])} "
                         f"to {format_dim(declared.shape[d])}", self.loc)
         return None
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Broadcast(tuple(self.attrs["dims"]))
 
 
 class GatherOp(GenericOp):
