@@ -19,11 +19,12 @@ from .expr import (
     NameRef,
     Unary,
 )
+from .expr_visitor import ExprVisitor
 from .scalar_funcs import ALL_FUNCTION_NAMES, FUNCTIONS
 from .verify_base import BOOL_LIT, FLOAT_LIT, INT_LIT, Checker, EType, KernelScope, literal_fits, suggest, type_name
 
 
-class ScalarTypes(Checker):
+class ScalarTypes(Checker, ExprVisitor[EType]):
     """The verifier's typing of scalar expressions (mixed into `Verifier`)."""
 
     def access(self, acc: Access, scope: KernelScope) -> DType | None:
@@ -41,50 +42,60 @@ class ScalarTypes(Checker):
 
     # ---- scalar expression types -----------------------------------------------------------------
     def etype(self, e: Expr, scope: KernelScope) -> EType:
-        if isinstance(e, IntLit):
-            return INT_LIT
-        if isinstance(e, FloatLit):
-            return FLOAT_LIT
-        if isinstance(e, BoolLit):
-            return BOOL_LIT
-        if isinstance(e, IndexRef):
-            if e.name not in scope.indices:
-                self.error(f"unknown loop index %{e.name}{suggest(e.name, scope.indices)}", e.loc)
-                return None
+        return self.visit(e, scope)
+
+    def visit_int_lit(self, e: IntLit, scope: KernelScope) -> EType:
+        return INT_LIT
+
+    def visit_float_lit(self, e: FloatLit, scope: KernelScope) -> EType:
+        return FLOAT_LIT
+
+    def visit_bool_lit(self, e: BoolLit, scope: KernelScope) -> EType:
+        return BOOL_LIT
+
+    def visit_index_ref(self, e: IndexRef, scope: KernelScope) -> EType:
+        if e.name not in scope.indices:
+            self.error(f"unknown loop index %{e.name}{suggest(e.name, scope.indices)}", e.loc)
+            return None
+        return INDEX
+
+    def visit_name_ref(self, e: NameRef, scope: KernelScope) -> EType:
+        if e.name in scope.elements:
+            return scope.elements[e.name]
+        if e.name in self.params:
             return INDEX
-        if isinstance(e, NameRef):
-            if e.name in scope.elements:
-                return scope.elements[e.name]
-            if e.name in self.params:
-                return INDEX
-            if e.name in scope.tensors:
-                self.error(f"tensor {e.name} needs indices: {e.name}[...]", e.loc)
-                return None
-            self.error(f"unknown name {e.name}{suggest(e.name, [*scope.elements, *self.params, *scope.tensors])}",
+        if e.name in scope.tensors:
+            self.error(f"tensor {e.name} needs indices: {e.name}[...]", e.loc)
+            return None
+        self.error(f"unknown name {e.name}{suggest(e.name, [*scope.elements, *self.params, *scope.tensors])}",
+                   e.loc)
+        return None
+
+    def visit_access(self, e: Access, scope: KernelScope) -> EType:
+        if e.tensor in scope.elements:
+            self.error(f"einsum operands are read by name alone (`{e.tensor}`); the subscripts give the indices",
                        e.loc)
             return None
-        if isinstance(e, Access):
-            if e.tensor in scope.elements:
-                self.error(f"einsum operands are read by name alone (`{e.tensor}`); the subscripts give the indices",
-                           e.loc)
-                return None
-            return self.access(e, scope)
-        if isinstance(e, Cast):
-            self.etype(e.operand, scope)
-            return e.dtype
-        if isinstance(e, Unary):
-            t = self.etype(e.operand, scope)
-            if e.op == "not":
-                return self.expect_bool(t, e.operand, "not")
-            if t is not None and (t == BOOL_LIT or (isinstance(t, DType) and t.is_bool)):
-                self.error("cannot negate a boolean; use not", e.loc)
-                return None
-            return t
-        if isinstance(e, Binary):
-            return self.binary(e, scope)
-        if isinstance(e, Call):
-            return self.call_expr(e, scope)
-        raise TypeError(e)
+        return self.access(e, scope)
+
+    def visit_cast(self, e: Cast, scope: KernelScope) -> EType:
+        self.etype(e.operand, scope)
+        return e.dtype
+
+    def visit_unary(self, e: Unary, scope: KernelScope) -> EType:
+        t = self.etype(e.operand, scope)
+        if e.op == "not":
+            return self.expect_bool(t, e.operand, "not")
+        if t is not None and (t == BOOL_LIT or (isinstance(t, DType) and t.is_bool)):
+            self.error("cannot negate a boolean; use not", e.loc)
+            return None
+        return t
+
+    def visit_binary(self, e: Binary, scope: KernelScope) -> EType:
+        return self.binary(e, scope)
+
+    def visit_call(self, e: Call, scope: KernelScope) -> EType:
+        return self.call_expr(e, scope)
 
     def expect_bool(self, t: EType, e: Expr, what: str) -> EType:
         if t is None:

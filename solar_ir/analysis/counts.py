@@ -40,6 +40,7 @@ from solar.ir.analysis.isl_model import (
 )
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp, Value
 from solar.ir.scalar_funcs import BINARY_FLOP_KIND, FUNCTIONS
 from solar.ir.types import TensorType
@@ -122,21 +123,37 @@ def expression_ops(expr: Expr) -> Counter[str]:
     """Operations one evaluation of `expr` performs, by kind. The subscripts of tensor reads are address
     arithmetic, not operations: `X[2 * %p + %r]` costs nothing beyond the read."""
     ops: Counter[str] = Counter()
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, Access):
-            stack.extend(node.children())
-        if isinstance(node, Binary):
-            ops[BINARY_FLOP_KIND[node.op]] += 1
-        elif isinstance(node, Unary):
-            ops["add" if node.op == "-" else "logic"] += 1
-        elif isinstance(node, Call):
-            fn = FUNCTIONS.get(node.func)
-            ops[fn.flop_kind if fn is not None else node.func] += 1
-        elif isinstance(node, Cast):
-            ops["cast"] += 1
+    _OPERATIONS.visit(expr, ops)
     return ops
+
+
+class _Operations(ExprVisitor[None]):
+    """Adds the operations of an expression, by kind, to a counter; leaves and reads cost nothing."""
+
+    def visit_binary(self, e: Binary, ops: Counter[str]) -> None:
+        ops[BINARY_FLOP_KIND[e.op]] += 1
+        self.visit(e.lhs, ops)
+        self.visit(e.rhs, ops)
+
+    def visit_unary(self, e: Unary, ops: Counter[str]) -> None:
+        ops["add" if e.op == "-" else "logic"] += 1
+        self.visit(e.operand, ops)
+
+    def visit_call(self, e: Call, ops: Counter[str]) -> None:
+        fn = FUNCTIONS.get(e.func)
+        ops[fn.flop_kind if fn is not None else e.func] += 1
+        for arg in e.args:
+            self.visit(arg, ops)
+
+    def visit_cast(self, e: Cast, ops: Counter[str]) -> None:
+        ops["cast"] += 1
+        self.visit(e.operand, ops)
+
+    def visit_other(self, e: Expr, ops: Counter[str]) -> None:
+        """Literals, indices, names and tensor reads (whose subscripts are addresses)."""
+
+
+_OPERATIONS = _Operations()
 
 
 def flops_of(ops: Counter[str]) -> int:

@@ -27,6 +27,7 @@ from solar.ir.expr import (
     format_expr,
     walk,
 )
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl, walk_stmts
 from solar.ir.types import Dim, TensorType
 
@@ -52,29 +53,47 @@ class UnsupportedForISL(ValueError):
 
 def isl_expr(expr: Expr, names: dict[str, str]) -> str:
     """An affine IR expression in ISL syntax; `names` maps '%index' and parameter names to ISL names."""
-    if isinstance(expr, IntLit):
-        return str(expr.value)
-    if isinstance(expr, IndexRef):
-        return names["%" + expr.name]
-    if isinstance(expr, NameRef):
-        return names.get(expr.name, isl_name(expr.name))
-    if isinstance(expr, Unary) and expr.op == "-":
-        return f"(-{isl_expr(expr.operand, names)})"
-    if isinstance(expr, Binary):
-        a, b = isl_expr(expr.lhs, names), isl_expr(expr.rhs, names)
-        if expr.op in ("+", "-", "*"):
-            return f"({a} {expr.op} {b})"
-        if expr.op == "floordiv":
+    return _ISL_TEXT.visit(expr, names)
+
+
+class _IslText(ExprVisitor[str]):
+    """Affine expressions as ISL text; any other expression is UnsupportedForISL."""
+
+    def visit_int_lit(self, e: IntLit, names: dict[str, str]) -> str:
+        return str(e.value)
+
+    def visit_index_ref(self, e: IndexRef, names: dict[str, str]) -> str:
+        return names["%" + e.name]
+
+    def visit_name_ref(self, e: NameRef, names: dict[str, str]) -> str:
+        return names.get(e.name, isl_name(e.name))
+
+    def visit_unary(self, e: Unary, names: dict[str, str]) -> str:
+        if e.op != "-":
+            return self.visit_other(e, names)
+        return f"(-{self.visit(e.operand, names)})"
+
+    def visit_binary(self, e: Binary, names: dict[str, str]) -> str:
+        a, b = self.visit(e.lhs, names), self.visit(e.rhs, names)
+        if e.op in ("+", "-", "*"):
+            return f"({a} {e.op} {b})"
+        if e.op == "floordiv":
             return f"floor(({a})/{b})"
-        if expr.op == "ceildiv":
+        if e.op == "ceildiv":
             return f"ceil(({a})/{b})"
-        if expr.op == "mod":
+        if e.op == "mod":
             return f"(({a}) mod {b})"
-        if expr.op in ("<", "<=", ">", ">=", "=="):
-            return f"{a} {'=' if expr.op == '==' else expr.op} {b}"
-        if expr.op == "and":
+        if e.op in ("<", "<=", ">", ">=", "=="):
+            return f"{a} {'=' if e.op == '==' else e.op} {b}"
+        if e.op == "and":
             return f"{a} and {b}"
-    raise UnsupportedForISL(f"`{format_expr(expr)}` is not affine", expr)
+        return self.visit_other(e, names)
+
+    def visit_other(self, e: Expr, names: dict[str, str]) -> str:
+        raise UnsupportedForISL(f"`{format_expr(e)}` is not affine", e)
+
+
+_ISL_TEXT = _IslText()
 
 
 def dim_text(dim: Dim, names: dict[str, str]) -> str:
