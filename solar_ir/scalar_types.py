@@ -41,8 +41,9 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
         return t.dtype
 
     # ---- scalar expression types -----------------------------------------------------------------
-    def etype(self, e: Expr, scope: KernelScope) -> EType:
-        return self.visit(e, scope)
+    # The type of a scalar expression: the dispatch itself, so that a nested expression costs two frames a
+    # level (the limits of solar.ir.limits leave room for that many).
+    etype = ExprVisitor.visit
 
     def visit_int_lit(self, e: IntLit, scope: KernelScope) -> EType:
         return INT_LIT
@@ -91,12 +92,6 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
             return None
         return t
 
-    def visit_binary(self, e: Binary, scope: KernelScope) -> EType:
-        return self.binary(e, scope)
-
-    def visit_call(self, e: Call, scope: KernelScope) -> EType:
-        return self.call_expr(e, scope)
-
     def expect_bool(self, t: EType, e: Expr, what: str) -> EType:
         if t is None:
             return None
@@ -105,7 +100,7 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
         self.error(f"{what} needs an i1 operand, not {type_name(t)}", e.loc)
         return None
 
-    def binary(self, e: Binary, scope: KernelScope) -> EType:
+    def visit_binary(self, e: Binary, scope: KernelScope) -> EType:
         lt, rt = self.etype(e.lhs, scope), self.etype(e.rhs, scope)
         if e.op in LOGICAL:
             a, b = self.expect_bool(lt, e.lhs, e.op), self.expect_bool(rt, e.rhs, e.op)
@@ -148,7 +143,7 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
         self.error(f"a {lit} cannot be combined with {dtype} values", e.loc)
         return None
 
-    def call_expr(self, e: Call, scope: KernelScope) -> EType:
+    def visit_call(self, e: Call, scope: KernelScope) -> EType:
         types = [self.etype(a, scope) for a in e.args]
         if e.func == "select":
             if len(e.args) != 3:

@@ -123,34 +123,36 @@ def expression_ops(expr: Expr) -> Counter[str]:
     """Operations one evaluation of `expr` performs, by kind. The subscripts of tensor reads are address
     arithmetic, not operations: `X[2 * %p + %r]` costs nothing beyond the read."""
     ops: Counter[str] = Counter()
-    _OPERATIONS.visit(expr, ops)
+    stack = [expr]
+    while stack:  # a walk, not recursion: an expression may nest as deep as solar.ir.limits allows
+        node = stack.pop()
+        stack.extend(_OPERATIONS.visit(node, ops))
     return ops
 
 
-class _Operations(ExprVisitor[None]):
-    """Adds the operations of an expression, by kind, to a counter; leaves and reads cost nothing."""
+class _Operations(ExprVisitor[tuple[Expr, ...]]):
+    """Adds the operations of one node, by kind, to a counter, and gives the nodes whose operations count:
+    its operands (leaves and tensor reads have none, a read's subscripts being addresses)."""
 
-    def visit_binary(self, e: Binary, ops: Counter[str]) -> None:
+    def visit_binary(self, e: Binary, ops: Counter[str]) -> tuple[Expr, ...]:
         ops[BINARY_FLOP_KIND[e.op]] += 1
-        self.visit(e.lhs, ops)
-        self.visit(e.rhs, ops)
+        return e.children()
 
-    def visit_unary(self, e: Unary, ops: Counter[str]) -> None:
+    def visit_unary(self, e: Unary, ops: Counter[str]) -> tuple[Expr, ...]:
         ops["add" if e.op == "-" else "logic"] += 1
-        self.visit(e.operand, ops)
+        return e.children()
 
-    def visit_call(self, e: Call, ops: Counter[str]) -> None:
+    def visit_call(self, e: Call, ops: Counter[str]) -> tuple[Expr, ...]:
         fn = FUNCTIONS.get(e.func)
         ops[fn.flop_kind if fn is not None else e.func] += 1
-        for arg in e.args:
-            self.visit(arg, ops)
+        return e.children()
 
-    def visit_cast(self, e: Cast, ops: Counter[str]) -> None:
+    def visit_cast(self, e: Cast, ops: Counter[str]) -> tuple[Expr, ...]:
         ops["cast"] += 1
-        self.visit(e.operand, ops)
+        return e.children()
 
-    def visit_other(self, e: Expr, ops: Counter[str]) -> None:
-        """Literals, indices, names and tensor reads (whose subscripts are addresses)."""
+    def visit_other(self, e: Expr, ops: Counter[str]) -> tuple[Expr, ...]:
+        return ()  # literals, indices, names and tensor reads
 
 
 _OPERATIONS = _Operations()
