@@ -137,7 +137,7 @@ class CostSurface:
         self.peaks = [Peaks(t) for t in self.targets]
         self.per_point_reason: str | None = None
         self._isl_names = {p: isl_name(p) for p in self.params}
-        self._tiled: dict[tuple[int, ...], dict[str, PointCost]] = {}
+        self._tiled: dict[tuple[int, ...], dict[str, list[tuple[float, float, float, int, int]]]] = {}
         try:
             model = CostModel(module, fp32_precision, values=symbols(self.params, isl_name))
             self.units = [_WorkFormulas.of(w) for w in model.units]
@@ -155,6 +155,18 @@ class CostSurface:
     @property
     def symbolic(self) -> bool:
         return self.per_point_reason is None
+
+    def check_swept(self, names: Iterable[str]) -> None:
+        """Every swept size must change some count: a declared size that no count uses is an error."""
+        if not self.symbolic:
+            return
+        used = {n for mode in MODES for f in self.formulas(mode).values() if isinstance(f, Formula)
+                for n in f.params}
+        for name in names:
+            self.point({name: 1})
+            if self._isl_names[name] not in used:
+                raise SweepError(f"size parameter {name} does not appear in any count: sweeping it changes "
+                                 "nothing")
 
     def works(self, mode: str) -> list[_WorkFormulas]:
         return {"unfused": self.units, "fused": self.groups, "whole_graph": [self.whole]}[mode]
@@ -273,32 +285,34 @@ class CostSurface:
     def _cache_aware(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...], target: str) -> ModeArrays:
         """The cache-aware mode at each point: a tiling search per point, cached by the point's sizes."""
         flat = {n: v.reshape(-1) for n, v in env.items()}
-        rows = []
+        points = []
         for k in range(math.prod(shape)):
             point = tuple(int(flat[n][k]) for n in self.params)
             if point not in self._tiled:
                 self._tiled[point] = self._tile_point(dict(zip(self.params, point, strict=True)))
-            c = self._tiled[point].get(target)
-            rows.append((c.tensor_s, c.vector_s, c.memory_s, c.flops, c.bytes) if c is not None
-                        else (math.nan, math.nan, math.nan, 0, 0))
-        cols = tuple(np.array([r[j] for r in rows], dtype=float if j < 3 else object).reshape(shape)
-                     for j in range(5))
-        return _mode_arrays([cols], shape)
+            points.append(self._tiled[point].get(target))
+        if any(p is None for p in points):  # the target lacks the buffer's figure: no cache-aware mode
+            nan = np.full(shape, math.nan)
+            return _mode_arrays([(nan, nan, nan, np.zeros(shape, dtype=object), np.zeros(shape, dtype=object))],
+                                shape)
+        groups = len(points[0])  # the same groups at every point
+        cols = [tuple(np.array([p[g][j] for p in points], dtype=float if j < 3 else object).reshape(shape)
+                      for j in range(5)) for g in range(groups)]
+        return _mode_arrays(cols, shape)
 
-    def _tile_point(self, point: dict[str, int]) -> dict[str, PointCost]:
+    def _tile_point(self, point: dict[str, int]) -> dict[str, list[tuple[float, float, float, int, int]]]:
+        """Per target, each group's cache-aware (tensor_s, vector_s, memory_s, flops, bytes) at `point`."""
         bound = copy.deepcopy(self.module)
         bound.params = [dataclasses.replace(p, default=point[p.name]) for p in bound.params]
         model = CostModel(bound, self.fp32_precision)
         tilings = Tilings(bound)
-        out: dict[str, PointCost] = {}
+        out: dict[str, list[tuple[float, float, float, int, int]]] = {}
         for peaks in self.peaks:
             report = analyse(model, peaks, None)
             assert self.buffer is not None
             if add_cache_aware(report, model, self.buffer, tilings) is None and report.cache_aware is not None:
-                m = report.cache_aware.mode
-                assert m is not None
-                out[peaks.target.name] = PointCost(point, peaks.target.name, CACHE_AWARE, m.seconds, m.tensor_s,
-                                                   m.vector_s, m.memory_s, m.flops, m.bytes)
+                out[peaks.target.name] = [(t.tensor_s, t.vector_s, t.memory_s, w.flops, w.total_bytes)
+                                          for w in report.cache_aware.works for t in [peaks.time(w)]]
         return out
 
 
@@ -368,7 +382,8 @@ def _exact(v: Any) -> int:
 
 @dataclass(frozen=True)
 class Crossover:
-    """Where a mode's bound changes kind along one size: `below` holds at `value - 1`, `above` at `value`."""
+    """Where a mode's bound changes kind along one size: `below` holds at `value - 1`, `above` at `value`
+    (the sizes not swept at their defaults, the other swept ones at `at`)."""
 
     param: str
     target: str
@@ -376,6 +391,7 @@ class Crossover:
     value: int
     below: str
     above: str
+    at: dict[str, int] = dataclasses.field(default_factory=dict)  # the other swept sizes along this line
 
     def as_record(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -390,30 +406,57 @@ def crossover(surface: CostSurface, param: str, target: str, mode: str, lo: int,
         raise SweepError(f"empty range {lo}..{hi} for {param}")
     base = dict(fixed or {})
     values = sorted({lo, hi, *(v for v in (grid or _powers(lo, hi)) if lo <= v <= hi)})
+    kinds = [_kind(surface, {**base, param: v}, target, mode) for v in values]
+    return _changes(surface, param, target, mode, base, values, kinds)
 
-    def kind(v: int) -> str:
-        sweep = surface.grid({**{k: [x] for k, x in base.items()}, param: [v]})
-        a = sweep.arrays[target][mode]
-        return str(a.bounds().reshape(-1)[0])
 
-    def compute_or_memory(k: str) -> str:
-        return "memory" if k == "memory" else "compute"
-
+def crossovers(sweep: Sweep, max_lines: int = 64) -> list[Crossover]:
+    """Every change of bound kind along each swept size, for every target and mode: along each line of the
+    grid (the other swept sizes fixed; the first `max_lines` lines of each size), located exactly."""
     out: list[Crossover] = []
-    kinds = [kind(v) for v in values]
+    for axis, param in enumerate(sweep.swept):
+        values = sweep.axes[param]
+        if len(values) < 2:
+            continue
+        others = [n for n in sweep.swept if n != param]
+        for target, modes in sweep.arrays.items():
+            for mode, a in modes.items():
+                kinds = np.moveaxis(a.bounds(), axis, -1).reshape(-1, len(values))
+                for line, index in enumerate(np.ndindex(*[len(sweep.axes[n]) for n in others])):
+                    if line >= max_lines:
+                        break
+                    fixed = {n: sweep.axes[n][i] for n, i in zip(others, index, strict=True)}
+                    out.extend(_changes(sweep.surface, param, target, mode, fixed, values,
+                                        [str(k) for k in kinds[line]]))
+    return out
+
+
+def _kind(surface: CostSurface, point: Mapping[str, int], target: str, mode: str) -> str:
+    a = surface.grid({k: [v] for k, v in point.items()}).arrays[target][mode]
+    return str(a.bounds().reshape(-1)[0])
+
+
+def _compute_or_memory(kind: str) -> str:
+    return "memory" if kind == "memory" else "compute"
+
+
+def _changes(surface: CostSurface, param: str, target: str, mode: str, fixed: Mapping[str, int],
+             values: Sequence[int], kinds: Sequence[str]) -> list[Crossover]:
+    """Each change of kind between neighbouring `values`, bisected to the least size of the new kind."""
+    out: list[Crossover] = []
     for k in range(len(values) - 1):
         (a, ka), (b, kb) = (values[k], kinds[k]), (values[k + 1], kinds[k + 1])
-        if compute_or_memory(ka) == compute_or_memory(kb):
+        if "none" in (ka, kb) or _compute_or_memory(ka) == _compute_or_memory(kb):
             continue
         left, right, k_right = a, b, kb
         while right - left > 1:
             mid = (left + right) // 2
-            km = kind(mid)
-            if compute_or_memory(km) == compute_or_memory(ka):
+            km = _kind(surface, {**fixed, param: mid}, target, mode)
+            if _compute_or_memory(km) == _compute_or_memory(ka):
                 left = mid
             else:
                 right, k_right = mid, km
-        out.append(Crossover(param, target, mode, right, ka, k_right))
+        out.append(Crossover(param, target, mode, right, ka, k_right, dict(fixed)))
     return out
 
 

@@ -477,16 +477,38 @@ def fmax_of(values: Iterable[Number], default: Number = 0) -> Number:
     return fmax(*items) if items else default
 
 
+def provably_at_most(a: Formula, b: Formula) -> bool:
+    """a ≤ b for every size ≥ 1, shown cheaply: b - a is one polynomial (no pieces, no floors) whose
+    coefficients are all ≥ 0. False means "not shown", not "a > b"."""
+    if a.kind != "isl" or b.kind != "isl":
+        return False
+    pa, pb = _aligned(a.poly, b.poly)
+    diff = _positive(pb.sub(pa))
+    if diff.is_zero():
+        return True
+    pieces = diff.get_pieces()
+    if len(pieces) != 1 or not pieces[0][0].plain_is_universe():
+        return False
+    terms = pieces[0][1].get_terms()
+    return all(_fraction(t.get_coefficient_val()) >= 0 and t.dim(isl.dim_type.div) == 0 for t in terms)
+
+
 def _extreme(kind: str, values: tuple[Number, ...]) -> Number:
     plain = [v for v in values if not isinstance(v, Formula)]
     formulas: list[Formula] = []
-    for v in values:
+    flat = [a for v in values for a in (v.args if isinstance(v, Formula) and v.kind == kind else (v,))]
+    for v in flat:
         if isinstance(v, Formula):
             c = v.constant
             if c is not None:
                 plain.append(c)
-            elif not any(v == f for f in formulas):
-                formulas.append(v)
+                continue
+            # Keep only the arguments that may decide: min drops one provably above another (max: below).
+            if any((provably_at_most(f, v) if kind == "min" else provably_at_most(v, f)) for f in formulas):
+                continue
+            formulas = [f for f in formulas
+                        if not (provably_at_most(v, f) if kind == "min" else provably_at_most(f, v))]
+            formulas.append(v)
     if not formulas:
         return (min if kind == "min" else max)(plain)
     args: list[Formula] = list(formulas)
