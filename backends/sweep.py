@@ -52,6 +52,19 @@ class SweepError(ValueError):
     """A point or grid the surface cannot evaluate: an unknown size, a size ≤ 0, too many points."""
 
 
+def check_axes(params: Sequence[str], axes: Mapping[str, Sequence[int]]) -> None:
+    """The grid's sizes are the module's, each with values, and the grid has at most MAX_POINTS points."""
+    for name, values in axes.items():
+        if name not in params:
+            raise SweepError(f"no size parameter {name} (the module has {', '.join(params) or 'none'})")
+        if not values:
+            raise SweepError(f"the range of {name} is empty")
+    total = math.prod(len(v) for v in axes.values())
+    if total > MAX_POINTS:
+        raise SweepError(f"the grid has {total:,} points, over {MAX_POINTS:,}: narrow a range (fewer values, "
+                         "or a larger step such as 1..4096*4) or sweep fewer sizes at once")
+
+
 @dataclass(frozen=True)
 class PointCost:
     """One mode on one target at one point."""
@@ -201,18 +214,13 @@ class CostSurface:
 
     def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
         """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
+        check_axes(self.params, axes)
         for name, values in axes.items():
-            if not values:
-                raise SweepError(f"the range of {name} is empty")
             for v in values:
                 self.point({name: v})
         fixed = self.point({k: v[0] for k, v in axes.items()})
         names = [n for n in self.params if n in axes] + [n for n in self.params if n not in axes]
         shape = tuple(len(axes[n]) for n in names if n in axes)
-        total = math.prod(shape)
-        if total > MAX_POINTS:
-            raise SweepError(f"the grid has {total:,} points, over {MAX_POINTS:,}: narrow a range (fewer values, "
-                             "or a larger step such as 1..4096*4) or sweep fewer sizes at once")
         mesh = np.meshgrid(*[np.asarray(list(axes[n]), dtype=object) for n in names if n in axes], indexing="ij")
         env = {n: m for n, m in zip([n for n in names if n in axes], mesh, strict=True)}
         env.update({n: np.full(shape, fixed[n], dtype=object) for n in names if n not in axes})
@@ -328,7 +336,15 @@ def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) ->
     obj_zero = np.zeros(shape, dtype=object)
     flops = sum((np.asarray(w[3], dtype=object) + obj_zero for w in works), obj_zero)
     nbytes = sum((np.asarray(w[4], dtype=object) + obj_zero for w in works), obj_zero)
-    return ModeArrays(seconds, tensor, vector, memory, flops, nbytes, compute, unit_memory)
+
+    def exact(v: Any) -> np.ndarray:  # a 0-d object sum comes back as a Python integer
+        out = np.empty(shape, dtype=object)
+        out[...] = v
+        return out
+
+    return ModeArrays(np.asarray(seconds, dtype=float).reshape(shape), np.asarray(tensor, dtype=float).reshape(shape),
+                      np.asarray(vector, dtype=float).reshape(shape), np.asarray(memory, dtype=float).reshape(shape),
+                      exact(flops), exact(nbytes), compute, unit_memory)
 
 
 @dataclass

@@ -90,6 +90,9 @@ def _rows(n: int) -> list[int]:
 
 
 def render_sweep(outcome: SweepOutcome) -> str:
+    """The compact table (at most TABLE_ROWS points), the crossovers, the factors and the design space."""
+    if not outcome.sweep.swept:  # --design-space alone: at the sizes' defaults
+        return render_designs(outcome.designs) if outcome.designs else ""
     sweep = outcome.sweep
     costs = sweep.costs()
     columns = [(t, m) for t, modes in sweep.arrays.items() for m in modes]

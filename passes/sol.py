@@ -12,7 +12,7 @@ from typing import Any
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.design_space import plot_designs
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
-from solar.backends.sweep import CostSurface, SweepError
+from solar.backends.sweep import CostSurface, SweepError, check_axes
 from solar.backends.sweep_report import (
     plot_sweep,
     render_formulas,
@@ -107,6 +107,11 @@ class SOL(Pass):
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
             return
+        try:  # a bad sweep is reported before any work
+            check_axes([p.name for p in module.params], self._axes())
+        except SweepError as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
         # Costing works on the whole program: calls are inlined on a copy (the IR itself is unchanged).
         has_calls = any(op.opname == "solar.call" for op in module.walk())
         work = module
@@ -175,9 +180,12 @@ class SOL(Pass):
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
 
+    def _axes(self) -> dict[str, list[int]]:
+        return parse_sweeps([s for s in self.sweep.split(";") if s.strip()])
+
     def _sweep(self, ctx: PassContext, surface: CostSurface, name: str, latency: float | None) -> None:
         """--sweep / --design-space: every mode on every target at every point (backends/sweep_report.py)."""
-        axes = parse_sweeps([s for s in self.sweep.split(";") if s.strip()])
+        axes = self._axes()
         design = parse_design_space(self.design_space) if self.design_space else None
         if design is not None and latency is None:
             raise SweepError("--design-space needs --target-latency (the latency the scaled targets must meet)")
