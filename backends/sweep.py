@@ -105,13 +105,14 @@ def _bound(tensor: float, vector: float, memory: float, seconds: float) -> str:
 class _WorkFormulas:
     """One unit's or group's counts as formulas (one run of it multiplied by its trips)."""
 
+    name: str
     tensor: dict[Any, Formula | int]  # DType -> FLOPs over all trips
     vector: dict[Any, Formula | int]
     bytes: Formula | int
 
     @staticmethod
     def of(w: Work) -> _WorkFormulas:
-        return _WorkFormulas({d: n * w.trips for d, n in w.flops_tensor.items() if n},
+        return _WorkFormulas(w.name, {d: n * w.trips for d, n in w.flops_tensor.items() if n},
                              {d: n * w.trips for d, n in w.flops_vector.items() if n}, w.bytes * w.trips)
 
 
@@ -159,7 +160,7 @@ class CostSurface:
         except (NotSymbolic, TypeError) as err:
             # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
             self.per_point_reason = str(err) or type(err).__name__
-            self.units, self.groups, self.whole = [], [], _WorkFormulas({}, {}, 0)
+            self.units, self.groups, self.whole = [], [], _WorkFormulas("whole graph", {}, {}, 0)
 
     @property
     def modes(self) -> tuple[str, ...]:

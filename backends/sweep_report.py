@@ -59,6 +59,22 @@ def mode_formulas(surface: CostSurface) -> dict[str, dict[str, str]]:
             if mode in ("unfused", "fused", "whole_graph")}
 
 
+def formulas_json(surface: CostSurface) -> dict[str, Any] | None:
+    """The `formulas` field of the --sol JSON (with --sol-formula): per mode, and per unit and group, the
+    FLOPs on tensor and vector units and the DRAM bytes as text in the size parameters; null when the
+    counts have no closed form (`per_point_reason` says why)."""
+    if not surface.symbolic:
+        return {"modes": None, "units": None, "groups": None, "per_point_reason": surface.per_point_reason}
+
+    def work(w: Any) -> dict[str, str]:
+        return {"name": w.name, "flops_tensor": formula_text(sum(w.tensor.values(), 0)),
+                "flops_vector": formula_text(sum(w.vector.values(), 0)), "bytes": formula_text(w.bytes)}
+
+    return {"params": list(surface.params), "modes": mode_formulas(surface),
+            "units": [work(w) for w in surface.units], "groups": [work(w) for w in surface.groups],
+            "per_point_reason": None}
+
+
 def render_formulas(surface: CostSurface) -> str:
     """The roofline of each mode as `max(F/Π, B/β)`, with the formulas and each target's peaks."""
     if not surface.symbolic:

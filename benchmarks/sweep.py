@@ -1,6 +1,6 @@
 """Sweep speed: 1,000 points of a translated transformer block, against one `solar-opt` process per point.
 
-A pre-norm transformer decoder (two layers: attention with a softmax over the scores, a gated MLP, RMS norms,
+A pre-norm transformer decoder (three layers: attention with a softmax over the scores, a gated MLP, RMS norms,
 residuals) is translated by torch.export with every dimension symbolic (its batch and sequence length
 become the size parameters BATCH and SEQ_LEN, named after the source's globals), lifted and fused. Then:
 
@@ -33,7 +33,7 @@ seq_len = 512
 d_model = 256
 n_heads = 4
 d_ff = 688
-n_layers = 2
+n_layers = 3
 
 
 class Block(torch.nn.Module):
@@ -119,6 +119,7 @@ def main() -> None:
         params = [p.name for p in module.params]
         units = len(CostModel(module).units)
         print(f"transformer block: {units} units of execution, size parameters {', '.join(params)}")
+        assert units >= 40, units
         batch, seq = "BATCH", "SEQ_LEN"
         assert batch in params and seq in params, params
 
