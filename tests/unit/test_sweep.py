@@ -304,3 +304,21 @@ def test_cache_aware_point_equals_tile_search_then_sol() -> None:
         got = next(c for c in surface.at({"B": b}) if c.mode == "cache_aware")
         assert (got.flops, got.bytes) == (expected.flops, expected.bytes)
         assert got.seconds == pytest.approx(expected.seconds, rel=1e-12)
+
+
+SORTED = """
+solar.module @s [N = 64] {
+  solar.func @f(%x: tensor<4xNxf32>) -> tensor<4xNxf32> {
+    %v, %i = solar.sort %x {axis = 1, descending = false} : (tensor<4xNxf32>, tensor<4xNxi64>)
+    solar.return %v
+  }
+}
+"""
+
+
+def test_counts_without_closed_form_are_counted_per_point() -> None:
+    """A sort's ⌈log₂ n!⌉ comparisons have no quasi-polynomial: the surface counts at each point, exactly."""
+    surface = CostSurface(prepared(SORTED), TARGETS)
+    assert not surface.symbolic and "needs a point" in (surface.per_point_reason or "")
+    for n in (2, 3, 17, 64):
+        assert_equal_to_bound(surface, {"N": n})
