@@ -63,7 +63,7 @@ from .torch_reference import (
     synth_inputs,
     to_numpy,
 )
-from .torch_symbols import SymbolNames, named_params
+from .torch_symbols import SizeNames, SymbolNames, named_params
 
 # This module is the PyTorch frontend's API: building, exporting and the reference run live beside it
 # (torch_problem, torch_reference) and are named here too.
@@ -139,7 +139,7 @@ def display_name(target: Any) -> str:
 class GraphLowering:
     """Lowers one exported program's graph into a SIR module."""
 
-    def __init__(self, ep: torch.export.ExportedProgram, name: str, size_names: dict[int, str] | None = None) -> None:
+    def __init__(self, ep: torch.export.ExportedProgram, name: str, size_names: SizeNames | None = None) -> None:
         self.ep = ep
         self.name = name
         self.syms = SymbolNames(size_names)  # sizes the source names (KernelBench globals) take those names
@@ -471,7 +471,7 @@ def preserved_table() -> Any:
     return table
 
 
-def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: dict[int, str] | None = None
+def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: SizeNames | None = None
                    ) -> TorchTranslation:
     """Lowers `ep`; where ops lack a lowering, decomposes them (keeping the ops we lower whole) and retries.
     Raises TranslationError listing every op left unsupported, each with its source line."""

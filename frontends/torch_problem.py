@@ -22,7 +22,7 @@ from solar.ir.ops import ModuleOp
 from .diagnostics import user_code_error
 from .export_dims import ExportDims, export_dynamic
 from .lowering.core import LoweringError
-from .torch_symbols import source_size_names
+from .torch_symbols import SizeNames, source_size_names
 
 # ---- the result -----------------------------------------------------------------------------------
 
@@ -79,8 +79,9 @@ class TorchProblem:
     # may build a smaller twin from scaled constructor arguments (frontends/scaled_reference.py).
     model_class: Callable[..., torch.nn.Module] | None = None
     init_args: Callable[[], Sequence[Any]] | None = None
-    # Size parameter names from the source (torch_symbols.source_size_names): a size → its global's name.
-    size_names: dict[int, str] = field(default_factory=dict)
+    # Size parameter names from the source: (input index, dim) → name, or a size → its global's name
+    # (torch_symbols.source_size_names); the dims of one name are one parameter.
+    size_names: SizeNames = field(default_factory=dict)
 
 
 def load_problem(path: str) -> TorchProblem:

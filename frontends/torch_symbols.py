@@ -14,10 +14,12 @@ from solar.ir.expr import Binary, Expr, IntLit, NameRef
 
 from .lowering.core import LoweringError, canon
 
+# Source names of sizes: (input index, dim) → name, or a size's value → name (see SymbolNames).
+SizeNames = dict[int | tuple[int, int], str]
 _SIZE_SUFFIX = re.compile(r"_(SIZE|DIM)\Z")
 
 
-def source_size_names(module_globals: Mapping[str, Any]) -> dict[int, str]:
+def source_size_names(module_globals: Mapping[str, Any]) -> SizeNames:
     """Size parameter names from a source file's module-level integers (KernelBench: `batch_size = 16`):
     value → name (`batch_size` → `BATCH`, `seq_len` → `SEQ_LEN`), for values above 1 that one global alone
     holds (two globals of one value cannot say which a dimension is)."""
@@ -26,7 +28,7 @@ def source_size_names(module_globals: Mapping[str, Any]) -> dict[int, str]:
         if key.startswith("_") or type(value) is not int or value <= 1 or not key.isidentifier():
             continue
         by_value.setdefault(value, []).append(key)
-    out: dict[int, str] = {}
+    out: SizeNames = {}
     for value, keys in by_value.items():
         if len(keys) == 1:
             name = _SIZE_SUFFIX.sub("", re.sub(r"[^A-Z0-9_]", "_", keys[0].upper())).strip("_")
@@ -42,26 +44,25 @@ SHORT_NAME = "\0"  # prefix of a source name too short to be a parameter's name 
 
 class SymbolNames:
     """Maps torch's shape symbols (s0, s77) to SIR size parameters. A dimension whose size a source name
-    gives (`source`: value → name, from `source_size_names`; or `positions`: (input, dim) → name) takes that
+    gives (`source`: (input index, dim) → name, as a caller that knows its inputs says, else the size's
+    value → name, from `source_size_names`) takes that
     name, and every symbol of that name is one parameter: dimensions the source sizes with one global are
     one quantity, even where export kept them apart (the key and value cache lengths of every layer).
     Others are `BATCH` for the first batch dimension, then `BATCH2`, `BATCH3`, ... for other leading dims
     and `DIM1`, `DIM2`, ... for the rest. (Long names: kernels bind tensors to short capitals such as `B`,
     which must not collide with a parameter.)"""
 
-    def __init__(self, source: Mapping[int, str] | None = None,
-                 positions: Mapping[tuple[int, int], str] | None = None) -> None:
+    def __init__(self, source: Mapping[int | tuple[int, int], str] | None = None) -> None:
         self.names: dict[Any, str] = {}
         self.defaults: dict[str, int] = {}
         self.where: dict[str, list[tuple[int, int]]] = {}
         self.source = dict(source or {})
-        self.positions = dict(positions or {})
         self._counts = {"BATCH": 0, "DIM": 0}
         self._short: dict[str, str] = {}  # a short global's marked name -> the parameter it became
 
     def declare(self, sym: Any, dim: int, hint: int, input_index: int) -> None:
         if sym not in self.names:
-            named = self.positions.get((input_index, dim)) or self.source.get(hint)
+            named = self.source.get((input_index, dim)) or self.source.get(hint)
             if named is not None and named.startswith(SHORT_NAME):
                 # One parameter for the global's dims, named as the first of them would be.
                 named = self._short.setdefault(named, self._next("BATCH" if dim == 0 else "DIM"))

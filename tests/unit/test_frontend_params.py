@@ -56,3 +56,12 @@ def test_kv_cache_lengths_are_one_parameter(tmp_path: Path) -> None:
     tr = translate_problem(str(src), dynamic="all")
     assert tr.params == {"BATCH": 2, "DIM": 16, "CACHE_LEN": 24}
     assert sorted(tr.param_dims["CACHE_LEN"]) == [(1, 1), (2, 1), (3, 1), (4, 1)]
+
+
+def test_positions_name_dims_before_values() -> None:
+    """A caller that knows its inputs (an LLM server's ids and caches) names dims by position; positions of
+    one name are one parameter whatever their example sizes."""
+    syms = SymbolNames({(0, 1): "PROMPT", (1, 2): "CTX", (2, 2): "CTX", 8: "BATCH"})
+    for sym, dim, hint, arg in [("s0", 0, 8, 0), ("s1", 1, 8, 0), ("s2", 2, 30, 1), ("s3", 2, 30, 2)]:
+        syms.declare(sym, dim, hint, arg)
+    assert syms.names == {"s0": "BATCH", "s1": "PROMPT", "s2": "CTX", "s3": "CTX"}
