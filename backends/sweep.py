@@ -5,12 +5,16 @@ once: the cost model runs with `formula.symbols`, so every unit's FLOPs and byte
 piecewise quasi-polynomials, with `min`/`max` where the model takes them). A point then costs an evaluation
 of those formulas, and a grid of a thousand points one vectorised evaluation, instead of a run of the passes.
 
-    surface = CostSurface(module, [load_target("h100"), load_target("b200")])
+    surface = CostSurface(module, [load_target("h100"), load_target("b200")])  # buffer="l2": cache-aware too
     surface.params                                  # ("BATCH", "CTX"): every size parameter, in order
+    surface.formulas("fused")                       # {"flops_tensor": Formula, "flops_vector": ..., "bytes": ...}
     surface.at({"BATCH": 8})                        # list[PointCost]: each target × mode (unset sizes: defaults)
     sweep = surface.grid({"BATCH": [1, 2, 4, 8], "CTX": [512, 1024]})
-    sweep.records()                                 # one dict per point, target and mode
-    crossover(surface, "BATCH", "h100", "fused", 1, 1024)   # least BATCH at which the bound turns compute
+    sweep.records()                                 # one dict per point, target and mode (PointCost.as_record)
+    sweep.arrays["h100-sxm"]["fused"].seconds       # NumPy arrays over the grid (ModeArrays)
+    sweep.factors(2e-3)                             # the inverse roofline at every point, per target and mode
+    crossover(surface, "BATCH", "h100-sxm", "fused", 1, 1024)  # [Crossover]: where the bound changes kind
+    crossovers(sweep)                               # every change along every swept size of the grid
 
 Every number is exact: counts are integers (Python integers on the grid too), times are the same roofline as
 `--sol` (`t = max(F_tensor/Π, F_vector/Π, B/β)` per unit, Σ per mode). A point of a sweep equals
