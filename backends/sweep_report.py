@@ -26,6 +26,7 @@ from .sweep_spec import DesignSpace
 SCHEMA = "solar.sweep-report"
 VERSION = 1
 TABLE_ROWS = 24  # the terminal shows at most this many points (evenly spaced, first and last included)
+CROSSOVER_LINES = 4  # and at most this many crossovers per target, mode and swept size
 
 
 @dataclass
@@ -128,10 +129,18 @@ def render_sweep(outcome: SweepOutcome) -> str:
         notes.append(f"counted at each point: {sweep.surface.per_point_reason}")
     if outcome.crossovers:
         notes.append("Crossovers (the least size at which the bound changes kind):")
+        shown: dict[tuple[str, str, str], int] = {}
         for c in outcome.crossovers:
+            key = (c.target, c.mode, c.param)
+            shown[key] = shown.get(key, 0) + 1
+            if shown[key] > CROSSOVER_LINES:
+                continue
             at = ", ".join(f"{k}={v}" for k, v in c.at.items())
             notes.append(f"  {c.target} {c.mode}: {c.below} → {c.above} at {c.param} = {c.value:,}"
                          + (f" ({at})" if at else ""))
+        hidden = sum(n - CROSSOVER_LINES for n in shown.values() if n > CROSSOVER_LINES)
+        if hidden:
+            notes.append(f"  … and {hidden:,} more along other lines of the grid (every one is in --sweep-report)")
     else:
         notes.append("No crossover: every mode keeps its bound kind over the grid.")
     if outcome.latency_s is not None:
