@@ -378,7 +378,7 @@ class Sweep:
                 for mode, a in modes.items():
                     out.append(PointCost(point, target, mode, float(a.seconds[index]), float(a.tensor_s[index]),
                                          float(a.vector_s[index]), float(a.memory_s[index]),
-                                         _exact(a.flops[index]), _exact(a.bytes[index])))
+                                         exact_int(a.flops[index]), exact_int(a.bytes[index])))
         return out
 
     def records(self) -> list[dict[str, Any]]:
@@ -394,8 +394,12 @@ class Sweep:
         return out
 
 
-def _exact(v: Any) -> int:
-    return int(v) if not isinstance(v, float) or math.isfinite(v) else 0
+def exact_int(v: Any) -> int:
+    """A count as a whole number: a mean over runs (a Fraction) rounds as `Work.flops` does; no figure
+    (NaN, a target without the cache-aware mode) is 0."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return 0
+    return round(v)
 
 
 # ---- crossover ------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from solar.ir.tables import new_table, render_tables
 
 from .design_space import Design, explore, render_designs
 from .report import quantity, seconds, strict_json
-from .sweep import CostSurface, Crossover, Sweep, crossovers
+from .sweep import CostSurface, Crossover, Sweep, crossovers, exact_int
 from .sweep_spec import DesignSpace
 
 SCHEMA = "solar.sweep-report"
@@ -177,7 +177,7 @@ def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
         for target, modes in sweep.arrays.items():
             for mode, a in modes.items():
                 rec = {"point": point, "target": target, "mode": mode, "time_s": float(a.seconds[index]),
-                       "bound": str(a.bounds()[index]), "flops": int(a.flops[index]), "bytes": int(a.bytes[index]),
+                       "bound": str(a.bounds()[index]), "flops": exact_int(a.flops[index]), "bytes": exact_int(a.bytes[index]),
                        "tensor_s": float(a.tensor_s[index]), "vector_s": float(a.vector_s[index]),
                        "memory_s": float(a.memory_s[index])}
                 if factors is not None:
