@@ -173,11 +173,13 @@ def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
     surface = sweep.surface
     records = []
     factors = sweep.factors(outcome.latency_s) if outcome.latency_s is not None else None
+    bounds = {(t, m): a.bounds() for t, modes in sweep.arrays.items() for m, a in modes.items()}
     for index, point in sweep.points():
         for target, modes in sweep.arrays.items():
             for mode, a in modes.items():
                 rec = {"point": point, "target": target, "mode": mode, "time_s": float(a.seconds[index]),
-                       "bound": str(a.bounds()[index]), "flops": exact_int(a.flops[index]), "bytes": exact_int(a.bytes[index]),
+                       "bound": str(bounds[(target, mode)][index]), "flops": exact_int(a.flops[index]),
+                       "bytes": exact_int(a.bytes[index]),
                        "tensor_s": float(a.tensor_s[index]), "vector_s": float(a.vector_s[index]),
                        "memory_s": float(a.memory_s[index])}
                 if factors is not None:
