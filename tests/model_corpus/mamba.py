@@ -4,7 +4,7 @@ sequential path, as on a machine without its fused kernels."""
 from _hf import hf_model, token_ids
 from transformers import MambaConfig, MambaModel
 
-CONFIG = {"vocab_size": 64, "hidden_size": 16, "state_size": 4, "num_hidden_layers": 2, "expand": 2,
+CONFIG = {"vocab_size": 64, "hidden_size": 16, "state_size": 4, "num_hidden_layers": 1, "expand": 2,
           "conv_kernel": 4, "time_step_rank": 4}
 Model = hf_model(MambaConfig, MambaModel, CONFIG, ["input_ids"], attention=None, use_cache=False)
 

@@ -7,7 +7,7 @@ from transformers import Qwen2MoeConfig, Qwen2MoeModel
 
 CONFIG = {"vocab_size": 64, "hidden_size": 32, "intermediate_size": 64, "moe_intermediate_size": 16,
           "shared_expert_intermediate_size": 32, "num_experts": 4, "num_experts_per_tok": 2,
-          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+          "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
           "max_position_embeddings": 32, "experts_implementation": "batched_mm"}
 Model = hf_model(Qwen2MoeConfig, Qwen2MoeModel, CONFIG, ["input_ids"], use_cache=False)
 
