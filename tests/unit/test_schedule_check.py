@@ -44,9 +44,8 @@ def cache_aware_bound(descs: list[EinsumDesc], capacity: float) -> tuple[float, 
     einsums = [build_problem(x.name, [x]) for x in descs]
     per_einsum = sum(Space(p).solve_lower(capacity).traffic  # type: ignore[union-attr]
                      for p in einsums) if len(descs) > 1 else math.inf
-    unfused = sum(Space(p).compulsory for p in einsums)
     tiled = min(whole.traffic, per_einsum)
-    return lower_bound(space.compulsory, tiled, unfused, io_bound(problem, capacity)), space, whole, tiled
+    return lower_bound(space.compulsory, io_bound(problem, capacity)), space, whole, tiled
 
 
 def check(descs: list[EinsumDesc], capacity: float) -> tuple[float, float, float]:
