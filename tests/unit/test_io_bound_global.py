@@ -1,0 +1,125 @@
+"""The traffic a global dependency forces (backends/io_bound_global.py; docs/tiling.md, "Global
+dependencies"): the first-completion argument on a GEMM with batch norm in training at KernelBench sizes, the
+per-fibre one on norms over rows longer than the buffer, what is left out (attention's PV reduction, which
+online softmax rewrites), and the cache-aware mode of solar-opt taking it into the group's bound."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_schedule_check import gemm_batchnorm, layernorm
+from test_tiling import d
+from test_tiling_ir import solar_opt
+
+from solar.backends.io_bound import io_bound
+from solar.backends.io_bound_global import global_dependency
+from solar.backends.tiling_ir import lower_bound
+from solar.backends.tiling_problem import build_problem
+
+L2 = 52428800.0  # H100
+
+
+def test_gemm_batchnorm_at_kernelbench_sizes() -> None:
+    """16384 × 4096 · 4096 × 4096 (f32), the batch norm's statistics over the batch: when the first column's
+    statistics complete, every row either holds the other 4095 columns' values (a round trip each, 8 B) or
+    reads its row of x again (4096 · 4 B, the lesser): 16384 · 16 KiB, less twice the buffer."""
+    problem = build_problem("bn", gemm_batchnorm(16384, 4096, 4096), lambda t: t == "z")
+    forced = global_dependency(problem, L2)
+    assert forced is not None and forced.argument == "first completion" and forced.fibre == ("b",)
+    assert forced.extra == 16384 * 4096 * 4 - 2 * L2
+    compulsory = 4 * (16384 * 4096 + 4096 * 4096 + 4096 + 16384 * 4096)
+    bound = lower_bound(compulsory, io_bound(problem, L2), forced.extra)
+    assert bound == compulsory + forced.extra > 1.25 * compulsory > io_bound(problem, L2)
+
+
+def test_a_batch_that_fits_forces_nothing() -> None:
+    """1024 × 8192 · 8192 × 8192: x (32 MiB) stays in the L2 while the columns go by, each column's
+    statistics complete inside the buffer: a schedule moves the compulsory traffic, so nothing is forced."""
+    assert global_dependency(build_problem("bn", gemm_batchnorm(1024, 8192, 8192), lambda t: t == "z"), L2) is None
+
+
+def test_layernorm_over_rows_longer_than_the_buffer() -> None:
+    """Rows of 2^24 f32 (64 MiB) on the L2: each row has 2^24 − C/4 elements that are not in the buffer when
+    its sum completes; each is read again from x (4 B, less than a round trip)."""
+    rows, width = 8, 1 << 24
+    forced = global_dependency(build_problem("ln", layernorm(rows, width)), L2)
+    assert forced is not None and forced.argument == "per fibre"
+    assert forced.extra == rows * (width - L2 / 4) * 4
+    assert global_dependency(build_problem("ln", layernorm(rows, 1 << 20)), L2) is None  # rows fit
+
+
+def test_recomputation_from_a_contraction_is_priced_at_no_bytes() -> None:
+    """A row sum of a matmul's result used again over the row: the row's elements can be recomputed from
+    operands shared with other elements, which the per-fibre argument prices at no bytes; the first
+    completion argument still charges the re-reads of a's rows."""
+    descs = [d("mm", "ik,kj->ij", [("a", (64, 4)), ("b", (4, 64))], ("c", (64, 64))),
+             d("sum", "ij->i", [("c", (64, 64))], ("s", (64,))),
+             d("center", "ij,i->ij", [("c", (64, 64)), ("s", (64,))], ("y", (64, 64)))]
+    forced = global_dependency(build_problem("mm-norm", descs), 64.0)
+    # Fibres over j: slices j (64), each holds 63 other rows' values (8 B each) or re-reads b[:, j] (16 B).
+    assert forced is not None and forced.argument == "first completion" and forced.extra == 64 * 16 - 128
+
+
+def test_attention_is_left_to_the_segment_bound() -> None:
+    """The softmax's exponentials are reduced again by PV (online softmax consumes each score early and
+    rescales): no global dependency is claimed."""
+    descs = [d("qk", "hid,hjd->hij", [("q", (2, 64, 8)), ("k", (2, 64, 8))], ("s", (2, 64, 64))),
+             d("mx", "hij->hi", [("s", (2, 64, 64))], ("m", (2, 64))),
+             d("ex", "hij,hi->hij", [("s", (2, 64, 64)), ("m", (2, 64))], ("e", (2, 64, 64))),
+             d("pv", "hij,hjd->hid", [("e", (2, 64, 64)), ("v", (2, 64, 8))], ("o", (2, 64, 8)))]
+    assert global_dependency(build_problem("attention", descs), 64.0) is None
+
+
+def test_softmax_output_keeps_the_dependency() -> None:
+    """A softmax written out whole: each output element needs its row's max and sum."""
+    descs = [d("max", "ij->i", [("x", (4, 256))], ("m", (4,))),
+             d("sum", "ij,i->i", [("x", (4, 256)), ("m", (4,))], ("s", (4,))),
+             d("norm", "ij,i,i->ij", [("x", (4, 256)), ("m", (4,)), ("s", (4,))], ("y", (4, 256)))]
+    forced = global_dependency(build_problem("softmax", descs), 256.0)
+    assert forced is not None and forced.extra == 4 * (256 - 64) * 4
+
+
+BN = """
+solar.module @gemm_bn {
+  solar.func @f(%x: tensor<256x4xf32>, %w: tensor<16x4xf32>, %s: tensor<16xf32>) -> tensor<256x16xf32> {
+    %o = solar.group @g -> tensor<256x16xf32> {
+      %y = solar.einsum @gemm "bk,nk->bn" (%x as X, %w as W) -> (Y: tensor<256x16xf32>) attributes {kernel = @gemm} {
+        Y += X * W
+      }
+      %z = solar.einsum @scale "bn,n->bn" (%y as Y, %s as S) -> (Z: tensor<256x16xf32>) attributes {kernel = @scale} {
+        Z = Y * S
+      }
+      %m = solar.einsum @mean "bn->n" (%z as Z) -> (M: tensor<16xf32>) attributes {kernel = @mean} {
+        M += Z * 0.00390625
+      }
+      %t = solar.einsum @center "bn,n->bn" (%z as Z, %m as M) -> (T: tensor<256x16xf32>) attributes {kernel = @center} {
+        T = Z - M
+      }
+      %v = solar.einsum @var "bn->n" (%t as T) -> (V: tensor<16xf32>) attributes {kernel = @var} {
+        V += T * T * 0.00390625
+      }
+      %n = solar.einsum @norm "bn,n->bn" (%t as T, %v as V) -> (N: tensor<256x16xf32>) attributes {kernel = @norm} {
+        N = T * rsqrt(V + 1e-05)
+      }
+      solar.yield %n
+    }
+    solar.return %o
+  }
+}
+"""
+
+
+def test_cache_aware_mode_takes_the_forced_traffic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """solar-opt on a GEMM + batch norm in training: at 512 B the group's bound is its fused bytes plus the
+    traffic the dependency forces (256 · min(8 · 15, 4 · 4) − 2 · 512 = 3072 B), above the segment bound."""
+    src, report = tmp_path / "bn.sir", tmp_path / "r.json"
+    src.write_text(BN)
+    code, _, err = solar_opt([str(src), "--tile-search=512", "--sol=h100", f"--sol-report={report}",
+                              "-o", str(tmp_path / "o.sir")], capsys)
+    assert code == 0, err
+    (g,) = json.loads(report.read_text())["targets"][0]["cache_aware"]["groups"]
+    assert g["forced_bytes"] == 3072
+    assert g["bytes"] == max(g["fused_bytes"] + 3072, g["segment_bound_bytes"]) > g["fused_bytes"]
+    assert "global dependency" in err or g["bound"] == "segment bound"
