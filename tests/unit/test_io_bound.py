@@ -16,7 +16,7 @@ from test_tiling import CASES
 from solar.backends.io_bound import io_bound, segments
 from solar.backends.tiling import Space
 from solar.backends.tiling_ir import lower_bound
-from solar.backends.tiling_problem import einsum_problem
+from solar.backends.tiling_problem import EinsumDesc, TilingProblem, build_problem, einsum_problem
 
 
 def test_matmul_closed_form() -> None:
@@ -82,3 +82,35 @@ def test_lower_bound_is_the_floor_at_least_the_fused_bytes() -> None:
     assert lower_bound(100.0, 50.0) == 100.0  # never below the fused bytes
     assert lower_bound(100.0, 450.0) == 450.0  # above the unfused bytes where the buffer forces it
     assert lower_bound(100.0, None) == 100.0  # not a tiling problem: its fused bytes
+
+
+def attention_chain(heads: int, n: int, d: int) -> TilingProblem:
+    """Exact attention of one layer, fused (f32): scores, row max, exponentials, row sum, PV, normalise."""
+    def e(name: str, spec: str, ins: list[tuple[str, tuple[int, ...]]], out: tuple[str, tuple[int, ...]]
+          ) -> EinsumDesc:
+        return EinsumDesc(name, spec, tuple((t, t.upper(), s, 4) for t, s in ins), (out[0], out[0].upper(), out[1], 4))
+
+    h, s = heads, n
+    return build_problem("attention", [
+        e("scores", "hid,hjd->hij", [("q", (h, s, d)), ("k", (h, s, d))], ("s", (h, s, s))),
+        e("rowmax", "hij->hi", [("s", (h, s, s))], ("m", (h, s))),
+        e("exp", "hij,hi->hij", [("s", (h, s, s)), ("m", (h, s))], ("p", (h, s, s))),
+        e("rowsum", "hij->hi", [("p", (h, s, s))], ("l", (h, s))),
+        e("pv", "hij,hjd->hid", [("p", (h, s, s)), ("v", (h, s, d))], ("o", (h, s, d))),
+        e("normalize", "hid,hi->hid", [("o", (h, s, d)), ("l", (h, s))], ("y", (h, s, d)))])
+
+
+@pytest.mark.parametrize(("heads", "n", "d"), [(1, 4096, 64), (4, 2048, 128)])
+def test_attention_flash_regime(heads: int, n: int, d: int) -> None:
+    """With a buffer smaller than a head's keys and values, the segment bound of the fused chain is the
+    FlashAttention-style I/O bound: the score points whose score is completed in a segment form whole d-fibres
+    over row × column pairs, at most (X/2bd)² of them (docs/tiling.md, "Attention"), so the traffic is at least
+    about H·N²d²/(2S) elements (S = C/b); the other points' relaxation takes some of it back (55–90 % kept).
+    It grows as 1/C, far above the compulsory traffic."""
+    problem = attention_chain(heads, n, d)
+    compulsory = 4 * heads * n * d * 4
+    for capacity in (16384.0, 65536.0):
+        flash = heads * n * n * d * d / (2 * capacity / 4) * 4
+        bound = io_bound(problem, capacity)
+        assert 0.55 * flash <= bound <= flash and bound > 1.4 * compulsory
+    assert 3.0 <= io_bound(problem, 16384.0) / io_bound(problem, 65536.0) <= 4.5
