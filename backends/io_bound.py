@@ -14,6 +14,12 @@ K = max over einsums ⌈points / F⌉ segments, and all but the last move C byte
 Segments of R bytes of traffic instead of C touch at most X = 2C + R + b bytes: traffic ≥ R·(K(X) − 1), and
 the best R counts (for a matmul, R = 4C: 1.41·MNK/√C elements against the 2·MNK/√C of the best tiling).
 
+A step whose result is written out (or is an intermediate that counts like a result, `_counted`) is cut
+instead by loads and *births* of its result elements (the first update of each partial sum that reaches the
+results; each result element is born once and stored at least once, so loads + births ≤ traffic): a segment
+then touches at most X = C + R + b bytes, the end of the segment costing nothing, and R = 2C gives a
+matmul's tight 2·MNK/√S − 2S (Smith, Lowery, Langou and van de Geijn; S = C/b elements).
+
 Windows (`p + r`) are not coordinate projections: the points are sliced by the window's minor indices (each
 slice sees a coordinate projection, and there are Π extents of them), or the windowed tensor is left out;
 the lesser F of the two counts. Tensors made and used inside a chain are left out (a segment may make as

@@ -185,7 +185,7 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
         totals.add_row(*gain)
     console.print(totals)
     if aware:
-        console.print("cache-aware: fused groups moving the least traffic any schedule can under a buffer of "
+        console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
                       + ", ".join(f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
                                   for r in reports if r.cache_aware is not None)
                       + "; bytes column: the first of them.")
@@ -215,8 +215,8 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
 def _cache_aware_table(ca: CacheAware) -> Table:
     """Per group: the cache-aware bound and the argument that gives it, and apart from it the best tiling
     found, an estimate that a real schedule may beat, with the gap between them (docs/tiling.md)."""
-    table = Table(title=f"Cache-aware bound per group ({quantity(ca.buffer)}B buffer, {ca.label}): a bound every "
-                  "schedule obeys; the best tiling found is an estimate, not a bound", title_justify="left")
+    table = Table(title=f"Cache-aware bound per group ({quantity(ca.buffer)}B, {ca.label}); the best tiling found "
+                  "is an estimate, not a bound", title_justify="left")
     for col in ("group", "fused bytes", "cache-aware bound", "bound from", "best tiling found (estimate)",
                 "gap (estimate ÷ bound)"):
         table.add_column(col, justify="left" if col in ("group", "bound from") else "right")
