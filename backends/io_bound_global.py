@@ -12,6 +12,7 @@ moved once), every schedule of the chain whatever its order, tiles, replacement 
   C/b of them have a value in the buffer (b: the least element size); each other one is round-tripped
   (stored and loaded again: 2b), re-read from the DRAM tensor it is an elementwise image of (b of that
   tensor), or recomputed (priced at no bytes: a lower bound; its inputs may be shared with other elements).
+  A round trip costs only the load where the value's tensor is itself a result (its store is compulsory).
   Extra ≥ Σ_g (n_f − C/b)⁺ · the least of those costs.
 - **first completion** (the tiled re-reads): where the fibre's tensor is (an elementwise image of) the result
   of a contraction P reading a DRAM tensor A whose indices are the fibre's and P's reduced ones (X[b, k] of a
@@ -116,10 +117,17 @@ def _per_fibre(problem: TilingProblem, lineage: list[str], fibre: frozenset[str]
     source = lineage[-1]
     made = {s.write.tensor for s in problem.steps}
     recompute = 0.0 if source in made else float(problem.tensor(source).itemsize)
-    return fibres * max(0.0, n_f - capacity / least) * min(2.0 * least, recompute)
+    return fibres * max(0.0, n_f - capacity / least) * min(_round_trip(problem, lineage, least), recompute)
 
 
-def _first_completion(problem: TilingProblem, producer: Step | None, fibre: frozenset[str],
+def _round_trip(problem: TilingProblem, lineage: list[str], least: int) -> float:
+    """The traffic beyond the compulsory one of keeping an element's value in DRAM: a store and a load (2b),
+    or only the load where a tensor of its lineage is a result of the chain (its store is compulsory)."""
+    made = {s.write.tensor for s in problem.steps}
+    return float(least) if any(problem.tensor(t).external for t in lineage if t in made) else 2.0 * least
+
+
+def _first_completion(problem: TilingProblem, lineage: list[str], producer: Step | None, fibre: frozenset[str],
                       others: frozenset[str], capacity: float, least: int) -> float:
     if producer is None:
         return 0.0
@@ -135,7 +143,8 @@ def _first_completion(problem: TilingProblem, producer: Step | None, fibre: froz
         slices = math.prod(extent[u] for u in fibre)
         slice_size = math.prod(extent[u] for u in a.indices & reduced)
         n_g = math.prod(extent[u] for u in others)
-        per_slice = min(2.0 * least * (n_g - 1), float(problem.tensor(a.tensor).itemsize * slice_size))
+        per_slice = min(_round_trip(problem, lineage, least) * (n_g - 1),
+                        float(problem.tensor(a.tensor).itemsize * slice_size))
         best = max(best, slices * per_slice - 2.0 * capacity)
     return best
 
@@ -166,7 +175,8 @@ def global_dependency(problem: TilingProblem, capacity: float) -> GlobalDependen
             lineage, producer = _lineage(problem, t)
             for argument, extra in (
                     ("per fibre", _per_fibre(problem, lineage, fibre, others, capacity, least)),
-                    ("first completion", _first_completion(problem, producer, fibre, others, capacity, least))):
+                    ("first completion",
+                     _first_completion(problem, lineage, producer, fibre, others, capacity, least))):
                 if extra > 0 and (best is None or extra > best.extra):
                     best = GlobalDependency(rd.name, t, tuple(sorted(fibre)), extra, argument)
     return best

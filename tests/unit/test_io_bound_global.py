@@ -123,3 +123,14 @@ def test_cache_aware_mode_takes_the_forced_traffic(tmp_path: Path, capsys: pytes
     assert g["forced_bytes"] == 3072
     assert g["bytes"] == max(g["fused_bytes"] + 3072, g["segment_bound_bytes"]) > g["fused_bytes"]
     assert "global dependency" in err or g["bound"] == "segment bound"
+
+
+def test_a_round_trip_of_a_result_costs_only_its_reload() -> None:
+    """Where the normalised tensor's lineage is itself written out (the GEMM's output returned too), keeping
+    a value in DRAM costs only the load: its store is compulsory anyway."""
+    descs = gemm_batchnorm(64, 32, 4)
+    inner = global_dependency(build_problem("bn", descs, lambda t: t == "z"), 64.0)
+    returned = global_dependency(build_problem("bn", descs, lambda t: t in ("z", "y")), 64.0)
+    assert inner is not None and returned is not None
+    # 64 slices · min(round trip · 3 other columns, 32 · 4 B of x's row) − 2 · 64
+    assert inner.extra == 64 * min(8 * 3, 128) - 128 and returned.extra == 64 * min(4 * 3, 128) - 128
