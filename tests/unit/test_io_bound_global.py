@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_schedule_check import gemm_batchnorm, layernorm
 from test_tiling import d
 from test_tiling_ir import solar_opt
@@ -134,3 +136,21 @@ def test_a_round_trip_of_a_result_costs_only_its_reload() -> None:
     assert inner is not None and returned is not None
     # 64 slices · min(round trip · 3 other columns, 32 · 4 B of x's row) − 2 · 64
     assert inner.extra == 64 * min(8 * 3, 128) - 128 and returned.extra == 64 * min(4 * 3, 128) - 128
+
+
+@settings(max_examples=40, deadline=None)
+@given(batch=st.integers(2, 64), k=st.integers(1, 16), n=st.integers(2, 16), width=st.integers(2, 256),
+       low=st.floats(8.0, 2048.0), ratio=st.floats(1.0, 16.0))
+def test_the_forced_traffic_never_increases_with_the_buffer(batch: int, k: int, n: int, width: int, low: float,
+                                                             ratio: float) -> None:
+    """A larger buffer holds more of every fibre and saves more re-reads: the forced traffic never grows,
+    and a buffer holding the whole reduced tensor forces nothing."""
+    for descs in (gemm_batchnorm(batch, k, n), layernorm(batch, width)):
+        problem = build_problem("g", descs)
+
+        def extra(c: float, p: object = problem) -> float:
+            g = global_dependency(p, c)  # type: ignore[arg-type]
+            return 0.0 if g is None else g.extra
+
+        assert extra(low * ratio) <= extra(low)
+        assert extra(4.0 * batch * max(n, width) * max(k, 1) * 4) == 0.0
