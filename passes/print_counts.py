@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solar.ir import attr_names
-from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
-from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
-from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
-from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
+from solar.ir.analysis.counts import Counts
+from solar.ir.analysis.isl_model import UnsupportedForISL
+from solar.ir.analysis.op_counts import func_counts
+from solar.ir.ops import EinsumOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.tables import new_table, render_tables
 
@@ -31,39 +31,19 @@ class PrintCounts(Pass):
                                   f"--bind-params={missing[0]}=...", module.loc)
             return
         rows: list[tuple[str, str, Counts]] = []
-        params = [p.name for p in module.params]
-        # Kernels are modelled with every enclosing solar.for index as a parameter and counted summed over
-        # all iterations (a kernel may depend on %t); einsums cannot, so theirs are multiplied.
-        models = dict(model_kernels(module, all_loops=True))
+        # Each op's counts over all its runs (solar.ir.analysis.op_counts), marked ×runs inside solar.for.
         for func in module.funcs:
-            for op, loops in ops_with_loops(func):
-                if not isinstance(op, EinsumOp | KernelOp):
+            for op, counts in func_counts(module, func, values):
+                if isinstance(counts, UnsupportedForISL):
+                    ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {counts}", op.loc)
                     continue
-                n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
-                assert n is not None
-                suffix = "" if not loops else f" ×{n}"
+                suffix = f" ×{counts.runs}" if counts.in_loop else ""
+                kind = "kernel"
                 if isinstance(op, EinsumOp):
                     origin = op.attrs.get(attr_names.KERNEL)
                     kind = f"einsum ({origin.name})" if isinstance(origin, SymbolRef) else "einsum"
-                    rows.append((f"@{func.name}/@{op.symbol}", kind + suffix,
-                                 _scaled(einsum_counts(op, params, values), n)))
-                    continue
-                model = models[op]
-                if isinstance(model, UnsupportedForISL):
-                    ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
-                    continue
-                rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
+                rows.append((f"@{func.name}/@{op.symbol}", kind + suffix, counts.total))
         ctx.report(counts_table(rows))
-
-
-def _scaled(c: Counts, n: int) -> Counts:
-    if n == 1:
-        return c
-    out = Counts(c.points * n, c.macs * n, c.flops_tensor * n, c.flops_vector * n)
-    out.ops.update({k: v * n for k, v in c.ops.items()})
-    out.bytes_read = {k: v * n for k, v in c.bytes_read.items()}
-    out.bytes_written = c.bytes_written * n
-    return out
 
 
 def counts_table(rows: list[tuple[str, str, Counts]]) -> str:
