@@ -31,6 +31,7 @@ sum later (online softmax), so it is left out.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,15 +40,29 @@ from solar.backends.tiling_problem import Step, TensorAccess, TilingProblem
 
 
 @dataclass(frozen=True)
+class Recompute:
+    """Per fibre, elements made by a contraction that must each be round-tripped (`round_trip` bytes) or
+    recomputed (`points` iteration points of the contraction `producer` each, run again): the cache-aware
+    mode prices the split with the least time on the target (`tiling_ir.price_recompute`)."""
+
+    producer: str
+    elements: float
+    round_trip: float
+    points: float
+
+
+@dataclass(frozen=True)
 class GlobalDependency:
     """The largest forced traffic found: the reduction step, the tensor whose fibres it reduces, the reduced
-    indices, the extra bytes and which argument gave them ("per fibre", "first completion")."""
+    indices, the extra bytes and which argument gave them ("per fibre", "first completion"); `recompute`:
+    the largest round-trip-or-recompute choice (elements of a contraction's result, per fibre), or None."""
 
     reduction: str
     tensor: str
     fibre: tuple[str, ...]
     extra: float
     argument: str
+    recompute: Recompute | None = None
 
 
 def _bare(a: TensorAccess, extent: dict[str, int]) -> bool:
@@ -158,6 +173,7 @@ def global_dependency(problem: TilingProblem, capacity: float) -> GlobalDependen
     extent = problem.extent
     least = min(t.itemsize for t in problem.tensors)
     best: GlobalDependency | None = None
+    choice: tuple[GlobalDependency, Recompute] | None = None
     for rd in problem.steps:
         fibre = frozenset(rd.indices) - rd.write.indices
         if not fibre or not rd.fibres or rd.density != 1.0:
@@ -179,4 +195,13 @@ def global_dependency(problem: TilingProblem, capacity: float) -> GlobalDependen
                      _first_completion(problem, lineage, producer, fibre, others, capacity, least))):
                 if extra > 0 and (best is None or extra > best.extra):
                     best = GlobalDependency(rd.name, t, tuple(sorted(fibre)), extra, argument)
+            if producer is not None and lineage[-1] == producer.write.tensor:
+                excess = math.prod(extent[u] for u in others) * max(
+                    0.0, math.prod(extent[u] for u in fibre) - capacity / least)
+                if excess > 0 and (choice is None or excess > choice[1].elements):
+                    rec = Recompute(producer.name, excess, _round_trip(problem, lineage, least),
+                                    producer.points / max(producer.write.exact, 1))
+                    choice = GlobalDependency(rd.name, t, tuple(sorted(fibre)), 0.0, "per fibre, recomputed"), rec
+    if choice is not None:
+        best = dataclasses.replace(best if best is not None else choice[0], recompute=choice[1])
     return best

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from solar.backends.cost import CostModel, mode_result
+from solar.backends.cost import CostModel, Peaks, Work, mode_result
 from solar.backends.io_bound import io_bound
-from solar.backends.io_bound_global import GlobalDependency, global_dependency
+from solar.backends.io_bound_global import GlobalDependency, Recompute, global_dependency
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
@@ -304,7 +304,8 @@ def describe(m: Mapping, space: Space) -> dict[str, Any]:
 # ---- the cache-aware SOL mode -----------------------------------------------------------------------
 
 
-def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings | None = None) -> CacheAware:
+def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings | None = None,
+                peaks: Peaks | None = None) -> CacheAware:
     """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode"); with `tilings`
     (the module's analysis), chains already solved under this buffer are not solved again.
 
@@ -313,7 +314,8 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
     (`io_bound`), whichever is more; a group the tiling model cannot express keeps its fused bytes, with the
     reason. Beside it, labelled as an estimate and never a bound, the least traffic of the tilings found
     (the whole group as one nest, its kernels one by one, its einsums one by one: schedules that run, whose
-    model a real buffer can still beat) and the gap between the two."""
+    model a real buffer can still beat) and the gap between the two. With `peaks`, a dependency whose
+    elements may be round-tripped or recomputed is priced at its least-time split (`price_recompute`)."""
     tilings = tilings if tilings is not None else Tilings(model.module)
     works, rows = [], []
     for w in model.groups:
@@ -334,12 +336,20 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
         floor = res.floor if res is not None else None
         forced = res.forced if res is not None else None
         chosen = lower_bound(w.bytes, floor, forced.extra if forced is not None else 0.0)
-        works.append(dataclasses.replace(w, bytes=chosen))
+        work = dataclasses.replace(w, bytes=chosen)
+        argument = _argument(w.bytes, floor, forced)
+        if peaks is not None and forced is not None and forced.recompute is not None:
+            split = price_recompute(work, w.bytes, forced.recompute, model, peaks)
+            if split is not None and peaks.time(split).seconds > peaks.time(work).seconds:
+                work, chosen = split, float(split.bytes)
+                argument = (f"global dependency (per fibre: round trips or recomputing @{forced.recompute.producer}, "
+                            f"the least time; @{forced.reduction} over {', '.join(forced.fibre)})")
+        works.append(work)
 
         def scaled(x: float | None, trips: int = w.trips) -> int | None:
             return None if x is None else round(x * trips)
 
-        rows.append({"name": w.name, "bytes": round(chosen * w.trips), "bound": _argument(w.bytes, floor, forced),
+        rows.append({"name": w.name, "bytes": round(chosen * w.trips), "bound": argument,
                      "fused_bytes": round(w.bytes * w.trips), "unfused_bytes": round(unfused * w.trips),
                      "estimate_bytes": scaled(estimate),
                      "gap": None if estimate is None or chosen <= 0 else estimate / chosen,
@@ -351,6 +361,36 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
                      "schedules": {"per_unit_bytes": scaled(res.per_unit if res else None),
                                    "per_einsum_bytes": scaled(res.per_einsum if res else None)}})
     return CacheAware(capacity, label, works, list(model.groups), rows)
+
+
+def price_recompute(work: Work, fused_bytes: float, rec: Recompute, model: CostModel, peaks: Peaks) -> Work | None:
+    """The group's work where `rec.elements` elements of a contraction's result are each round-tripped
+    (`rec.round_trip` bytes beyond the fused ones) or recomputed (`rec.points` points again, one FLOP each,
+    on the fastest unit and precision the contraction's kernel runs on: both lower than the truth), at the
+    split with the least roofline time: a time every schedule needs. Its bytes are the split's, at least the
+    group's bound. None where the contraction's kernel is not found."""
+    unit = next((u for u in model.units if any(isinstance(o, EinsumOp) and o.symbol == rec.producer
+                                              for o in u.ops)), None)
+    keys = [(d, True) for d in unit.flops_tensor] + [(d, False) for d in unit.flops_vector] if unit else []
+    if not keys:
+        return None
+    dtype, contraction = max(keys, key=lambda k: peaks.compute(*k))
+
+    def split(kept: float) -> Work:
+        """`kept` elements round-tripped, the others recomputed."""
+        flops = (work.flops_tensor if contraction else work.flops_vector).copy()
+        flops[dtype] += rec.points * (rec.elements - kept)
+        field = "flops_tensor" if contraction else "flops_vector"
+        return dataclasses.replace(work, bytes=max(work.bytes, fused_bytes + rec.round_trip * kept), **{field: flops})
+
+    low, high = 0.0, rec.elements  # the time is convex in the split (the max of monotone linear terms)
+    for _ in range(100):
+        a, b = low + (high - low) / 3, high - (high - low) / 3
+        if peaks.time(split(a)).seconds <= peaks.time(split(b)).seconds:
+            high = b
+        else:
+            low = a
+    return min((split(x) for x in (0.0, low, rec.elements)), key=lambda w: peaks.time(w).seconds)
 
 
 def _argument(fused_bytes: float, floor: float | None, forced: GlobalDependency | None) -> str:
@@ -371,7 +411,7 @@ def add_cache_aware(report: TargetReport, model: CostModel, buffer: str, tilings
         capacity = resolve_buffer(buffer, report.peaks.target)
     except (ValueError, TargetError) as err:
         return str(err)
-    ca = cache_aware(model, capacity, buffer, tilings)
+    ca = cache_aware(model, capacity, buffer, tilings, report.peaks)
     ca.mode = mode_result("cache_aware", ca.works, report.peaks)
     report.cache_aware = ca
     return None

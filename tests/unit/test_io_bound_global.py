@@ -5,6 +5,7 @@ online softmax rewrites), and the cache-aware mode of solar-opt taking it into t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -154,3 +155,56 @@ def test_the_forced_traffic_never_increases_with_the_buffer(batch: int, k: int, 
 
         assert extra(low * ratio) <= extra(low)
         assert extra(4.0 * batch * max(n, width) * max(k, 1) * 4) == 0.0
+
+
+MM_NORM = """
+solar.module @mm_norm {
+  solar.func @f(%a: tensor<2x8xf32>, %b: tensor<8x4096xf32>) -> tensor<2x4096xf32> {
+    %o = solar.group @g -> tensor<2x4096xf32> {
+      %c = solar.einsum @mm "ik,kj->ij" (%a as A, %b as B) -> (C: tensor<2x4096xf32>) attributes {kernel = @mm} {
+        C += A * B
+      }
+      %s = solar.einsum @sum "ij->i" (%c as C) -> (S: tensor<2xf32>) attributes {kernel = @sum} {
+        S += C
+      }
+      %y = solar.einsum @center "ij,i->ij" (%c as C, %s as S) -> (Y: tensor<2x4096xf32>) attributes {kernel = @center} {
+        Y = C - S
+      }
+      solar.yield %y
+    }
+    solar.return %o
+  }
+}
+"""
+
+
+def test_recomputation_is_priced_on_its_unit_at_the_least_time_split() -> None:
+    """Rows of 4096 elements of a matmul's result, normalised over the row, on a 256 B buffer: 2 · (4096 − 64)
+    elements wait outside the buffer, each round-tripped (8 B) or recomputed (8 points of the matmul). The
+    split the cache-aware mode prices is the least-time one: no slower than a schedule that round-trips
+    them all, nor than one that recomputes them all, and never faster than the bound without the choice."""
+    from solar.backends.cost import CostModel, Peaks
+    from solar.backends.tiling_ir import Tilings, cache_aware, price_recompute
+    from solar.ir.parser import parse_module
+    from solar.targets.loader import load_target
+
+    module = parse_module(MM_NORM, "mm_norm.sir")
+    model, peaks = CostModel(module), Peaks(load_target("h100"))
+    plain = cache_aware(model, 256.0, "256", Tilings(module))
+    priced = cache_aware(model, 256.0, "256", Tilings(module), peaks)
+    (row,) = plain.rows
+    (work,) = plain.works
+    chains = Tilings(module).chains(model.func)
+    group = next(op for op in module.walk() if op.opname == "solar.group")
+    ops = [op for op in group.body if op.opname == "solar.einsum"]
+    forced = chains.forced("g", ops, 256.0)
+    assert forced is not None and forced.recompute is not None
+    rec = forced.recompute
+    assert rec.elements == 2 * (4096 - 64) and rec.round_trip == 8 and rec.points == 8
+    split = price_recompute(work, row["fused_bytes"], rec, model, peaks)
+    assert split is not None
+    t = peaks.time(split).seconds
+    every_trip = dataclasses.replace(work, bytes=max(work.bytes, row["fused_bytes"] + 8 * rec.elements))
+    assert t <= peaks.time(every_trip).seconds * (1 + 1e-9)
+    assert peaks.time(priced.works[0]).seconds >= peaks.time(work).seconds
+    assert priced.rows[0]["bytes"] >= row["bytes"]
