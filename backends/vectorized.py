@@ -37,6 +37,7 @@ from solar.ir.expr import (
     linear_form,
     walk,
 )
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp
 
 from .codegen_expr import SourceEmitter, compute_class, convert_constant, resolve_type, unify_types
@@ -93,7 +94,7 @@ def vector_plan(op: EinsumOp) -> VectorPlan | None:
     return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
 
 
-class _Eval(SourceEmitter):
+class _Eval(SourceEmitter, ExprVisitor[Any]):
     """Evaluates SIR scalar expressions on broadcast NumPy arrays, typed as the generated loops are."""
 
     def __init__(self, op: EinsumOp, arrays: dict[str, Any], types: dict[str, DType]) -> None:
@@ -122,26 +123,29 @@ class _Eval(SourceEmitter):
         return self.types[node.name]
 
     def ev(self, e: Expr, ctx: DType | None) -> Any:
-        t = resolve_type(self.typeof(e), ctx)
-        if isinstance(e, IntLit | FloatLit | BoolLit):
-            return _scalar(e.value, t)
-        if isinstance(e, NameRef):
-            return self.arrays[e.name]
-        if isinstance(e, IndexRef):
-            return self.arrays["%" + e.name]  # the letter's values along its axis (see `evaluate`)
-        if isinstance(e, Unary):
-            if e.op == "not":
-                return np.logical_not(self.ev(e.operand, DType.I1))
-            return self.apply(np.negative, self.ev(e.operand, t))
-        if isinstance(e, Binary):
-            return self.binary_ev(e, t)
-        if isinstance(e, Call):
-            return self.call_ev(e, t)
-        if isinstance(e, Cast):
-            return self.cast_ev(e)
+        """The value of `e` as an array, in the type it takes where `ctx` is expected."""
+        return self.visit(e, resolve_type(self.typeof(e), ctx))
+
+    def visit_int_lit(self, e: IntLit, t: DType) -> Any:
+        return _scalar(e.value, t)
+
+    visit_float_lit = visit_bool_lit = visit_int_lit
+
+    def visit_name_ref(self, e: NameRef, t: DType) -> Any:
+        return self.arrays[e.name]
+
+    def visit_index_ref(self, e: IndexRef, t: DType) -> Any:
+        return self.arrays["%" + e.name]  # the letter's values along its axis (see `evaluate`)
+
+    def visit_unary(self, e: Unary, t: DType) -> Any:
+        if e.op == "not":
+            return np.logical_not(self.ev(e.operand, DType.I1))
+        return self.apply(np.negative, self.ev(e.operand, t))
+
+    def visit_other(self, e: Expr, t: DType) -> Any:
         raise UnsupportedError(f"cannot evaluate `{e}` in an einsum")
 
-    def binary_ev(self, e: Binary, t: DType) -> Any:
+    def visit_binary(self, e: Binary, t: DType) -> Any:
         if e.op in LOGICAL:
             f = np.logical_and if e.op == "and" else np.logical_or
             return f(self.ev(e.lhs, DType.I1), self.ev(e.rhs, DType.I1))
@@ -163,7 +167,7 @@ class _Eval(SourceEmitter):
                 return np.mod(a, b)
         raise UnsupportedError(f"operator {e.op}")
 
-    def call_ev(self, e: Call, t: DType) -> Any:
+    def visit_call(self, e: Call, t: DType) -> Any:
         f = e.func
         if f == "select":
             return np.where(self.ev(e.args[0], DType.I1), self.ev(e.args[1], t), self.ev(e.args[2], t))
@@ -200,7 +204,7 @@ class _Eval(SourceEmitter):
                 return erf_array(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
         raise UnsupportedError(f"unknown function {f}")
 
-    def cast_ev(self, e: Cast) -> Any:
+    def visit_cast(self, e: Cast, t: DType) -> Any:
         target = e.dtype
         src_t = self.typeof(e.operand)
         if isinstance(src_t, str) and isinstance(e.operand, IntLit | FloatLit | BoolLit):
