@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from solar.ir.analysis.counts import Counts, einsum_counts
 from solar.ir.analysis.formula import Number, fmax, fmax_of, fmin
-from solar.ir.analysis.op_counts import op_counts
+from solar.ir.analysis.op_counts import run_counts
 from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
@@ -462,7 +462,7 @@ def _einsum_counts(model: CostModel, op: EinsumOp, loops: dict) -> Counts:
 def _kernel_counts(model: CostModel, op: KernelOp, loops: dict) -> Counts:
     # Counted over every run of the solar.for loops around it; the cost model prices one run (Work.trips
     # multiplies): docs/counts.md, "Kernels and einsums inside solar.for".
-    return op_counts(op, model.params, model.values, loops).per_run()
+    return run_counts(op, model.params, model.values, loops)
 
 
 @UNIT_HOOKS.read_bytes(EinsumOp, KernelOp)
