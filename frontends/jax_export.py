@@ -28,7 +28,7 @@ from solar.ir.ops import ModuleOp, SliceEntry, Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, SourceLine, TranslationError
+from .diagnostics import Problem, SourceLine, TranslationError, lowering_failed
 from .lowering import JAX_LOWERINGS
 from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
 from .lowering.jax_ops import jax_precision
@@ -163,6 +163,9 @@ class JaxprLowering:
             msg = str(err)
             self.problems.append(Problem(prim, msg if msg.startswith(prim) or "primitive" in msg else f"{prim}: {msg}",
                                          where))
+            outs = [None] * len(eqn.outvars)
+        except Exception as err:  # a bug in a lowering, not in the program: still located, never a traceback
+            self.problems.append(Problem(prim, lowering_failed(prim, err), where))
             outs = [None] * len(eqn.outvars)
         for v, value in zip(eqn.outvars, outs, strict=True):
             env[v] = value
