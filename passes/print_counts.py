@@ -24,9 +24,9 @@ class PrintCounts(Pass):
 
     `--print-counts=symbolic` prints the same counts as formulas in the size parameters (barvinok's
     piecewise quasi-polynomials, for sizes ≥ 1), then each unit of execution and fusion group as the SOL
-    backend counts them (FLOPs on tensor and vector units, DRAM bytes) and the whole graph:
+    backend counts them (FLOPs on tensor and vector units, DRAM bytes) and the totals:
 
-        @ffn/@up (einsum): points = 2 * S * D * FF; ... FLOPs tensor = 4 * D * FF * S; ...
+        @ffn/@up  kernel  points = 2 * D * FF * S  ...  FLOPs tensor = 4 * D * FF * S ...
     """
 
     name = "print-counts"
@@ -64,19 +64,16 @@ class PrintCounts(Pass):
         params = [p.name for p in module.params]
         values = symbols(params, isl_name)
         names = {isl_name(p): p for p in params}
-        lines = ["Symbolic counts (sizes ≥ 1):"]
-        total = Counts()
+        rows: list[tuple[str, str, Counts]] = []
         try:
             for func in module.funcs:
                 for op, counts in func_counts(module, func, values):
                     if isinstance(counts, UnsupportedForISL):
                         ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {counts}", op.loc)
                         continue
-                    kind = "einsum" if isinstance(op, EinsumOp) else "kernel"
                     suffix = f" ×{_text(counts.runs, names)}" if counts.in_loop else ""
-                    total += counts.total
-                    lines.append(f"  @{func.name}/@{op.symbol} ({kind}{suffix}): " + _counts_text(counts.total, names))
-            lines.append("  total: " + _counts_text(total, names))
+                    kind = "einsum" if isinstance(op, EinsumOp) else "kernel"
+                    rows.append((f"@{func.name}/@{op.symbol}", kind + suffix, counts.total))
             cost = CostModel(module, values=values) if module.entry is not None else None
         except (NotSymbolic, TypeError) as err:
             ctx.diagnostics.error(f"print-counts: no closed form: {err}; bind the sizes (--bind-params) for "
@@ -85,18 +82,24 @@ class PrintCounts(Pass):
         except CostError as err:
             ctx.diagnostics.error(f"print-counts: {err}", err.op.loc if err.op is not None else module.loc)
             return
+        lines = ["Symbolic counts (sizes ≥ 1):"]
+        total = Counts()
+        for name, kind, c in rows:
+            total += c
+            lines.append(f"  {name} ({kind}): " + _counts_text(c, names))
+        lines.append("  total: " + _counts_text(total, names))
         if cost is not None:
             lines.append("Units of execution and fusion groups, as --sol counts them (bytes: DRAM traffic):")
             for w in [*cost.units, *(g for g in cost.groups if g.kind == "group")]:
                 lines.append(f"  {w.name} ({w.kind}): " + _work_text(w, names))
-            lines.append("  whole graph: " + _work_text(cost.whole_graph(), names))
+            whole = cost.whole_graph()
+            lines.append("  whole graph: " + _work_text(whole, names))
         ctx.report("\n".join(lines) + "\n")
 
 
 def _text(value: Number, names: dict[str, str]) -> str:
-    if isinstance(value, Formula):
-        return value.text(names=names)
-    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+    return value.text(names=names) if isinstance(value, Formula) else f"{value:,}" if isinstance(value, int) \
+        else str(value)
 
 
 def _counts_text(c: Counts, names: dict[str, str]) -> str:
