@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from solar.ir.analysis.counts import Counts
+from solar.ir.analysis.formula import fmin
 from solar.ir.analysis.selection_counts import read_bytes, selection_counts, write_bytes
 from solar.ir.ops import (
     ArgsortOp,
@@ -54,7 +55,7 @@ def _counts(model: CostQueries, op: SelectionOp, loops: dict) -> Counts:
 
 @HOOKS.read_bytes(SelectionOp)
 def _reads(model: CostQueries, op: SelectionOp, v: Value, full: int, loops: dict) -> int:
-    return min(full, read_bytes(op, v, model.values))
+    return fmin(full, read_bytes(op, v, model.values))
 
 
 @HOOKS.write_bytes(SelectionOp)

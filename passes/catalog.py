@@ -59,11 +59,16 @@ CATALOG: dict[str, PassInfo] = {
         "Rewrite liftable kernels into solar.einsum chains, with exact FLOP and byte counts",
         (OptionInfo("counts", "bool", "True"),),
         None, False),
-    "print-counts": PassInfo(
-        "solar.passes.print_counts:PrintCounts",
-        "Print exact points, MACs, FLOPs and bytes per op and for the module",
+    "list-params": PassInfo(
+        "solar.passes.list_params:ListParams",
+        "List the size parameters: default, and the arguments, values and loops they size",
         (),
         None, False),
+    "print-counts": PassInfo(
+        "solar.passes.print_counts:PrintCounts",
+        "Print exact points, MACs, FLOPs and bytes per op and for the module (=symbolic: as formulas)",
+        (OptionInfo("form", "exact|symbolic", "'exact'"),),
+        "form", False),
     "print-intensity": PassInfo(
         "solar.passes.print_intensity:PrintIntensity",
         "Print the arithmetic intensity (FLOP/byte) of each einsum unit and fusion group",
@@ -91,7 +96,13 @@ CATALOG: dict[str, PassInfo] = {
          OptionInfo("report", "str", "''"),
          OptionInfo("plot", "str", "''"),
          OptionInfo("latency", "str", "''"),
-         OptionInfo("annotate", "bool", "True")),
+         OptionInfo("annotate", "bool", "True"),
+         OptionInfo("formula", "bool", "False"),
+         OptionInfo("sweep", "str", "''"),
+         OptionInfo("sweep_report", "str", "''"),
+         OptionInfo("sweep_plot", "str", "''"),
+         OptionInfo("design_space", "str", "''"),
+         OptionInfo("design_plot", "str", "''")),
         "target", False),
     "strip-debuginfo": PassInfo(
         "solar.passes.strip_debuginfo:StripDebuginfo",

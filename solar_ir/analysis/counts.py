@@ -29,6 +29,7 @@ from typing import Any
 
 import islpy as isl
 
+from solar.ir.analysis.formula import Formula
 from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
@@ -74,11 +75,13 @@ class Counts:
         """The counts of one of `runs` runs that these sum: exact when every run counts the same (a kernel
         that uses a solar.for index may not: then the mean). A kernel inside a zero-trip loop never runs
         (runs == 0, every count 0): its counts are these."""
-        if runs <= 1:
+        symbolic = isinstance(runs, Formula)
+        if not symbolic and runs <= 1:
             return self
         out = self._map(lambda v: _divide(v, runs))
         # An output's bytes are its elements' share times their size, as the bytes of one run.
-        out.output_bytes = {k: _divide(n, runs) * (self.output_bytes[k] // n) if n else 0
+        out.output_bytes = {k: _divide(self.output_bytes[k], runs) if symbolic or isinstance(n, Formula)
+                            else _divide(n, runs) * (self.output_bytes[k] // n) if n else 0
                             for k, n in self.output_elements.items()}
         return out
 
@@ -114,7 +117,10 @@ class Counts:
 
 
 def _divide(total: int, runs: int) -> int:
-    """One run's share of a count: exact when it divides, else the mean (a float)."""
+    """One run's share of a count: exact when it divides, else the mean (a float); a formula's share is the
+    exact quotient (a whole number where every run counts the same)."""
+    if isinstance(total, Formula) or isinstance(runs, Formula):
+        return total / runs
     return total // runs if total % runs == 0 else total / runs  # type: ignore[return-value]
 
 
