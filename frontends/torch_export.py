@@ -35,7 +35,7 @@ from solar.ir.ops import Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, SourceError, TranslationError, user_frame, user_frames
+from .diagnostics import Problem, SourceError, TranslationError, mark_library_frame, user_frame, user_frames
 from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, ttype
@@ -372,9 +372,11 @@ class GraphLowering:
             args, present = self.bind(node, env)
             tn = TorchNode(em, key, node.target._schema.overload_name or "default", args, self.out_meta(val),
                            present)
+            first_new = len(em.block.ops)
             result = fn(tn)
             self.check(node, tn, result)
             env[node] = result
+            mark_library_frame(em.block.ops[first_new:], node.meta.get("stack_trace"))
         except LoweringError as err:
             self.problem(node, f"{display_name(node.target)}: {err}")
             env[node] = None

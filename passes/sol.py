@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
+from solar.backends.html_report import dot_of, module_params, report_inputs, sir_of_units, write_html
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
+from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
@@ -64,6 +66,8 @@ class SOL(Pass):
     fp32_precision: str = "framework"  # how f32 contractions are priced: framework | highest | tf32
     allow_tf32: bool = False  # the same as fp32_precision=tf32
     report: str = ""  # a path for the JSON report
+    html: str = ""  # a path for the HTML report (docs/html-report.md)
+    command: str = ""  # the command line, for the HTML report's inputs section
     plot: str = ""  # a path for the roofline PNG
     latency: str = ""  # a latency target for the inverse roofline, e.g. 2ms
     annotate: bool = True
@@ -119,10 +123,18 @@ class SOL(Pass):
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name
         ctx.report(render_report(reports, name))
+        base_dir = str(Path(module.loc.file).parent) if module.loc is not None else None
+        lines = [by_source_line(r, base_dir) for r in reports]
+        if lines[0].located:
+            ctx.report(render_source_lines(lines))
         ctx.results[self.name] = reports
         try:
-            if self.report:
-                write_json(to_json(reports, name, model.values, self.policy), self.report)
+            if self.report or self.html:
+                doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
+                if self.report:
+                    write_json(doc, self.report)
+                if self.html:
+                    write_html(doc, self.html, sir_of_units(reports[0]), dot_of(work), self.inputs(module))
             if self.plot:
                 plot(reports, self.plot)
         except OutputError as err:
@@ -144,6 +156,12 @@ class SOL(Pass):
                  "fusion_gain": r.fusion_gain,
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
+
+    def inputs(self, module: ModuleOp) -> dict[str, Any]:
+        """What the HTML report says the run was made of."""
+        return report_inputs(module.loc.file if module.loc is not None else "", module_params(module),
+                             [t.strip() for t in self.target.split(",") if t.strip()], self.command)
+
 
 def _as_costed(ctx: PassContext, original: ModuleOp, current: ModuleOp) -> ModuleOp:
     """The module as it was before --reorder-einsum, inlined and fused as the current one is, so that both
