@@ -179,7 +179,7 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
         out.append("<h3>Units of execution</h3>" + _works(f"units-{tn}", t, "units"))
         if t["groups"]:
             out.append("<h3>Fusion groups</h3>" + _works(f"groups-{tn}", t, "groups"))
-        if t.get("source_lines"):
+        if any(ln["file"] for ln in t.get("source_lines", [])):  # hand-written SIR has no source lines
             out.append("<h3>By source line</h3>" + _lines(t) +
                        '<p class="note">fused time of a line: its part of each fusion group\'s time, split in '
                        "proportion to the unfused times of the group's lines.</p>")

@@ -40,13 +40,15 @@ class Placed:
 
 def place_labels(points: list[tuple[float, float]], sizes: list[tuple[float, float]],
                  area: tuple[float, float, float, float], margin_x: float, point_radius: float = 4.0,
-                 gap: float = 3.0) -> list[Placed]:
-    """A box per label (same order as `points`), none overlapping another or any point's marker.
+                 gap: float = 3.0, obstacles: list[Box] | None = None) -> list[Placed]:
+    """A box per label (same order as `points`), none overlapping another, any point's marker or any of
+    `obstacles` (a legend, say).
 
     `area` is (left, top, right, bottom) of the plot in screen units; `margin_x` the left edge of the
     column right of it where labels that fit nowhere are stacked."""
     left, top, right, bottom = area
     markers = [Box(px - point_radius, py - point_radius, 2 * point_radius, 2 * point_radius) for px, py in points]
+    markers += obstacles or []
     taken: list[Box] = []
     out: list[Placed | None] = [None] * len(points)
     column_y = top
