@@ -184,7 +184,10 @@ def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool
     try:
         module = parse_module(text, file, engine)
     except DiagnosticError as err:
-        raise SIRError(str(err).strip().splitlines()[0], str(err)) from None
+        if err.sources is None:
+            err.sources = sources
+        text = err.format()
+        raise SIRError(text.strip().splitlines()[0], text) from None
     if engine.has_errors or not verify(module, engine):
         _raise(engine)
     passes: list[Any] = [Inline(), LiftEinsum()] + ([Fuse()] if fuse else [])
