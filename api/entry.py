@@ -26,7 +26,10 @@ def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: 
     names = [targets] if isinstance(targets, str) else list(targets)
     _check_targets(names)
     origin, module_text, file = _translate(program, example_inputs, dynamic, name)
-    return _run(module_text, file, names, fuse, tile_search, fp32_precision, origin)
+    analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin)
+    if origin.frontend != "sir":
+        analysis.live = (program, tuple(example_inputs or ()))
+    return analysis
 
 
 def _check_targets(names: list[str]) -> None:

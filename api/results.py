@@ -80,6 +80,7 @@ class Analysis:
         self._document = document
         self._reports = reports
         self._module = module
+        self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
         self.measured: dict[str, Any] | None = None  # set by bench()
         self.sweeps: list[dict[str, Any]] = []  # set by sweep()
 
@@ -130,6 +131,11 @@ class Analysis:
             if r.name == name:
                 return r
         raise KeyError(f"no target '{name}' in this analysis (it has {', '.join(self.targets)})")
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The `--sol-report` document itself (to_json() returns a copy with the measurement and sweeps)."""
+        return self._document
 
     # ---- views ------------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -211,11 +217,15 @@ class Analysis:
                 f"fused {self.total('fused', t):.3g} s on {t}>")
 
     # ---- more work on the same program ------------------------------------------------------------------
-    def bench(self, model: Any = None, example_inputs: Any = None, **options: Any) -> dict[str, Any]:
-        """Measures the program as `solar-bench` does (docs/bench.md) and records headroom and violations."""
+    def bench(self, frameworks: tuple[str, ...] = ("eager",), device: str = "auto", budget_s: float = 1.0,
+              warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
+        """Measures the live program as `solar-bench` does (docs/bench.md): its times per framework mode, the
+        headroom over every SOL mode of the measuring machine's target, the violations, and (PyTorch eager
+        on the CPU, `lines`) each source line's measured share. The record is kept in `measured` and shown by
+        every view."""
         from solar.measuring import bench_analysis
 
-        self.measured = bench_analysis(self, model, example_inputs, **options)
+        self.measured = bench_analysis(self, frameworks, device, budget_s, warmup, min_runs, lines)
         return self.measured
 
 

@@ -170,6 +170,15 @@ def _measured(measured: dict[str, Any] | None) -> str:
         f'{html.escape(seconds(v["bound_s"]))} on {html.escape(v["target"])}: {html.escape(v["why"])}</p>'
         for v in measured.get("violations", []))
     out += violations or '<p class="note">no violations: no run was faster than a bound.</p>'
+    lines = [ln for ln in measured.get("source_lines", []) if ln.get("measured_s") is not None]
+    if lines:
+        out += "<h3>Measured by source line</h3>" + _table("measured-lines", [
+            "line", "measured", "share", "SOL (unfused)", "headroom", "source"], [
+            _cell(f'{ln["file"]}:{ln["line"]}', cls="text") + _cell(seconds(ln["measured_s"]), ln["measured_s"])
+            + _cell(f'{100 * (ln["measured_share"] or 0):.1f}%', ln["measured_share"])
+            + _cell(seconds(ln["unfused_s"]), ln["unfused_s"])
+            + _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom"))
+            + _cell(ln["code"], cls="text") for ln in lines], {0, 5})
     out += "".join(f'<p class="note">{html.escape(v["framework_mode"])} beats the {html.escape(v["mode"])} model on '
                    f'{html.escape(v["target"])}: {html.escape(v["why"])}</p>' for v in measured.get("beats", []))
     return out
