@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         OutputPathError,
         SIRError,
         SolarError,
+        SweepSpecError,
         TranslationFailed,
         UnknownTargetError,
     )
@@ -29,11 +30,11 @@ _LAZY = {
     "GroupCost": "solar.results",
     "SolarError": "solar.errors", "BadInputError": "solar.errors", "ModelError": "solar.errors",
     "TranslationFailed": "solar.errors", "UnknownTargetError": "solar.errors", "OutputPathError": "solar.errors",
-    "SIRError": "solar.errors",
+    "SIRError": "solar.errors", "SweepSpecError": "solar.errors",
 }
 
 __all__ = ["Analysis", "BadInputError", "GroupCost", "ModeTotal", "ModelError", "OutputPathError", "SIRError",
-           "SolarError", "TranslationFailed", "UnitCost", "UnknownTargetError", "analyze"]
+           "SolarError", "SweepSpecError", "TranslationFailed", "UnitCost", "UnknownTargetError", "analyze"]
 
 
 def __getattr__(name: str) -> Any:

@@ -35,3 +35,7 @@ class UnknownTargetError(SolarError, ValueError):
 
 class OutputPathError(SolarError, OSError):
     """A report that cannot be written (its directory is missing, say); no existing file was touched."""
+
+
+class SweepSpecError(SolarError, ValueError):
+    """A sweep the symbolic counts cannot evaluate: an unknown size, an empty or bad range, too many points."""

@@ -5,10 +5,11 @@ built from (docs/python-api.md)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from solar.errors import OutputPathError
+from solar.errors import OutputPathError, SweepSpecError
 
 if TYPE_CHECKING:
     from solar.backends.report import TargetReport
@@ -82,7 +83,8 @@ class Analysis:
         self._module = module
         self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
         self.measured: dict[str, Any] | None = None  # set by bench()
-        self.sweeps: list[dict[str, Any]] = []  # set by sweep()
+        self.sweeps: list[dict[str, Any]] = []  # the documents of sweep(), in order
+        self._surface: Any = None  # the CostSurface, built on the first sweep
 
     @classmethod
     def from_run(cls, module: ModuleOp, reports: list[TargetReport], sir: str, requested: list[str],
@@ -156,12 +158,13 @@ class Analysis:
     def to_html(self, path: str | None = None) -> str:
         """The HTML report (one self-contained page); written atomically to `path` when given."""
         from solar.backends.html_report import dot_of, render_html, report_inputs, sir_of_units
+        from solar.backends.html_svg import sweep_curves
         from solar.ir.outputs import write_text_atomic
 
         inputs = report_inputs(self.origin.file, self.origin.params or self._document["params"], self.targets,
                                f"solar.analyze(<{self.origin.frontend} program>, targets={tuple(self.targets)!r})")
         page = render_html(self._document, sir_of_units(self._reports[0]), dot_of(self._module), inputs,
-                           self.measured, self.sweeps)
+                           self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
         if path is not None:
             with _output_errors():
                 write_text_atomic(path, page, "the HTML report")
@@ -227,6 +230,36 @@ class Analysis:
 
         self.measured = bench_analysis(self, frameworks, device, budget_s, warmup, min_runs, lines)
         return self.measured
+
+
+    def sweep(self, axes: Mapping[str, Sequence[int] | str] | None = None, /, latency: str | None = None,
+              **sizes: Sequence[int] | str) -> dict[str, Any]:
+        """Every mode on every target at every point of a grid of size parameters, from the symbolic counts
+        (backends/sweep.py: a point costs a formula's evaluation, not a run of the passes). Each size takes a
+        list of values or a range as `--sweep` writes it (`"1..1024*2"`). Returns the `--sweep-report`
+        document (records, crossovers); the HTML report draws its curves."""
+        from solar.backends.sweep import CostSurface, SweepError
+        from solar.backends.sweep_report import run_sweep, sweep_json
+        from solar.backends.sweep_spec import parse_sweep
+        from solar.ir.outputs import OutputError
+        from solar.passes.sol import parse_latency
+        from solar.targets.loader import load_target
+
+        wanted = {**(axes or {}), **sizes}
+        try:
+            grid = {name: parse_sweep(f"{name}={values}")[1] if isinstance(values, str) else [int(v) for v in values]
+                    for name, values in wanted.items()}
+            if not grid:
+                raise SweepError("give at least one size to sweep, e.g. sweep(BATCH='1..64*2')")
+            latency_s = parse_latency(latency) if latency else None
+            if self._surface is None:
+                self._surface = CostSurface(self._module, [load_target(t) for t in self.targets],
+                                            fp32_precision=self._document["fp32_precision"])
+            doc = sweep_json(run_sweep(self._surface, grid, latency_s), self.name)
+        except (SweepError, ValueError, OutputError) as err:
+            raise SweepSpecError(f"sweep: {err}") from None
+        self.sweeps.append(doc)
+        return doc
 
 
 class _output_errors:

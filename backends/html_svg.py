@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from solar.backends.label_layout import place_labels
-from solar.backends.report import quantity
+from solar.backends.report import quantity, seconds
 
 WIDTH, HEIGHT = 760, 420
 PLOT = (70, 20, 560, 370)  # left, top, right, bottom of the axes; labels that fit nowhere go right of it
@@ -105,8 +105,13 @@ def curves_svg(curve: dict[str, Any]) -> str:
            f'height="{bottom - top}" fill="none" stroke="#99a"/>'
            f'<text x="{(left + right) / 2}" y="{HEIGHT - 8}" text-anchor="middle">{html.escape(str(curve["x"]))}'
            f"</text>"]
-    for v in (min(xs), max(xs)):
-        out.append(f'<text x="{sx(v):.1f}" y="{bottom + 16}" text-anchor="middle">{quantity(v)}</text>')
+    for v in xs:
+        out.append(f'<line x1="{sx(v):.1f}" y1="{bottom}" x2="{sx(v):.1f}" y2="{bottom + 4}" stroke="#99a"/>'
+                   f'<text x="{sx(v):.1f}" y="{bottom + 16}" text-anchor="middle">{quantity(v)}</text>')
+    for decade in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1):
+        y = sy(10.0 ** decade)
+        out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#99a"/>'
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{seconds(10.0 ** decade)}</text>')
     for k, (mode, ts) in enumerate(series.items()):
         colour = _COLOURS[k % len(_COLOURS)]
         d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(t):.1f}"
@@ -116,3 +121,23 @@ def curves_svg(curve: dict[str, Any]) -> str:
     out.append(f'<text x="{left + 4}" y="{top + 14}">{html.escape(str(curve.get("name", "")))} '
                f"(SOL time, log-log)</text></svg>")
     return "".join(out)
+
+
+def sweep_curves(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The curves of a sweep document (`--sweep-report`'s): per target and swept size, each mode's time along
+    that size with the other swept sizes at their first values."""
+    axes: dict[str, list[int]] = doc.get("swept") or {}
+    first = {name: values[0] for name, values in axes.items()}
+    curves = []
+    for target in doc["targets"]:
+        for name, values in axes.items():
+            if len(values) < 2:
+                continue
+            series: dict[str, dict[int, float]] = {}
+            for rec in doc["records"]:
+                point = rec["point"]
+                if rec["target"] == target and all(point.get(k) == v for k, v in first.items() if k != name):
+                    series.setdefault(rec["mode"], {})[point[name]] = rec["time_s"]
+            curves.append({"name": f"{target}: SOL against {name}", "x": name, "points": values,
+                           "series": {m: [ts.get(v, 0.0) for v in values] for m, ts in series.items()}})
+    return curves
