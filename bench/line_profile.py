@@ -92,6 +92,7 @@ def add_measured(doc: dict[str, Any], profile: LineProfile, machine: str | None)
     measuring machine's target its headroom (measured ÷ the line's unfused SOL)."""
     for target in doc["targets"]:
         for ln in target.get("source_lines", []):
+            ln.update(measured_s=None, measured_share=None, headroom=None)
             if not ln["file"]:
                 continue
             key = (os.path.abspath(ln["file"]), ln["line"])
