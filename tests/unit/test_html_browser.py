@@ -47,11 +47,31 @@ def _reports(example: str, tmp: Path) -> tuple[Path, dict]:
     return html, json.loads(js.read_text())
 
 
-@pytest.mark.parametrize("example", EXAMPLES)
+def _api_report(tmp: Path) -> tuple[Path, dict]:
+    """A report made by the Python API from a live module: with source lines and library frames."""
+    import torch
+
+    import solar
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.up = torch.nn.Linear(32, 64)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.tanh(self.up(x)) * 2
+
+    analysis = solar.analyze(Block(), (torch.randn(8, 32),), targets=("h100", "b200"))
+    html = tmp / "report.html"
+    analysis.to_html(str(html))
+    return html, analysis.to_json()
+
+
+@pytest.mark.parametrize("example", [*EXAMPLES, "api"])
 def test_report_in_chromium(browser, example: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
 
-    html, doc = _reports(example, tmp_path)
+    html, doc = _api_report(tmp_path) if example == "api" else _reports(example, tmp_path)
     browser.get(html.as_uri())
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
@@ -80,6 +100,10 @@ def test_report_in_chromium(browser, example: str, tmp_path: Path) -> None:  # t
                  for e in svg.find_elements(By.CSS_SELECTOR, "text.point-label")]
         assert not any(a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
                        for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    if example == "api":  # the lines table shows the user's line and the library frame inside it
+        lines = browser.find_element(By.ID, f"lines-{name}").text
+        assert "return torch.tanh(self.up(x)) * 2 ← torch/nn/modules/linear.py:" in lines  # HTML folds spaces
+        assert len(doc["targets"][0]["source_lines"]) == 1
     shot = tmp_path / "screenshot.png"
     assert browser.save_screenshot(str(shot))
     _assert_not_blank(shot)
