@@ -72,3 +72,23 @@ def test_without_locations_there_is_one_unplaced_line(example: str) -> None:
     table = by_source_line(analyse(model, Peaks(load_target("h100")), None))
     assert not table.located
     assert [ln.where for ln in table.lines] == ["<no source line>"]
+
+
+def test_a_library_call_is_the_users_line_with_the_library_frame_after_it() -> None:
+    from solar.frontends.diagnostics import library_frame, user_frame
+
+    trace = ('File "/home/me/model.py", line 12, in forward\n    y = self.block(x)\n'
+             '  File "/venv/lib/python3.12/site-packages/transformers/models/llama/modeling_llama.py", line 80, in '
+             'forward\n    return self.mlp(x)\n'
+             '  File "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", line 134, in forward\n'
+             "    return F.linear(input, self.weight, self.bias)\n")
+    frame = user_frame(trace)
+    assert frame is not None and (frame.file, frame.line) == ("/home/me/model.py", 12)
+    assert library_frame(trace) == "torch/nn/modules/linear.py:134"
+    # All library code (a transformers model exported whole): its own innermost non-framework line, no frame.
+    inside = (
+        'File "/venv/lib/python3.12/site-packages/transformers/models/llama/modeling_llama.py", line 80, in '
+        'forward\n    return self.mlp(x)\n')
+    frame = user_frame(inside)
+    assert frame is not None and frame.line == 80 and library_frame(inside) is None
+    assert library_frame('File "/home/me/model.py", line 3, in f\n    return x + 1\n') is None
