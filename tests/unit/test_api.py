@@ -99,6 +99,13 @@ def test_to_pandas(block: solar.Analysis) -> None:
     pd = pytest.importorskip("pandas")
     frame = block.to_pandas("units")
     assert isinstance(frame, pd.DataFrame) and list(frame["name"]) == [u.name for u in block.units]
+    assert list(frame["b200_s"]) == [u.seconds["b200"] for u in block.units]
+    assert len(block.to_pandas("groups")) == len(block.groups)
+    assert block.to_pandas("lines")["flops"].sum() == block.totals["b200"]["unfused"].flops
+    totals = block.to_pandas("totals")
+    assert len(totals) == 6 and set(totals["target"]) == {"h100-sxm", "b200"}
+    with pytest.raises(ValueError, match="no table 'kernels'"):
+        block.to_pandas("kernels")
 
 
 def test_sir_path_and_text_agree_with_solar_opt(tmp_path: Path) -> None:
