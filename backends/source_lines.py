@@ -193,6 +193,13 @@ def render_source_lines(tables: list[SourceLines], top: int = TOP) -> str:
     Console(file=buf, width=1000, color_system=None).print(table)
     buf.write("fused time of a line: its part of each fusion group's time, split in proportion to the unfused "
               "times of the group's lines (← the library frame inside the line).\n")
+    spans: dict[str, list[str]] = {}
+    for ln in sorted(first.lines, key=lambda c: (c.file, c.line)):
+        for group in ln.groups:
+            spans.setdefault(group, []).append(_short(ln.where))
+    for group, where in spans.items():
+        if len(where) > 1:
+            buf.write(f"{group} spans {len(where)} lines: {', '.join(where)}\n")
     return buf.getvalue()
 
 

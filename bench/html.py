@@ -42,7 +42,34 @@ def write_bench_report(path: str, problem: str, prog: Program, rec: dict[str, An
         profile = profile_lines(lambda: model(*inputs), PROFILED_RUNS)
         machine = next(iter(rec.get("headroom", {})), None)
         add_measured(doc, profile, machine)
+        rec["source_lines"] = next((t["source_lines"] for t in doc["targets"] if t["name"] == machine), [])
         rec.setdefault("notes", []).append(f"source lines: measured share from {PROFILED_RUNS} profiled eager runs "
                                            "(torch.profiler, CPU)")
     inputs_ = report_inputs(os.path.abspath(problem), prog.sizes, names, command)
     write_html(doc, path, sir_of_units(reports[0]), dot_of(work), inputs_, rec)
+
+
+def render_measured_lines(rec: dict[str, Any], top: int = 20) -> str:
+    """The terminal table of the measured lines: share of the profiled eager time, SOL and headroom."""
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from solar.backends.report import seconds
+
+    lines = sorted((ln for ln in rec.get("source_lines", []) if ln.get("measured_s") is not None),
+                   key=lambda ln: -ln["measured_s"])
+    if not lines:
+        return ""
+    table = Table(title=f"By source line, measured (eager, torch.profiler; top {min(top, len(lines))})",
+                  title_justify="left")
+    for col in ("line", "measured", "share", "SOL (unfused)", "headroom", "source"):
+        table.add_column(col, justify="left" if col in ("line", "source") else "right")
+    for ln in lines[:top]:
+        table.add_row(f"{ln['file']}:{ln['line']}", seconds(ln["measured_s"]), f"{100 * ln['measured_share']:.1f}%",
+                      seconds(ln["unfused_s"]), "" if ln.get("headroom") is None else f"{ln['headroom']:.3g}×",
+                      ln["code"])
+    buf = StringIO()
+    Console(file=buf, width=1000, color_system=None).print(table)
+    return buf.getvalue()

@@ -18,7 +18,6 @@ from typing import Any
 from solar.frontends.diagnostics import is_library_file
 
 _RANGE = "solar-line:"  # profiler ranges named `solar-line:FILE:LINE`
-_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # SOLAR's own files are nobody's line
 
 
 @dataclass
@@ -42,7 +41,9 @@ def _user_line() -> tuple[str, int] | None:
     frame = sys._getframe(2)
     while frame is not None:
         file = frame.f_code.co_filename
-        if not file.startswith("<") and not is_library_file(file) and not os.path.abspath(file).startswith(_OWN):
+        module = str(frame.f_globals.get("__name__", ""))
+        own = module == "solar" or module.startswith("solar.")  # SOLAR's own frames are nobody's line
+        if not file.startswith("<") and not is_library_file(file) and not own:
             return os.path.abspath(file), frame.f_lineno
         frame = frame.f_back
     return None

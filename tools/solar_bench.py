@@ -145,6 +145,10 @@ def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
     elif args.report:
         sys.stderr.write(f"{PROG}: no HTML report: the problem failed before its bounds\n")
     sys.stdout.write(render_problem(rec))
+    if rec.get("source_lines"):
+        from solar.bench.html import render_measured_lines
+
+        sys.stdout.write(render_measured_lines(rec))
     if args.json:
         write_text_atomic(args.json, json.dumps(rec, indent=2) + "\n", "JSON report")
     if rec.get("violations"):
