@@ -4,15 +4,24 @@ violations), and, for PyTorch eager on the CPU, each source line's measured shar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from solar.errors import BadInputError, SolarError
 
-if TYPE_CHECKING:
-    from solar.results import Analysis
+
+@dataclass(frozen=True)
+class Measurable:
+    """What bench() needs of an Analysis (plain data, so that this module needs not know the class)."""
+
+    live: tuple[Any, tuple[Any, ...]] | None  # the program and its example inputs
+    frontend: str  # torch | jax | sir
+    sir: str
+    params: dict[str, int]  # the size parameters at the analysed sizes
+    document: dict[str, Any]  # the --sol-report document: its source lines get the measured shares
 
 
-def bench_analysis(analysis: Analysis, frameworks: tuple[str, ...] = ("eager",), device: str = "auto",
+def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",), device: str = "auto",
                    budget_s: float = 1.0, warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
     """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes)."""
     from solar.bench.bounds import BoundsError, compute_bounds
@@ -37,7 +46,7 @@ def bench_analysis(analysis: Analysis, frameworks: tuple[str, ...] = ("eager",),
                             "nothing to run; solar-bench runs a .sir with --source MODEL.py)")
     program, inputs = live
     if device == "auto":
-        device = "cuda" if analysis.origin.frontend == "torch" and cuda_available() else "cpu"
+        device = "cuda" if analysis.frontend == "torch" and cuda_available() else "cpu"
     if device == "cuda":
         import torch
 
@@ -46,16 +55,16 @@ def bench_analysis(analysis: Analysis, frameworks: tuple[str, ...] = ("eager",),
             raise SolarError(f"no target for {torch.cuda.get_device_name()}: bench() cannot judge its times")
     else:
         machine = "host"
-    allow_tf32 = device == "cuda" and (analysis.origin.frontend == "jax" or tf32_allowed(precision_flags()))
+    allow_tf32 = device == "cuda" and (analysis.frontend == "jax" or tf32_allowed(precision_flags()))
     module = parse_module(analysis.sir)
-    sizes = dict(analysis.origin.params)
+    sizes = dict(analysis.params)
     try:
         bounds = compute_bounds(module, [load_target(machine)], sizes, allow_tf32)
     except BoundsError as err:
         raise SolarError(f"error: {err}") from None
     timing = TimingOptions(budget_s=budget_s, warmup=warmup, min_runs=min_runs)
     llc = bounds.targets[load_target(machine).name].llc_bytes
-    if analysis.origin.frontend == "torch":
+    if analysis.frontend == "torch":
         measured = measure_torch(program.eval(), list(inputs), [f for f in frameworks if f in ("eager", "compile")],
                                  device, timing, llc, None)
     else:
@@ -67,7 +76,7 @@ def bench_analysis(analysis: Analysis, frameworks: tuple[str, ...] = ("eager",),
                            "violations": [b.to_json() for b in beats if b.violation],
                            "beats": [b.to_json() for b in beats if not b.violation], "notes": []}
     eager = rec["measurements"].get("eager", {})
-    if lines and analysis.origin.frontend == "torch" and device == "cpu" and eager.get("min_s") is not None:
+    if lines and analysis.frontend == "torch" and device == "cpu" and eager.get("min_s") is not None:
         profile = profile_lines(lambda: program(*inputs))
         machine_doc, _, _ = sol_document(module, sizes, [machine], allow_tf32)
         add_measured(machine_doc, profile, name)

@@ -226,9 +226,10 @@ class Analysis:
         headroom over every SOL mode of the measuring machine's target, the violations, and (PyTorch eager
         on the CPU, `lines`) each source line's measured share. The record is kept in `measured` and shown by
         every view."""
-        from solar.measuring import bench_analysis
+        from solar.measuring import Measurable, bench_analysis
 
-        self.measured = bench_analysis(self, frameworks, device, budget_s, warmup, min_runs, lines)
+        program = Measurable(self.live, self.origin.frontend, self.sir, dict(self.origin.params), self._document)
+        self.measured = bench_analysis(program, frameworks, device, budget_s, warmup, min_runs, lines)
         return self.measured
 
 
