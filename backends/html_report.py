@@ -132,13 +132,20 @@ def _per_unit(target: dict[str, Any], sir: dict[str, str]) -> str:
         why = (f'{w["bound"]}-bound: tensor {seconds(w["tensor_s"])}, vector {seconds(w["vector_s"])}, memory '
                f'{seconds(w["memory_s"])} ({quantity(w["bytes"])}B at {quantity(target["dram_bandwidth"])}B/s); '
                f'the SOL is the largest of the three')
+        counts = (f'counts: {_dtype_counts(w["flops_tensor"])} contraction FLOPs (tensor-core eligible), '
+                  f'{_dtype_counts(w["flops_vector"])} other FLOPs, {w["bytes"]} bytes'
+                  + (f' (over {w["trips"]} runs)' if w["trips"] > 1 else ""))
         peaks = "; ".join(f'{p["work"]} {p["dtype"]}: {p["precision"]} {p["unit"]} {quantity(p["flop_per_s"])}FLOP/s '
                           f'({p["reason"]})' for p in w["peaks"])
         parts.append(f'<details><summary><code>{html.escape(w["name"])}</code> — {html.escape(seconds(w["time_s"]))}'
-                     f' ({html.escape(w["bound"])})</summary><p>{html.escape(why)}</p>'
+                     f' ({html.escape(w["bound"])})</summary><p>{html.escape(counts)}</p><p>{html.escape(why)}</p>'
                      f'<p class="note">{html.escape(peaks)}</p>'
                      f'<pre>{html.escape(sir.get(w["name"], ""))}</pre></details>')
     return "".join(parts)
+
+
+def _dtype_counts(by_dtype: dict[str, int]) -> str:
+    return " + ".join(f"{n} {d}" for d, n in by_dtype.items() if n) or "0"
 
 
 def _measured(measured: dict[str, Any] | None) -> str:
