@@ -104,37 +104,16 @@ def _translate_torch(model: Any, args: tuple[Any, ...], dynamic: str, name: str 
         if not isinstance(a, (torch.Tensor, *_SCALARS)):
             raise BadInputError(f"example input {k} is a {type(a).__name__}: a torch.nn.Module takes tensors and "
                                 "Python numbers")
-    try:  # a forward that fails on its inputs fails here, with its own message, before export's long one
-        with torch.device("meta"), torch.no_grad():
-            _ = _on_meta(model, args)
-    except _Unmovable:
-        pass
-    except Exception as err:
-        raise ModelError(_located(err, f"the model's forward fails on the example inputs: "
-                                       f"{type(err).__name__}: {_first_line(err)}")) from None
     problem = TorchProblem(lambda: model, lambda: list(args), name or type(model).__name__.lower(),
                            _source_file(type(model)) or None)
     try:
         return translate_problem(problem, dynamic)
     except (SourceError, TranslationError, LoweringError) as err:
         text = err.format() if hasattr(err, "format") else str(err)
-        raise TranslationFailed(text.strip().splitlines()[0], text) from None
-
-
-class _Unmovable(Exception):
-    """The model's parameters cannot be copied to the meta device: the dry run is skipped (export checks)."""
-
-
-def _on_meta(model: Any, args: tuple[Any, ...]) -> Any:
-    import copy
-
-    import torch
-
-    try:
-        twin = copy.deepcopy(model).to("meta")
-    except Exception:
-        raise _Unmovable() from None
-    return twin(*[a.to("meta") if isinstance(a, torch.Tensor) else a for a in args])
+        first = text.strip().splitlines()[0]
+        # Export runs the forward (on the meta device, else the CPU): its failure is the model's, at its line.
+        failed = ModelError if "torch.export failed" in first else TranslationFailed
+        raise failed(first, text) from None
 
 
 def _located(err: BaseException, message: str) -> str:
