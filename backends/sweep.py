@@ -5,12 +5,16 @@ once: the cost model runs with `formula.symbols`, so every unit's FLOPs and byte
 piecewise quasi-polynomials, with `min`/`max` where the model takes them). A point then costs an evaluation
 of those formulas, and a grid of a thousand points one vectorised evaluation, instead of a run of the passes.
 
-    surface = CostSurface(module, [load_target("h100"), load_target("b200")])
+    surface = CostSurface(module, [load_target("h100"), load_target("b200")])  # buffer="l2": cache-aware too
     surface.params                                  # ("BATCH", "CTX"): every size parameter, in order
+    surface.formulas("fused")                       # {"flops_tensor": Formula, "flops_vector": ..., "bytes": ...}
     surface.at({"BATCH": 8})                        # list[PointCost]: each target × mode (unset sizes: defaults)
     sweep = surface.grid({"BATCH": [1, 2, 4, 8], "CTX": [512, 1024]})
-    sweep.records()                                 # one dict per point, target and mode
-    crossover(surface, "BATCH", "h100", "fused", 1, 1024)   # least BATCH at which the bound turns compute
+    sweep.records()                                 # one dict per point, target and mode (PointCost.as_record)
+    sweep.arrays["h100-sxm"]["fused"].seconds       # NumPy arrays over the grid (ModeArrays)
+    sweep.factors(2e-3)                             # the inverse roofline at every point, per target and mode
+    crossover(surface, "BATCH", "h100-sxm", "fused", 1, 1024)  # [Crossover]: where the bound changes kind
+    crossovers(sweep)                               # every change along every swept size of the grid
 
 Every number is exact: counts are integers (Python integers on the grid too), times are the same roofline as
 `--sol` (`t = max(F_tensor/Π, F_vector/Π, B/β)` per unit, Σ per mode). A point of a sweep equals
@@ -105,13 +109,14 @@ def _bound(tensor: float, vector: float, memory: float, seconds: float) -> str:
 class _WorkFormulas:
     """One unit's or group's counts as formulas (one run of it multiplied by its trips)."""
 
+    name: str
     tensor: dict[Any, Formula | int]  # DType -> FLOPs over all trips
     vector: dict[Any, Formula | int]
     bytes: Formula | int
 
     @staticmethod
     def of(w: Work) -> _WorkFormulas:
-        return _WorkFormulas({d: n * w.trips for d, n in w.flops_tensor.items() if n},
+        return _WorkFormulas(w.name, {d: n * w.trips for d, n in w.flops_tensor.items() if n},
                              {d: n * w.trips for d, n in w.flops_vector.items() if n}, w.bytes * w.trips)
 
 
@@ -159,7 +164,7 @@ class CostSurface:
         except (NotSymbolic, TypeError) as err:
             # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
             self.per_point_reason = str(err) or type(err).__name__
-            self.units, self.groups, self.whole = [], [], _WorkFormulas({}, {}, 0)
+            self.units, self.groups, self.whole = [], [], _WorkFormulas("whole graph", {}, {}, 0)
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -373,7 +378,7 @@ class Sweep:
                 for mode, a in modes.items():
                     out.append(PointCost(point, target, mode, float(a.seconds[index]), float(a.tensor_s[index]),
                                          float(a.vector_s[index]), float(a.memory_s[index]),
-                                         _exact(a.flops[index]), _exact(a.bytes[index])))
+                                         exact_int(a.flops[index]), exact_int(a.bytes[index])))
         return out
 
     def records(self) -> list[dict[str, Any]]:
@@ -389,8 +394,12 @@ class Sweep:
         return out
 
 
-def _exact(v: Any) -> int:
-    return int(v) if not isinstance(v, float) or math.isfinite(v) else 0
+def exact_int(v: Any) -> int:
+    """A count as a whole number: a mean over runs (a Fraction) rounds as `Work.flops` does; no figure
+    (NaN, a target without the cache-aware mode) is 0."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return 0
+    return round(v)
 
 
 # ---- crossover ------------------------------------------------------------------------------------------

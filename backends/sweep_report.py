@@ -20,12 +20,13 @@ from solar.ir.tables import new_table, render_tables
 
 from .design_space import Design, explore, render_designs
 from .report import quantity, seconds, strict_json
-from .sweep import CostSurface, Crossover, Sweep, crossovers
+from .sweep import CostSurface, Crossover, Sweep, crossovers, exact_int
 from .sweep_spec import DesignSpace
 
 SCHEMA = "solar.sweep-report"
 VERSION = 1
 TABLE_ROWS = 24  # the terminal shows at most this many points (evenly spaced, first and last included)
+CROSSOVER_LINES = 4  # and at most this many crossovers per target, mode and swept size
 
 
 @dataclass
@@ -57,6 +58,22 @@ def mode_formulas(surface: CostSurface) -> dict[str, dict[str, str]]:
     """Per mode: FLOPs on tensor and vector units and DRAM bytes as formulas in the size parameters."""
     return {mode: {k: formula_text(v) for k, v in surface.formulas(mode).items()} for mode in surface.modes
             if mode in ("unfused", "fused", "whole_graph")}
+
+
+def formulas_json(surface: CostSurface) -> dict[str, Any] | None:
+    """The `formulas` field of the --sol JSON (with --sol-formula): per mode, and per unit and group, the
+    FLOPs on tensor and vector units and the DRAM bytes as text in the size parameters; null when the
+    counts have no closed form (`per_point_reason` says why)."""
+    if not surface.symbolic:
+        return {"modes": None, "units": None, "groups": None, "per_point_reason": surface.per_point_reason}
+
+    def work(w: Any) -> dict[str, str]:
+        return {"name": w.name, "flops_tensor": formula_text(sum(w.tensor.values(), 0)),
+                "flops_vector": formula_text(sum(w.vector.values(), 0)), "bytes": formula_text(w.bytes)}
+
+    return {"params": list(surface.params), "modes": mode_formulas(surface),
+            "units": [work(w) for w in surface.units], "groups": [work(w) for w in surface.groups],
+            "per_point_reason": None}
 
 
 def render_formulas(surface: CostSurface) -> str:
@@ -112,10 +129,18 @@ def render_sweep(outcome: SweepOutcome) -> str:
         notes.append(f"counted at each point: {sweep.surface.per_point_reason}")
     if outcome.crossovers:
         notes.append("Crossovers (the least size at which the bound changes kind):")
+        shown: dict[tuple[str, str, str], int] = {}
         for c in outcome.crossovers:
+            key = (c.target, c.mode, c.param)
+            shown[key] = shown.get(key, 0) + 1
+            if shown[key] > CROSSOVER_LINES:
+                continue
             at = ", ".join(f"{k}={v}" for k, v in c.at.items())
             notes.append(f"  {c.target} {c.mode}: {c.below} → {c.above} at {c.param} = {c.value:,}"
                          + (f" ({at})" if at else ""))
+        hidden = sum(n - CROSSOVER_LINES for n in shown.values() if n > CROSSOVER_LINES)
+        if hidden:
+            notes.append(f"  … and {hidden:,} more along other lines of the grid (every one is in --sweep-report)")
     else:
         notes.append("No crossover: every mode keeps its bound kind over the grid.")
     if outcome.latency_s is not None:
@@ -148,11 +173,13 @@ def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
     surface = sweep.surface
     records = []
     factors = sweep.factors(outcome.latency_s) if outcome.latency_s is not None else None
+    bounds = {(t, m): a.bounds() for t, modes in sweep.arrays.items() for m, a in modes.items()}
     for index, point in sweep.points():
         for target, modes in sweep.arrays.items():
             for mode, a in modes.items():
                 rec = {"point": point, "target": target, "mode": mode, "time_s": float(a.seconds[index]),
-                       "bound": str(a.bounds()[index]), "flops": int(a.flops[index]), "bytes": int(a.bytes[index]),
+                       "bound": str(bounds[(target, mode)][index]), "flops": exact_int(a.flops[index]),
+                       "bytes": exact_int(a.bytes[index]),
                        "tensor_s": float(a.tensor_s[index]), "vector_s": float(a.vector_s[index]),
                        "memory_s": float(a.memory_s[index])}
                 if factors is not None:

@@ -17,6 +17,7 @@ from solar.backends.report import TargetReport, analyse, plot, render_report, to
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep import CostSurface, SweepError, check_axes
 from solar.backends.sweep_report import (
+    formulas_json,
     plot_sweep,
     render_formulas,
     render_sweep,
@@ -152,18 +153,21 @@ class SOL(Pass):
             ctx.report(render_source_lines(lines))
         ctx.results[self.name] = reports
         try:
-            if self.report:
-                write_json(add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir),
-                           self.report)
-            if self.plot:
-                plot(reports, self.plot)
+            surface = None
             if self.formula or self.sweep or self.design_space:
                 surface = CostSurface(work, targets, fp32_precision=self.policy,
                                       buffer=tiling.buffer if tiling is not None else None)
-                if self.formula:
-                    ctx.report(render_formulas(surface))
-                if self.sweep or self.design_space:
-                    self._sweep(ctx, surface, name, latency)
+            if self.report:
+                doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
+                if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
+                    doc["formulas"] = formulas_json(surface)
+                write_json(doc, self.report)
+            if self.plot:
+                plot(reports, self.plot)
+            if surface is not None and self.formula:
+                ctx.report(render_formulas(surface))
+            if surface is not None and (self.sweep or self.design_space):
+                self._sweep(ctx, surface, name, latency)
             if self.html:  # last: it shows the sweep's curves too
                 doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 swept = ctx.results.get("sweep")
