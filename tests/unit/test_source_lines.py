@@ -92,3 +92,18 @@ def test_a_library_call_is_the_users_line_with_the_library_frame_after_it() -> N
     frame = user_frame(inside)
     assert frame is not None and frame.line == 80 and library_frame(inside) is None
     assert library_frame('File "/home/me/model.py", line 3, in f\n    return x + 1\n') is None
+
+
+def test_a_jax_call_keeps_the_library_function_it_called() -> None:
+    from solar.frontends.diagnostics import SourceLine, jax_library_frame
+
+    user = SourceLine("/home/me/f.py", 4, 5, "h = jax.nn.gelu(x)")
+    site = "/venv/lib/python3.12/site-packages/"
+    frames = [(site + "jax/_src/core.py", 705), (site + "jax/_src/nn/functions.py", 463),
+              (site + "jax/_src/traceback_util.py", 195), ("/home/me/f.py", 4), ("/home/me/run.py", 9)]
+    assert jax_library_frame(frames, user) == "jax/_src/nn/functions.py:463"
+    only_machinery = [(site + "jax/_src/core.py", 705), (site + "jax/_src/traceback_util.py", 195),
+                      ("/home/me/f.py", 4)]
+    assert jax_library_frame(only_machinery, user) is None
+    assert jax_library_frame([("/home/me/f.py", 4)], user) is None
+    assert jax_library_frame(frames, None) is None
