@@ -14,9 +14,19 @@ from solar.backends.cost import CostModel, mode_result
 from solar.backends.io_bound import io_bound
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
-from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
+from solar.backends.tiling_problem import (
+    Budget,
+    EinsumDesc,
+    Mapping,
+    SearchStopped,
+    TilingProblem,
+    Unfusable,
+    build_problem,
+    desc_of,
+)
 from solar.backends.tiling_views import through_views
 from solar.ir.analysis.units import Uses, units_of
+from solar.ir.einsum_spec import parse_spec
 from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
@@ -35,12 +45,18 @@ def problem_of(name: str, descs: tuple[EinsumDesc, ...], needed: frozenset[str])
     return build_problem(name, descs, lambda t: t in needed)
 
 
-class IRChains:
-    """Einsums of one function as tiling problems: tensors named by SSA value, and who reads what."""
+DEFAULT_BUDGET = 2.0  # wall-clock seconds one tiling problem's search may take (docs/tiling.md, "The search budget")
+LONG_CHAIN = 3  # a chain with more contractions than this is cut along its seams, not solved as one MILP
 
-    def __init__(self, func: FuncOp, values: dict[str, int]) -> None:
+
+class IRChains:
+    """Einsums of one function as tiling problems: tensors named by SSA value, and who reads what. Each
+    problem's search gets `budget` seconds (None: no limit)."""
+
+    def __init__(self, func: FuncOp, values: dict[str, int], budget: float | None = DEFAULT_BUDGET) -> None:
 
         self.values = values
+        self.budget = budget
         self.uses = Uses.of(func)
         self._names: dict[Value, str] = {}
         self._taken: set[str] = set()
@@ -81,13 +97,14 @@ class IRChains:
               lower: bool = False) -> tuple[Mapping | None, str]:
         """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why. With
         `lower`, a chain no mapping of which fits gets its least traffic at the smallest buffer it runs in
-        (`Space.solve_lower`)."""
+        (`Space.solve_lower`). Raises SearchStopped where the search ran out of its budget."""
         try:
             problem = self.problem(name, ops)
         except Unfusable as err:
             return None, str(err)
         space = space_of(problem)
-        m = space.solve_lower(capacity) if lower else space.solve(capacity)
+        budget = Budget(self.budget)
+        m = space.solve_lower(capacity, budget) if lower else space.solve(capacity, budget=budget)
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def check_views(self, ops: Sequence[EinsumOp]) -> None:
@@ -122,11 +139,13 @@ class GroupResult:
     per_unit: float | None
     per_einsum: float | None
     floor: float | None = None
+    cut: float | None = None  # the chain cut along its seams, each piece fused on its own
+    stopped: str | None = None  # why the search of the chain as a whole stopped early, or None
 
     @property
     def options(self) -> dict[str, float]:
-        out = {"fused": self.fused.traffic if self.fused is not None else None, "per-unit": self.per_unit,
-               "per-einsum": self.per_einsum}
+        out = {"fused": self.fused.traffic if self.fused is not None else None, "cut": self.cut,
+               "per-unit": self.per_unit, "per-einsum": self.per_einsum}
         return {k: v for k, v in out.items() if v is not None}
 
     @property
@@ -145,16 +164,43 @@ class GroupResult:
         return self.per_einsum - self.traffic
 
 
+def seams(einsums: Sequence[EinsumOp]) -> list[list[EinsumOp]]:
+    """A chain cut before every contraction but the first: each piece one contraction with the einsums
+    around it up to the next (its prologue and epilogue), whose tensors at the cuts go through DRAM."""
+    pieces: list[list[EinsumOp]] = [[]]
+    seen = False
+    for op in einsums:
+        contraction = len(op.inputs) > 1 and bool(parse_spec(op.spec).reduced)
+        if contraction and seen:
+            pieces.append([])
+        seen |= contraction
+        pieces[-1].append(op)
+    return pieces
+
+
 def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
                  lower: bool = False) -> GroupResult:
-    """`lower`: for a lower bound (the cache-aware SOL mode): see `IRChains.solve`."""
+    """`lower`: for a lower bound (the cache-aware SOL mode): see `IRChains.solve`. A chain whose search
+    stops early (its budget, a space too large to search), or with more than LONG_CHAIN contractions, is
+    also cut along its seams (`seams`), each piece fused on its own: `cut`, and `stopped` says why."""
     einsums = [op for u in units for op in u]
-    fused, why = chains.solve(name, einsums, capacity, lower) if len(einsums) > 1 else (None, "a single einsum")
+    pieces = seams(einsums)
+    fused, why, stopped = None, "a single einsum", None
+    if len(pieces) > LONG_CHAIN:
+        why = stopped = f"a chain of {len(pieces)} contractions is cut along its seams, not solved as one MILP"
+    elif len(einsums) > 1:
+        try:
+            fused, why = chains.solve(name, einsums, capacity, lower)
+        except SearchStopped as err:
+            why = stopped = str(err)
 
     def total(pieces: Sequence[Sequence[EinsumOp]]) -> float | None:
         out = 0.0
         for k, piece in enumerate(pieces):
-            m, _ = chains.solve(f"{name}.{k}" if len(piece) > 1 else piece[0].symbol, piece, capacity)
+            try:
+                m, _ = chains.solve(f"{name}.{k}" if len(piece) > 1 else piece[0].symbol, piece, capacity)
+            except SearchStopped:
+                return None  # this way of running the chain has no figure
             if m is None and len(piece) > 1:  # a kernel's chain that cannot be fused: its einsums alone
                 sub = total([[op] for op in piece])
                 if sub is None:
@@ -168,10 +214,14 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
 
     per_unit = total(units) if len(units) > 1 and any(len(u) > 1 for u in units) else None
     per_einsum = total([[op] for op in einsums])
+    cut = total(pieces) if stopped is not None and 1 < len(pieces) < len(einsums) else None
     if len(einsums) == 1:
-        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
+        try:
+            fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
+        except SearchStopped as err:
+            stopped = str(err)
     floor = chains.floor(name if len(einsums) > 1 else einsums[0].symbol, einsums, capacity) if lower else None
-    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor)
+    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor, cut, stopped)
 
 
 def lower_bound(fused_bytes: float, tiled: float | None, unfused_bytes: float, floor: float | None) -> float:
@@ -191,14 +241,21 @@ class Tilings:
 
     def __init__(self, module: ModuleOp) -> None:
         self.values = module.param_values()
+        self.budget: float | None = DEFAULT_BUDGET
         self._chains: dict[FuncOp, IRChains] = {}
         self._results: dict[tuple[FuncOp, str, float, bool, tuple[int, ...]], GroupResult] = {}
         self.solved = 0  # chains solved here (each later request for one is a cache hit)
 
     def chains(self, func: FuncOp) -> IRChains:
         if func not in self._chains:
-            self._chains[func] = IRChains(func, self.values)
+            self._chains[func] = IRChains(func, self.values, self.budget)
         return self._chains[func]
+
+    def set_budget(self, seconds: float | None) -> None:
+        """The seconds each tiling problem's search may take from now on (None: no limit)."""
+        self.budget = seconds
+        for chains in self._chains.values():
+            chains.budget = seconds
 
     def group(self, func: FuncOp, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
               lower: bool = False) -> GroupResult:
@@ -317,6 +374,10 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
                 reason = f"not modelled: {err}"
         tiled = res.traffic if res is not None and res.fused is not None else None
+        if res is not None and res.stopped is not None:
+            # No tiling of the group as a whole was found in time: its pieces' schedule (or, without one, the
+            # unfused bytes) counts only down to the segment bound, which no schedule beats.
+            tiled = res.traffic if res.traffic is not None else unfused
         floor = res.floor if res is not None else None
         # Between the fused bytes (an infinite buffer) and the unfused ones (which price every kernel at its
         # compulsory traffic, as if each had an unbounded buffer of its own), and at most what every
@@ -327,6 +388,8 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
             strategy = "segment bound" if chosen > w.bytes else "fused bytes"
             reason = ("a real schedule may move less than the tiling space's least (partial slabs kept across "
                       "reloads): priced at the traffic every schedule moves, at least the fused bytes")
+        if res is not None and res.stopped is not None:
+            reason = f"{res.stopped}: priced at most at the traffic every schedule moves, at least the fused bytes"
         works.append(dataclasses.replace(w, bytes=chosen))
 
         def scaled(x: float | None, trips: int = w.trips) -> int | None:
