@@ -65,7 +65,8 @@ CATALOG: dict[str, PassInfo] = {
     "tile-search": PassInfo(
         "Least DRAM traffic of each einsum and fusion group under a buffer (buffer=l2|smem|<bytes>), by MILP",
         (OptionInfo("buffer", "str", "'l2'"), OptionInfo("target", "str", "'h100'"),
-         OptionInfo("curve", "str", "''"), OptionInfo("annotate", "bool", "True")),
+         OptionInfo("curve", "str", "''"), OptionInfo("annotate", "bool", "True"),
+         OptionInfo("budget", "float", "2.0")),
         "buffer"),
 }
 
