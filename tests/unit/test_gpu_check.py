@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from test_bench import DATA, _FakeCuda  # noqa: E402
+from test_bench import DATA, _FakeCuda
 
 ROOT = Path(__file__).resolve().parents[2]
 

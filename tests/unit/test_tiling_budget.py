@@ -114,7 +114,8 @@ def test_a_long_chain_is_cut_and_priced_by_its_pieces() -> None:
     assert lower_bound(fused, res.traffic, res.per_einsum, res.floor) == max(fused, res.floor)
 
 
-def test_the_pass_remarks_and_sol_prices_at_the_segment_bound(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_pass_remarks_and_sol_prices_at_the_segment_bound(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "deep.sir"
     src.write_text(deep_mlp(LONG_CHAIN + 1))
     code = run([str(src), "-p", "tile-search{buffer=4KiB},sol{target=h100 report=" + str(tmp_path / "r.json") + "}",
