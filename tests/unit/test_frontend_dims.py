@@ -153,3 +153,23 @@ def test_attention_keeps_a_symbolic_head_size_with_its_scale_an_expression_of_it
 
     static = translate_problem(callable_problem(_Attention(), inputs, "t"), "none")
     assert counts(tr.module, tr.params) == counts(static.module, {})
+
+
+class _ConvPool(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), 1).flatten(1)
+
+
+def test_a_global_average_pool_keeps_the_image_size_symbolic() -> None:
+    """A network's last pooling (adaptive to 1×1) is a mean over symbolic sizes: height and width stay size
+    parameters and shrink in validation, only the channels (tied to the weight) are fixed."""
+    problem, tr = _translate(_ConvPool(), torch.randn(2, 3, 12, 10))
+    assert tr.params == {"BATCH": 2, "DIM1": 12, "DIM2": 10}
+    assert tr.fixed_dims == ["x dim 1 (3): tied to the fixed-size weight conv.weight [4, 3, 3, 3]"]
+    sizes = small_sizes(tr.module, 3, minimum=tr.param_min)
+    report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
+    assert report.ok and report.sizes == {"BATCH": 2, "DIM1": 3, "DIM2": 3}  # at most 3, never above the full size
