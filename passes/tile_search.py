@@ -37,6 +37,7 @@ from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op
 from solar.ir.outputs import OutputError, save_figure, write_text_atomic
 from solar.ir.pass_manager import Pass, PassContext
+from solar.passes.sol import target_location, unplaced
 from solar.targets.loader import TargetError, load_target
 
 CURVE_SCHEMA = "solar.tile-curve"
@@ -89,7 +90,11 @@ class TileSearch(Pass):
         try:
             target = load_target(self.target)
             capacity = resolve_buffer(self.buffer, target)
-        except (ValueError, TargetError) as err:
+        except TargetError as err:  # located in the target's YAML file, as --sol places it
+            loc = target_location(err)
+            self.error(ctx, unplaced(err) if loc else str(err), loc or module.loc)
+            return
+        except ValueError as err:
             self.error(ctx, str(err), module.loc)
             return
         values = self.bound_params(ctx, module)
@@ -132,7 +137,7 @@ class TileSearch(Pass):
             self.remark(ctx, f"@{op.symbol} is not modelled: {err}", op.loc)
             return
         except SearchStopped as err:
-            self.remark(ctx, f"@{op.symbol}: {err}; the cache-aware mode takes the segment bound", op.loc)
+            self.remark(ctx, f"@{op.symbol}: {err} (the cache-aware bound does not depend on the search)", op.loc)
             return
         row: dict[str, Any] = {"name": f"@{op.symbol}", "compulsory": space.compulsory,
                                "traffic": None if m is None else m.traffic, "mapping": m, "space": space}
@@ -159,7 +164,7 @@ class TileSearch(Pass):
         if res.stopped is not None:
             self.remark(ctx, f"{kind} {name}: {res.stopped}; "
                         + ("its pieces are tiled apart" if res.cut is not None else "the per-kernel figures stand")
-                        + ", and the cache-aware mode takes them only down to the segment bound", anchor.loc)
+                        + " (the cache-aware bound does not depend on the search)", anchor.loc)
         result.groups.append({"name": name, "kind": kind, "result": res})
         if self.annotate:
             key = attr_names.TILING if kind == "group" else attr_names.KERNEL_TILING
