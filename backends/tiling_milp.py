@@ -30,6 +30,7 @@ class Space(Protocol):
     private: list[tuple[str, ...]]
     hstar: tuple[str, ...]
     batch: frozenset[str]
+    forced: frozenset[str]
     cands: dict[str, tuple[int, ...]]
     uses: list[Use]
     slabs: list[Slab]

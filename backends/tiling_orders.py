@@ -15,12 +15,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from solar.backends.tiling_milp import Space  # the protocol of what a space offers (no import of tiling)
 from solar.backends.tiling_problem import AccessDim, Budget, Slab, SpaceTooLarge, Use
-
-if TYPE_CHECKING:
-    from solar.backends.tiling import Space
 
 Form = tuple[tuple[int, ...], tuple[str, ...] | None]  # (an order of the uses, an order of the shared loops)
 
