@@ -96,6 +96,8 @@ def problem_line(rec: dict[str, Any]) -> str:
             cells.append(f"{fw} vs {target}: " + ", ".join(parts))
     device = rec.get("device", {}).get("name") or rec.get("device", {}).get("kind", "?")
     line = f"{name:34s} {device}: " + ("; ".join(cells) or "no headroom (nothing measured)")
+    if rec.get("noisy"):
+        line += "  (noisy: measured on a busy machine)"
     violations = rec.get("violations", [])
     return line + (f"  VIOLATIONS: {len(violations)}" if violations else "")
 
