@@ -122,7 +122,8 @@ CATALOG: dict[str, PassInfo] = {
         (OptionInfo("buffer", "str", "'l2'"),
          OptionInfo("target", "str", "'h100'"),
          OptionInfo("curve", "str", "''"),
-         OptionInfo("annotate", "bool", "True")),
+         OptionInfo("annotate", "bool", "True"),
+         OptionInfo("budget", "float", "2.0")),
         "buffer", False),
 }
 
