@@ -26,15 +26,23 @@ from typing import Any
 import numpy as np
 
 from solar.backends.tiling_milp import TIE, Formulation
-from solar.backends.tiling_problem import AccessDim, Mapping, Slab, TilingProblem, Use, candidates
+from solar.backends.tiling_orders import Form, formulations
+from solar.backends.tiling_problem import (
+    AccessDim,
+    Budget,
+    Mapping,
+    Slab,
+    SpaceTooLarge,
+    TilingProblem,
+    Use,
+    candidates,
+)
 
 
 class Space:
     """The mapping space of one problem (docs/tiling.md): tile sizes per index from `candidates`, one
     loop order over the shared indices and one over each step's private indices inside them, and per use
     a retention level (the set S of loops outside it). Traffic of a use = slab footprint × loads."""
-
-    SUBSET_USES = 6  # shared-loop-order formulations enumerate subsets of the uses per shared index
 
     def __init__(self, problem: TilingProblem) -> None:
         self.problem = problem
@@ -121,7 +129,8 @@ class Space:
         self.uses = [dataclasses.replace(u, free=tuple(v for v in u.free if v not in fixed)) for u in self.uses]
         self.compulsory = sum(u.exact * u.itemsize for i, u in enumerate(self.uses) if i not in self.merged_of) + sum(
             self.merged_floor.values()) + sum(s.exact * s.itemsize for s in self.slabs if s.written)
-        self._orders: list[tuple[tuple[int, ...], tuple[str, ...] | None]] | None = None  # see `orders`
+        self._orders: list[Form] | None = None  # see `tiling_orders.formulations`
+        self._stopped: str | None = None  # why this space's search cannot finish (too many formulations)
         self._forms: dict[int, Formulation] = {}  # by position in `_orders`, built when first solved
         self._wins: dict[int, int] = {}  # how often each order gave the optimum (tried first next time)
         self._found: list[Mapping] = []  # optima at other buffer sizes: incumbents for the next solve
@@ -265,20 +274,20 @@ class Space:
         return tuple(sorted((u for u in self.indices if tiles[u] < self.extent[u]), key=key))
 
     # -- the solvers ------------------------------------------------------------------------------------
-    def solve(self, capacity: float, time_limit: float = 20.0) -> Mapping | None:
+    def solve(self, capacity: float, time_limit: float = 20.0, budget: Budget | None = None) -> Mapping | None:
         """The least-traffic mapping that fits `capacity` bytes (scipy.optimize.milp); None if none fits.
 
-        One formulation per nesting order of the uses (`orders`), built when first needed. Rounds of outer
-        approximation run best-first over the orders (least lower bound first, the order that won last
-        time to start with), each asking only for mappings better than the incumbent, until every order's
-        bound reaches it. Solutions found at other buffer sizes that fit this one seed the incumbent."""
+        One formulation per nesting order of the uses (`tiling_orders.formulations`), built when first
+        needed. Rounds of outer approximation run best-first over the orders (least lower bound first, the
+        order that won last time to start with), each asking only for mappings better than the incumbent,
+        until every order's bound reaches it. Solutions found at other buffer sizes that fit this one seed
+        the incumbent. Raises SearchStopped when `budget` runs out first, or the space needs more
+        formulations than are tried: then nothing is proven, and no mapping is returned."""
         if capacity in self._solved:
             return self._solved[capacity]
         resident = self.resident(capacity)
         if resident is not None:
             return resident
-        if self._orders is None:
-            self._orders = self.orders()
         best: Mapping | None = None
         for old in self._found:
             m = self.evaluate(old.tiles, old.tiled, capacity)
@@ -288,6 +297,9 @@ class Space:
             m = self.evaluate(tiles, tiled, capacity)
             if m is not None and (best is None or m.traffic < best.traffic):
                 best = m
+        orders: list[Form] = []
+        if best is None or best.traffic > self.compulsory * (1 + TIE):  # else nothing beats it: no formulation
+            orders = self.formulations(budget)
         proven = True
         winner: int | None = None
         # Without history, formulations where results nest inside operands go first (the positions of
@@ -295,18 +307,23 @@ class Space:
         # is what usually wins, and a good first incumbent lets the others stop at the root. The order is
         # only a priority; every formulation is still bounded.
         heap = [(-math.inf, (-self._wins.get(k, 0), sum(p for p, i in enumerate(o) if self.uses[i].write)), k)
-                for k, (o, _) in enumerate(self._orders)]
+                for k, (o, _) in enumerate(orders)]
         heapq.heapify(heap)
         while heap:
             bound, wins, k = heapq.heappop(heap)
             cutoff = best.traffic * (1 - TIE) if best is not None else math.inf
             if bound >= cutoff or (best is not None and best.traffic <= self.compulsory * (1 + TIE)):
                 break  # no order can beat the incumbent (nor can anything beat the compulsory traffic)
+            if budget is not None:
+                budget.check(f"{len(heap) + 1} of {len(orders)} formulations open")
             if k not in self._forms:
-                self._forms[k] = Formulation(self, *self._orders[k])
-            status, m, bound = self._forms[k].round(capacity, cutoff, time_limit)
+                self._forms[k] = Formulation(self, *orders[k])
+            limit = time_limit if budget is None else max(0.05, min(time_limit, budget.left()))
+            status, m, bound = self._forms[k].round(capacity, cutoff, limit)
             if m is not None and m.peak <= capacity * (1 + 1e-9) and (best is None or m.traffic < best.traffic):
                 best, winner = m, k
+            if status == "fail" and budget is not None:
+                budget.check("a solve ran out of time")
             if status == "more":
                 heapq.heappush(heap, (bound, wins, k))
             proven &= status != "fail"
@@ -320,6 +337,18 @@ class Space:
                          best.order, best.compulsory, "milp", proven)
         self._solved[capacity] = result
         return result
+
+    def formulations(self, budget: Budget | None) -> list[Form]:
+        """This space's formulations, enumerated once; a space with too many to try stops every search."""
+        if self._stopped is not None:
+            raise SpaceTooLarge(self._stopped)
+        if self._orders is None:
+            try:
+                self._orders = formulations(self, budget)
+            except SpaceTooLarge as err:
+                self._stopped = str(err)
+                raise
+        return self._orders
 
     def seeds(self) -> list[tuple[dict[str, int], dict[str, frozenset[str]]]]:
         """A few loop-nest schedules to start the search from, cheap to evaluate: every tile smallest or
@@ -359,15 +388,15 @@ class Space:
         assert m is not None
         return m.peak
 
-    def solve_lower(self, capacity: float) -> Mapping | None:
+    def solve_lower(self, capacity: float, budget: Budget | None = None) -> Mapping | None:
         """`solve`, and where no mapping fits `capacity`, the least traffic at the smallest buffer where one
         runs (`least_peak`): no schedule moves less with a smaller buffer, so it is still a lower bound, and
         the traffic never increases with the buffer size."""
-        m = self.solve(capacity)
+        m = self.solve(capacity, budget=budget)
         if m is None:
             least = self.least_peak()
             if least > capacity:
-                m = self.solve(float(least))
+                m = self.solve(float(least), budget=budget)
         return m
 
     def resident(self, capacity: float) -> Mapping | None:
@@ -393,113 +422,6 @@ class Space:
         """Two uses need an order (which set contains the other) only when they share two such loops:
         sets restricted to one loop are always nested."""
         return len(self.common(a, b, by_loops)) >= 2
-
-    def orders(self) -> list[tuple[tuple[int, ...], tuple[str, ...] | None]]:
-        """The formulations to solve, each a small discrete choice fixed: either one orientation of the
-        conflicting pairs of uses (from a permutation of the uses), or — where that needs fewer — an
-        order of the shared loops together with one orientation of the pairs conflicting on private
-        loops. Either family covers the whole space."""
-        def orientations(by_loops: bool) -> list[tuple[int, ...]]:
-            n = len(self.uses)
-            pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if self.conflict(a, b, by_loops)]
-            seen: dict[tuple[bool, ...], tuple[int, ...]] = {}
-            for perm in itertools.permutations(range(n)):
-                pos = {i: k for k, i in enumerate(perm)}
-                seen.setdefault(tuple(pos[a] < pos[b] for a, b in pairs), perm)
-            return list(seen.values())
-
-        by_uses = [(o, None) for o in orientations(False)]
-        if len(self.uses) > self.SUBSET_USES or math.factorial(len(self.hstar)) >= len(by_uses):
-            return self.distinct(by_uses)
-        by_loops = [(o, loops) for loops in itertools.permutations(self.hstar) for o in orientations(True)]
-        return self.distinct(by_loops if len(by_loops) < len(by_uses) else by_uses)
-
-    def distinct(self, forms: list[tuple[tuple[int, ...], tuple[str, ...] | None]]
-                 ) -> list[tuple[tuple[int, ...], tuple[str, ...] | None]]:
-        """The formulations up to the symmetries of the space: one that a symmetry maps onto an earlier one
-        covers the image of its part of the space, where every mapping has the same traffic and peak, so
-        its optimum is the earlier one's and it is left out (the earliest of each class is kept)."""
-        symmetries = self.symmetries()
-        if not symmetries or len(forms) < 2:
-            return forms
-
-        def key(order: tuple[int, ...], loops: tuple[str, ...] | None) -> tuple[Any, ...]:
-            pos = {i: k for k, i in enumerate(order)}
-            n, by_loops = len(self.uses), loops is not None
-            pairs = frozenset((a, b) if pos[a] < pos[b] else (b, a) for a in range(n) for b in range(a + 1, n)
-                              if self.conflict(a, b, by_loops))
-            return loops, pairs
-
-        seen: set[tuple[Any, ...]] = set()
-        out = []
-        for order, loops in forms:
-            k = key(order, loops)
-            if k in seen:
-                continue
-            out.append((order, loops))
-            seen.add(k)
-            for pi, sigma in symmetries:
-                seen.add((None if loops is None else tuple(pi[u] for u in loops),
-                          frozenset((sigma[a], sigma[b]) for a, b in k[1])))
-        return out
-
-    SYMMETRY_LIMIT = 720  # renamings of the indices tried (products of permutations of like indices)
-
-    def symmetries(self) -> list[tuple[dict[str, str], tuple[int, ...]]]:
-        """Symmetries of the space other than the identity: a renaming π of the indices (like extents and
-        roles) with a permutation σ of the uses (use a becomes use σ[a]) such that each use renamed by π
-        is use σ[a] (the same windows up to the order of its dimensions, element size, footprint, density,
-        phases, loops and reductions) and the slabs renamed by π are the slabs. A mapping renamed so
-        (tiles[π u] = tiles[u], S[σ a] = π(S[a])) has the same traffic and peak."""
-        steps = self.problem.steps
-        if self.merged:  # uses that share one read: a renaming would have to keep that pairing (not tried)
-            return []
-
-        def role(u: str) -> tuple[Any, ...]:
-            return (self.extent[u], u in self.forced, u in self.batch, tuple(u in s.indices for s in steps))
-
-        classes: dict[tuple[Any, ...], list[str]] = {}
-        for u in self.indices:
-            classes.setdefault(role(u), []).append(u)
-        if math.prod(math.factorial(len(c)) for c in classes.values()) > self.SYMMETRY_LIMIT:
-            return []
-
-        def dims(ds: tuple[AccessDim, ...], pi: dict[str, str]) -> tuple[Any, ...]:
-            return tuple(sorted((tuple(sorted((pi[u], c) for u, c in w.terms)), w.size, w.full) for w in ds))
-
-        def use_sig(use: Use, pi: dict[str, str]) -> tuple[Any, ...]:
-            return (use.step, use.write, use.itemsize, use.exact, use.density, use.live, dims(use.dims, pi),
-                    frozenset(pi[u] for u in use.free), frozenset(pi[u] for u in use.reduced))
-
-        def slab_sig(slab: Slab, pi: dict[str, str]) -> tuple[Any, ...]:
-            return (dims(slab.dims, pi), slab.itemsize, slab.exact, slab.written, slab.density, slab.live)
-
-        ident = {u: u for u in self.indices}
-        targets: dict[tuple[Any, ...], list[int]] = {}
-        for b, use in enumerate(self.uses):
-            targets.setdefault(use_sig(use, ident), []).append(b)
-        slabs = sorted(slab_sig(sl, ident) for sl in self.slabs)
-        out: list[tuple[dict[str, str], tuple[int, ...]]] = []
-        groups = list(classes.values())
-        for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
-            pi = {u: v for g, p in zip(groups, perms, strict=True) for u, v in zip(g, p, strict=True)}
-            if sorted(slab_sig(sl, pi) for sl in self.slabs) != slabs:
-                continue
-            sources: dict[tuple[Any, ...], list[int]] = {}
-            for a, use in enumerate(self.uses):
-                sources.setdefault(use_sig(use, pi), []).append(a)
-            if any(len(targets.get(k, [])) != len(v) for k, v in sources.items()):
-                continue
-            # Uses alike under π may map onto each other in any order: every matching is a symmetry.
-            parts = list(sources.items())
-            for choice in itertools.product(*(itertools.permutations(targets[k]) for k, _ in parts)):
-                sigma = [0] * len(self.uses)
-                for (_, src), dst in zip(parts, choice, strict=True):
-                    for a, b in zip(src, dst, strict=True):
-                        sigma[a] = b
-                if pi != ident or sigma != list(range(len(self.uses))):
-                    out.append((pi, tuple(sigma)))
-        return out
 
     def assignments(self) -> list[dict[str, frozenset[str]]]:
         """Every combination of retention levels the loop orders allow (for the brute force)."""

@@ -18,8 +18,8 @@ from typing import Any
 from solar.ir.ops import EinsumOp, FuncOp
 
 from .tiling import Space
-from .tiling_ir import IRChains, problem_of, space_of
-from .tiling_problem import EinsumDesc, Mapping, Unfusable
+from .tiling_ir import DEFAULT_BUDGET, IRChains, problem_of, space_of
+from .tiling_problem import Budget, EinsumDesc, Mapping, SearchStopped, Unfusable
 
 Key = tuple[Any, ...]
 
@@ -43,13 +43,15 @@ class SolveCache:
     spaces: dict[Key, Space] = field(default_factory=dict)
     unfusable: dict[Key, str] = field(default_factory=dict)
     solved: dict[tuple[Key, float], Mapping | None] = field(default_factory=dict)
+    stopped: dict[tuple[Key, float], str] = field(default_factory=dict)  # searches that ran out of budget
     solves: int = 0  # MILP solves run
     hits: int = 0  # solves answered from the cache
 
 
 class CachedChains(IRChains):
-    def __init__(self, func: FuncOp, values: dict[str, int], cache: SolveCache | None = None) -> None:
-        super().__init__(func, values)
+    def __init__(self, func: FuncOp, values: dict[str, int], cache: SolveCache | None = None,
+                 budget: float | None = DEFAULT_BUDGET) -> None:
+        super().__init__(func, values, budget)
         self.cache = cache if cache is not None else SolveCache()
 
     def _space(self, name: str, ops: Sequence[EinsumOp]) -> tuple[Key, Space]:
@@ -72,19 +74,27 @@ class CachedChains(IRChains):
 
     def solve(self, name: str, ops: Sequence[EinsumOp], capacity: float,
               lower: bool = False) -> tuple[Mapping | None, str]:
-        """`IRChains.solve`, with spaces and solutions shared by shape (`lower`: see there)."""
+        """`IRChains.solve`, with spaces and solutions shared by shape (`lower`: see there); a search that
+        stopped early stops every later one of the same shape at once (SearchStopped)."""
         try:
             key, space = self._space(name, ops)
         except Unfusable as err:
             return None, str(err)
+        if (key, capacity) in self.cache.stopped:
+            self.cache.hits += 1
+            raise SearchStopped(self.cache.stopped[(key, capacity)])
         if (key, capacity) in self.cache.solved:
             self.cache.hits += 1
             m = self.cache.solved[(key, capacity)]
         else:
             self.cache.solves += 1
-            m = self.cache.solved[(key, capacity)] = space.solve(capacity)
+            try:
+                m = self.cache.solved[(key, capacity)] = space.solve(capacity, budget=Budget(self.budget))
+            except SearchStopped as err:
+                self.cache.stopped[(key, capacity)] = str(err)
+                raise
         if m is None and lower:  # no mapping fits: the least at the smallest buffer one runs in
-            m = space.solve_lower(capacity)
+            m = space.solve_lower(capacity, Budget(self.budget))
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def solve_space(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> tuple[Space, Mapping | None]:

@@ -15,9 +15,19 @@ from solar.backends.io_bound import io_bound
 from solar.backends.io_bound_global import GlobalDependency, Recompute, global_dependency
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
-from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
+from solar.backends.tiling_problem import (
+    Budget,
+    EinsumDesc,
+    Mapping,
+    SearchStopped,
+    TilingProblem,
+    Unfusable,
+    build_problem,
+    desc_of,
+)
 from solar.backends.tiling_views import through_views
 from solar.ir.analysis.units import Uses, units_of
+from solar.ir.einsum_spec import parse_spec
 from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op, Value, Word
 from solar.targets.loader import Target, TargetError
 
@@ -36,12 +46,18 @@ def problem_of(name: str, descs: tuple[EinsumDesc, ...], needed: frozenset[str])
     return build_problem(name, descs, lambda t: t in needed)
 
 
-class IRChains:
-    """Einsums of one function as tiling problems: tensors named by SSA value, and who reads what."""
+DEFAULT_BUDGET = 2.0  # wall-clock seconds one tiling problem's search may take (docs/tiling.md, "The search budget")
+LONG_CHAIN = 3  # a chain with more contractions than this is cut along its seams, not solved as one MILP
 
-    def __init__(self, func: FuncOp, values: dict[str, int]) -> None:
+
+class IRChains:
+    """Einsums of one function as tiling problems: tensors named by SSA value, and who reads what. Each
+    problem's search gets `budget` seconds (None: no limit)."""
+
+    def __init__(self, func: FuncOp, values: dict[str, int], budget: float | None = DEFAULT_BUDGET) -> None:
 
         self.values = values
+        self.budget = budget
         self.uses = Uses.of(func)
         self._names: dict[Value, str] = {}
         self._taken: set[str] = set()
@@ -82,13 +98,14 @@ class IRChains:
               lower: bool = False) -> tuple[Mapping | None, str]:
         """The least-traffic fused mapping of a chain (one einsum: its own mapping), or None and why. With
         `lower`, a chain no mapping of which fits gets its least traffic at the smallest buffer it runs in
-        (`Space.solve_lower`)."""
+        (`Space.solve_lower`). Raises SearchStopped where the search ran out of its budget."""
         try:
             problem = self.problem(name, ops)
         except Unfusable as err:
             return None, str(err)
         space = space_of(problem)
-        m = space.solve_lower(capacity) if lower else space.solve(capacity)
+        budget = Budget(self.budget)
+        m = space.solve_lower(capacity, budget) if lower else space.solve(capacity, budget=budget)
         return m, "" if m is not None else "no tiling fits the buffer"
 
     def check_views(self, ops: Sequence[EinsumOp]) -> None:
@@ -134,11 +151,13 @@ class GroupResult:
     per_einsum: float | None
     floor: float | None = None
     forced: GlobalDependency | None = None
+    cut: float | None = None  # the chain cut along its seams, each piece fused on its own
+    stopped: str | None = None  # why the search of the chain as a whole stopped early, or None
 
     @property
     def options(self) -> dict[str, float]:
-        out = {"fused": self.fused.traffic if self.fused is not None else None, "per-unit": self.per_unit,
-               "per-einsum": self.per_einsum}
+        out = {"fused": self.fused.traffic if self.fused is not None else None, "cut": self.cut,
+               "per-unit": self.per_unit, "per-einsum": self.per_einsum}
         return {k: v for k, v in out.items() if v is not None}
 
     @property
@@ -157,16 +176,43 @@ class GroupResult:
         return self.per_einsum - self.traffic
 
 
+def seams(einsums: Sequence[EinsumOp]) -> list[list[EinsumOp]]:
+    """A chain cut before every contraction but the first: each piece one contraction with the einsums
+    around it up to the next (its prologue and epilogue), whose tensors at the cuts go through DRAM."""
+    pieces: list[list[EinsumOp]] = [[]]
+    seen = False
+    for op in einsums:
+        contraction = len(op.inputs) > 1 and bool(parse_spec(op.spec).reduced)
+        if contraction and seen:
+            pieces.append([])
+        seen |= contraction
+        pieces[-1].append(op)
+    return pieces
+
+
 def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
                  lower: bool = False) -> GroupResult:
-    """`lower`: for a lower bound (the cache-aware SOL mode): see `IRChains.solve`."""
+    """`lower`: for a lower bound (the cache-aware SOL mode): see `IRChains.solve`. A chain whose search
+    stops early (its budget, a space too large to search), or with more than LONG_CHAIN contractions, is
+    also cut along its seams (`seams`), each piece fused on its own: `cut`, and `stopped` says why."""
     einsums = [op for u in units for op in u]
-    fused, why = chains.solve(name, einsums, capacity, lower) if len(einsums) > 1 else (None, "a single einsum")
+    pieces = seams(einsums)
+    fused, why, stopped = None, "a single einsum", None
+    if len(pieces) > LONG_CHAIN:
+        why = stopped = f"a chain of {len(pieces)} contractions is cut along its seams, not solved as one MILP"
+    elif len(einsums) > 1:
+        try:
+            fused, why = chains.solve(name, einsums, capacity, lower)
+        except SearchStopped as err:
+            why = stopped = str(err)
 
     def total(pieces: Sequence[Sequence[EinsumOp]]) -> float | None:
         out = 0.0
         for k, piece in enumerate(pieces):
-            m, _ = chains.solve(f"{name}.{k}" if len(piece) > 1 else piece[0].symbol, piece, capacity)
+            try:
+                m, _ = chains.solve(f"{name}.{k}" if len(piece) > 1 else piece[0].symbol, piece, capacity)
+            except SearchStopped:
+                return None  # this way of running the chain has no figure
             if m is None and len(piece) > 1:  # a kernel's chain that cannot be fused: its einsums alone
                 sub = total([[op] for op in piece])
                 if sub is None:
@@ -180,12 +226,16 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
 
     per_unit = total(units) if len(units) > 1 and any(len(u) > 1 for u in units) else None
     per_einsum = total([[op] for op in einsums])
+    cut = total(pieces) if stopped is not None and 1 < len(pieces) < len(einsums) else None
     if len(einsums) == 1:
-        fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
+        try:
+            fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
+        except SearchStopped as err:
+            stopped = str(err)
     whole = name if len(einsums) > 1 else einsums[0].symbol
     floor = chains.floor(whole, einsums, capacity) if lower else None
     forced = chains.forced(whole, einsums, capacity) if lower else None
-    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor, forced)
+    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor, forced, cut, stopped)
 
 
 def lower_bound(fused_bytes: float, floor: float | None, forced: float = 0.0) -> float:
@@ -205,14 +255,21 @@ class Tilings:
 
     def __init__(self, module: ModuleOp) -> None:
         self.values = module.param_values()
+        self.budget: float | None = DEFAULT_BUDGET
         self._chains: dict[FuncOp, IRChains] = {}
         self._results: dict[tuple[FuncOp, str, float, bool, tuple[int, ...]], GroupResult] = {}
         self.solved = 0  # chains solved here (each later request for one is a cache hit)
 
     def chains(self, func: FuncOp) -> IRChains:
         if func not in self._chains:
-            self._chains[func] = IRChains(func, self.values)
+            self._chains[func] = IRChains(func, self.values, self.budget)
         return self._chains[func]
+
+    def set_budget(self, seconds: float | None) -> None:
+        """The seconds each tiling problem's search may take from now on (None: no limit)."""
+        self.budget = seconds
+        for chains in self._chains.values():
+            chains.budget = seconds
 
     def group(self, func: FuncOp, name: str, units: Sequence[Sequence[EinsumOp]], capacity: float,
               lower: bool = False) -> GroupResult:
@@ -344,6 +401,8 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
                 work, chosen = split, float(split.bytes)
                 argument = (f"global dependency (per fibre: round trips or recomputing @{forced.recompute.producer}, "
                             f"the least time; @{forced.reduction} over {', '.join(forced.fibre)})")
+        if res is not None and res.stopped is not None:
+            reason = f"{res.stopped} (only the estimate depends on the search, not this bound)"
         works.append(work)
 
         def scaled(x: float | None, trips: int = w.trips) -> int | None:

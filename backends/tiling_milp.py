@@ -14,7 +14,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_array
 
-from solar.backends.tiling_problem import AccessDim, Mapping, Slab, TilingProblem, Use
+from solar.backends.tiling_problem import AccessDim, Mapping, Slab, SpaceTooLarge, TilingProblem, Use
 
 
 class Space(Protocol):
@@ -30,6 +30,7 @@ class Space(Protocol):
     private: list[tuple[str, ...]]
     hstar: tuple[str, ...]
     batch: frozenset[str]
+    forced: frozenset[str]
     cands: dict[str, tuple[int, ...]]
     uses: list[Use]
     slabs: list[Slab]
@@ -130,6 +131,7 @@ class Formulation:
     EXACT_POINTS = 64  # tangents at every achievable value of y when there are at most this many
     GRID = 0.2  # otherwise tangents every 0.2 in log (22 %) to start with; the loop adds exact ones
     ROUNDS = 40
+    SET_LIMIT = 4096  # sets of uses tiling one index: past it the formulation is too large to be worth building
 
     def __init__(self, space: Space, order: tuple[int, ...], loops: tuple[str, ...] | None = None) -> None:
         self.space = space
@@ -218,8 +220,7 @@ class Formulation:
                 for k in above[j] - above[i]:
                     above[i].add(k)
                     stack.append(k)
-        sets = [frozenset(t) for r in range(len(ranked) + 1) for t in itertools.combinations(ranked, r)
-                if all(above[i] <= set(t) for i in t)]
+        sets = closed_sets(ranked, above, self.SET_LIMIT)
         n = sp.extent[u]
         cands = sp.cands[u]  # ascending: the last is the whole extent, or the one tile a fixed index has
         # Tiles matter where a use tiles u, or for the slabs of a chain (shared loops); elsewhere one
@@ -482,6 +483,34 @@ class Formulation:
         for ex in self.exps:
             added |= self.cut(ex, self.value(ex.y, x))
         return ("more" if added else "fail"), m, bound
+
+
+def closed_sets(ranked: list[int], above: dict[int, set[int]], limit: int) -> list[frozenset[int]]:
+    """The subsets t of `ranked` closed upward (i in t ⇒ above[i] ⊆ t), in the order of
+    itertools.combinations by size; built by deciding each use after everything above it, so only closed
+    sets are ever formed. Raises SpaceTooLarge past `limit` of them (independent uses give 2^n)."""
+    where = {i: k for k, i in enumerate(ranked)}
+    found: list[tuple[int, ...]] = []
+    # Everything above a use comes later in `ranked`: decided first, walking it backwards.
+    walk = sorted(ranked, key=lambda i: -where[i])
+
+    def extend(k: int, chosen: set[int]) -> None:
+        if k == len(walk):
+            found.append(tuple(sorted(where[i] for i in chosen)))
+            if len(found) > limit:
+                raise SpaceTooLarge(f"the tiling search gave up: its space holds more than {limit} sets of uses "
+                                    "tiling one index")
+            return
+        i = walk[k]
+        extend(k + 1, chosen)
+        if above[i] <= chosen:
+            chosen.add(i)
+            extend(k + 1, chosen)
+            chosen.discard(i)
+
+    extend(0, set())
+    found.sort(key=lambda t: (len(t), t))
+    return [frozenset(ranked[k] for k in t) for t in found]
 
 
 def _breakpoints(const: float, logs: list[list[float]], limit: int, step: float) -> list[float]:

@@ -7,8 +7,9 @@ and on-chip `Slab`s of a space, and a `Mapping` (one evaluated point of it)."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 
@@ -451,3 +452,35 @@ class Mapping:
         return math.prod(-(-extents[u] // self.tiles[u]) for u in self.tiled[label])
 
 
+
+
+# ---- the search budget ------------------------------------------------------------------------------
+
+
+class SearchStopped(Exception):
+    """The search of one tiling problem stopped before it proved its optimum: its time budget ran out, or
+    its space needs more formulations than are ever tried. What it found is then no figure to rely on;
+    callers fall back to a bound that holds for every schedule (docs/tiling.md, "The search budget")."""
+
+
+class SpaceTooLarge(SearchStopped):
+    """The space needs more formulations than are ever tried: every search of it stops so."""
+
+
+@dataclass
+class Budget:
+    """Wall-clock seconds one tiling problem's search may take (a group's fused chain, one of its pieces,
+    one einsum), from the moment it is made. `None` seconds: no limit."""
+
+    seconds: float | None
+    started: float = field(default_factory=time.perf_counter)
+
+    def left(self) -> float:
+        if self.seconds is None:
+            return math.inf
+        return self.seconds - (time.perf_counter() - self.started)
+
+    def check(self, doing: str) -> None:
+        """Raises SearchStopped once the budget is spent."""
+        if self.left() <= 0:
+            raise SearchStopped(f"the tiling search stopped at its budget of {self.seconds:g} s ({doing})")

@@ -13,6 +13,14 @@ machine the steadier figure). The median over the programs is the figure (target
 8 s, issue 13); the median of each stage is printed beside it, and the start-up is the named baseline.
 
     python benchmarks/pipeline.py [--pattern P]
+    python benchmarks/pipeline.py --six       # the six problems timed beside NVIDIA's SOLAR (issue 26)
+
+`--six` runs benchmarks/pipeline_corpus (the patterns and sizes of KernelBench L1 1, 23, 54, L2 1, L3 1, 44)
+and prints each beside NVIDIA's SOLAR on the same problem, as measured on these machines at load 4
+(../shared/FACTS.md, "Measured 2026-12-01 (later)"), with the ratio, and beside the floor measured in the
+same run, alternating with ours: a fresh process that imports torch and runs torch.export of the program
+alone (benchmarks/translate.py's). Target: NVIDIA's time / ours >= 5 at the median; each process's peak
+memory beside it (the L3 MLP's target: <= 1 GB).
 """
 
 from __future__ import annotations
@@ -28,6 +36,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "gpu_corpus")
+SIX = os.path.join(HERE, "pipeline_corpus")
+# NVIDIA's public SOLAR from the PyTorch file to its H100 and B200 reports, medians of 3, interleaved with
+# ours at load 4 on these 2-core machines (../shared/FACTS.md, "Measured 2026-12-01 (later)").
+NVIDIA_S = {"l1_1_square_matmul": 15.6, "l1_23_softmax": 29.0, "l1_54_conv3d": 16.7, "l2_1_conv2d_relu_biasadd": 16.7,
+            "l3_1_mlp": 25.6, "l3_44_minigpt_block": 19.5}
 TARGETS = "h100,b200,mi300x,a100"
 STAGES = ("start-up", "translate", "validate", "lift", "fuse", "sol")
 
@@ -56,12 +69,15 @@ ctx = PassContext(DiagnosticEngine(), report=lambda _: None)
 for name, pipeline in (("lift", "lift-einsum"), ("fuse", "fuse"), ("sol", "sol{{target={targets}}}")):
     module = stage(name, lambda: PassManager(registry.parse_pipeline(pipeline)).run(module, ctx))
 sol = ctx.results["sol"]
-print(json.dumps({{"times": times, "ok": report.ok, "targets": len(sol)}}))
+import resource
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"times": times, "ok": report.ok, "targets": len(sol), "peak_mb": peak}}))
 """
 
 
 def run_program(path: str) -> tuple[float, float, dict[str, float], str]:
-    """(wall s, CPU s (user + system, from the kernel), stage times, note) of one program's process."""
+    """(wall s, CPU s (user + system, from the kernel), stage times, note) of one program's process; its
+    peak resident memory (MB) is stage "peak_mb"."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", _CHILD.format(path=path, targets=TARGETS)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -76,16 +92,62 @@ def run_program(path: str) -> tuple[float, float, dict[str, float], str]:
     note = "" if result["ok"] else "validation FAILED"
     if result["targets"] != len(TARGETS.split(",")):
         note += f" ({result['targets']} targets reported)"
-    return wall, cpu, result["times"], note
+    return wall, cpu, {**result["times"], "peak_mb": result["peak_mb"]}, note
 
 
 _CHILDREN_CPU = [0.0]  # CPU seconds of the children reaped so far
 
 
+def floor_time(path: str) -> tuple[float, float]:
+    """(wall s, CPU s) of the floor: a fresh process that imports torch and exports the program on meta."""
+    from translate import _FLOOR
+
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _FLOOR.format(here=os.path.dirname(path), path=path)],
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - _CHILDREN_CPU[0]
+    _CHILDREN_CPU[0] += cpu
+    if proc.returncode != 0:
+        raise RuntimeError(f"the floor failed on {path}: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return wall, cpu
+
+
+def six_main() -> int:
+    """Ours on the six problems beside NVIDIA's SOLAR and the import torch + torch.export floor."""
+    print(f"{'problem':26s} {'ours':>7s} {'cpu':>7s} {'peak':>8s} {'NVIDIA':>7s} {'ratio':>6s} {'floor':>7s} "
+          f"{'floor cpu':>9s}")
+    ratios, ours, floors = [], [], []
+    for f in sorted(x for x in os.listdir(SIX) if x.endswith(".py")):
+        name = f[:-3]
+        floor, floor_cpu = floor_time(os.path.join(SIX, f))
+        wall, cpu, times, note = run_program(os.path.join(SIX, f))
+        if not times:
+            print(f"{name:26s} failed: {note}")
+            continue
+        peak = f"{times['peak_mb']:6.0f}MB"
+        ratio = NVIDIA_S[name] / wall
+        ratios.append(ratio)
+        ours.append(wall)
+        floors.append(floor)
+        print(f"{name:26s} {wall:6.2f}s {cpu:6.2f}s {peak:>8s} {NVIDIA_S[name]:6.1f}s {ratio:5.1f}x {floor:6.2f}s "
+              f"{floor_cpu:8.2f}s  {note}".rstrip(), flush=True)
+    if not ratios:
+        return 1
+    print(f"source -> SOL: ours median {statistics.median(ours):.2f}s; NVIDIA's SOLAR / ours: median "
+          f"{statistics.median(ratios):.1f}x (target >= 5), least {min(ratios):.1f}x; floor (import torch + "
+          f"torch.export) median {statistics.median(floors):.2f}s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pattern", default="", help="only programs whose file name contains this")
+    ap.add_argument("--six", action="store_true", help="the six problems beside NVIDIA's SOLAR")
     args = ap.parse_args(argv)
+    if args.six:
+        return six_main()
     programs = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py") and args.pattern in f)
     print(f"{'program':24s} {'total':>7s} {'cpu':>7s} " + " ".join(f"{s:>9s}" for s in STAGES))
     totals: list[float] = []

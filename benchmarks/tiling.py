@@ -20,7 +20,13 @@ and the transformer and bottleneck blocks of benchmarks/gpu_corpus (each the lea
 before). Target (issue 13): at most 5 s per
 network.
 
-    python benchmarks/tiling.py [--wall] [--quick] [--network-only] [--bound-only]
+KernelBench's slowest tiling problems (issue 26, benchmarks/tiling_corpus: GEMM + batch-norm chains of L2 33,
+39, 41 and 97, the 17-layer MLP of L3 3), each in a fresh process: translated (no validation), lifted and
+fused, then `--tile-search=l2` timed (wall and CPU) with the process's peak memory, beside the baseline
+measured in the same process: the same module through `--sol=h100` without the search. Targets: at most 10 s
+and 2 GB per problem.
+
+    python benchmarks/tiling.py [--wall] [--quick] [--network-only] [--corpus-only] [--bound-only]
 
 The cache-aware bound's cost per group before and after issue 25 (benchmarks/tiling_bound.py) comes last.
 
@@ -230,12 +236,62 @@ def run_translated() -> None:
         print(f"network block: gpu_corpus/{name}: --tile-search {t:.2f} s per network (target <= 5 s)")
 
 
+_CORPUS_CHILD = """
+import json, resource, sys, time
+from solar.frontends import torch_export as te
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.pass_manager import PassContext, PassManager
+from solar.passes import registry
+
+def run(pipeline, module):
+    diags = DiagnosticEngine()
+    wall, cpu = time.perf_counter(), time.process_time()
+    PassManager(registry.parse_pipeline(pipeline)).run(module, PassContext(diags, report=lambda _: None))
+    return time.perf_counter() - wall, time.process_time() - cpu, diags
+
+module = te.translate_problem(te.load_problem(sys.argv[1]), "all").module
+run("lift-einsum,fuse", module)
+base = run("sol{target=h100}", module)
+search = run("tile-search{buffer=l2 target=h100}", module)
+remarks = [d.message for d in search[2].diagnostics if d.severity == "remark"]
+print(json.dumps({"base": base[:2], "search": search[:2], "remarks": remarks,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_corpus() -> None:
+    """`--tile-search=l2` on each program of benchmarks/tiling_corpus, in a fresh process each."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiling_corpus")
+    print(f"{'program':42s} {'search wall':>11s} {'cpu':>7s} {'peak':>8s}   baseline (--sol alone) wall, cpu")
+    worst = (0.0, 0.0)
+    for name in sorted(f for f in os.listdir(folder) if f.endswith(".py")):
+        proc = subprocess.run([sys.executable, "-c", _CORPUS_CHILD, os.path.join(folder, name)],
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            print(f"{name[:-3]:42s} failed: {(proc.stderr.strip().splitlines() or ['?'])[-1][:90]}")
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        (wall, cpu), (bwall, bcpu) = r["search"], r["base"]
+        worst = (max(worst[0], wall), max(worst[1], r["peak_mb"]))
+        note = "; ".join(m.split(": ", 2)[-1].split(";")[0] for m in r["remarks"])
+        print(f"{name[:-3]:42s} {wall:10.2f}s {cpu:6.2f}s {r['peak_mb']:6.0f}MB   {bwall:.2f}s, {bcpu:.2f}s"
+              + (f"  ({note})" if note else ""), flush=True)
+    print(f"tiling corpus: worst --tile-search=l2 {worst[0]:.2f} s (target <= 10 s), worst peak {worst[1]:.0f} MB "
+          "(target <= 2048 MB)")
+
+
 def main() -> None:
     global CLOCK
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
     parser.add_argument("--quick", action="store_true", help="5 buffer sizes per case instead of 20")
     parser.add_argument("--network-only", action="store_true", help="only the network-scale case")
+    parser.add_argument("--corpus-only", action="store_true", help="only KernelBench's slowest (tiling_corpus)")
     parser.add_argument("--bound-only", action="store_true", help="only the cache-aware bound's cost per group")
     args = parser.parse_args()
     if args.wall:
@@ -244,6 +300,9 @@ def main() -> None:
                    ("gemm+batchnorm 16384x4096x4096 (L2 39)", lambda: gemm_batchnorm(16384, 4096, 4096))]
     if args.bound_only:
         run_bound(bound_cases, CLOCK)
+        return
+    run_corpus()
+    if args.corpus_only:
         return
     network, baseline, count = run_network(24)
     print(f"network: residual MLP, 24 blocks, {count} einsums at GPU sizes: --tile-search {network:.2f} s per network "

@@ -4,8 +4,9 @@ Export cannot make a weight's dims symbolic, so they stay fixed in the IR, and v
 reference model with its weights at full size (seeded, frontends/reference_model.py) and runs the IR with
 them. For a wide model that is most of the cost: a 16384-wide MLP holds a GiB per layer. A KernelBench file
 builds its model as `Model(*get_init_inputs())`, and those integer arguments are usually the sizes. The twin
-is `Model(*scaled)`: every integer argument of at least `MIN_SCALED` divided by one power of two (the
-largest that divides them all and leaves each at least `MIN_TWIN_SIZE`); its inputs are the original's with
+is `Model(*scaled)`: every integer argument of at least `MIN_SCALED` (also inside lists and tuples, such
+as an MLP's layer sizes) divided by one power of two (the largest that divides them all and leaves each at
+least `MIN_TWIN_SIZE`); its inputs are the original's with
 every fixed dim of such a size scaled with it. The twin is exported and lowered as the original was, and it
 stands in for the original only when
 
@@ -67,10 +68,22 @@ def weight_bytes(tr: TorchTranslation) -> int:
     return total
 
 
+def _size(a: Any) -> bool:
+    return isinstance(a, int) and not isinstance(a, bool) and a >= MIN_SCALED
+
+
+def _ints(args: Sequence[Any]) -> list[Any]:
+    """The arguments with lists and tuples flattened (an MLP's `[32768, 32768]` layer sizes are sizes too)."""
+    out: list[Any] = []
+    for a in args:
+        out.extend(_ints(a) if isinstance(a, (list, tuple)) else [a])
+    return out
+
+
 def scale_factor(args: Sequence[Any]) -> int:
-    """The power of two that divides every integer argument of at least MIN_SCALED and leaves each at least
-    MIN_TWIN_SIZE (1 when there is none, or no such power above 1)."""
-    big = [a for a in args if isinstance(a, int) and not isinstance(a, bool) and a >= MIN_SCALED]
+    """The power of two that divides every integer argument of at least MIN_SCALED (inside lists and tuples
+    too) and leaves each at least MIN_TWIN_SIZE (1 when there is none, or no such power above 1)."""
+    big = [a for a in _ints(args) if _size(a)]
     if not big:
         return 1
     factor = 1
@@ -80,7 +93,8 @@ def scale_factor(args: Sequence[Any]) -> int:
 
 
 def _scaled(args: Sequence[Any], factor: int) -> list[Any]:
-    return [a // factor if isinstance(a, int) and not isinstance(a, bool) and a >= MIN_SCALED else a for a in args]
+    return [type(a)(_scaled(a, factor)) if isinstance(a, (list, tuple)) else a // factor if _size(a) else a
+            for a in args]
 
 
 def _symbolic_dims(tr: TorchTranslation) -> set[tuple[int, int]]:
@@ -166,7 +180,7 @@ def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
         return None, (f"no integer constructor argument of at least {MIN_SCALED} divisible by 2 while staying "
                       f"at least {MIN_TWIN_SIZE}")
     small = _scaled(args, factor)
-    sizes = {a: b for a, b in zip(args, small, strict=True) if a != b and isinstance(a, int)}
+    sizes = {a: b for a, b in zip(_ints(args), _ints(small), strict=True) if a != b and isinstance(a, int)}
     with torch.device("meta"):
         full_inputs = list(problem.make_inputs())
     specs = _twin_inputs(full_inputs, sizes, _symbolic_dims(tr))

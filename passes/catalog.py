@@ -94,6 +94,8 @@ CATALOG: dict[str, PassInfo] = {
          OptionInfo("fp32_precision", "str", "'framework'"),
          OptionInfo("allow_tf32", "bool", "False"),
          OptionInfo("report", "str", "''"),
+         OptionInfo("html", "str", "''"),
+         OptionInfo("command", "str", "''"),
          OptionInfo("plot", "str", "''"),
          OptionInfo("latency", "str", "''"),
          OptionInfo("annotate", "bool", "True"),
@@ -120,7 +122,8 @@ CATALOG: dict[str, PassInfo] = {
         (OptionInfo("buffer", "str", "'l2'"),
          OptionInfo("target", "str", "'h100'"),
          OptionInfo("curve", "str", "''"),
-         OptionInfo("annotate", "bool", "True")),
+         OptionInfo("annotate", "bool", "True"),
+         OptionInfo("budget", "float", "2.0")),
         "buffer", False),
 }
 

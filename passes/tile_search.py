@@ -19,6 +19,7 @@ from solar.backends.report import TargetReport
 from solar.backends.tiling_cache import CachedChains, SolveCache
 from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
+    DEFAULT_BUDGET,
     GroupResult,
     IRChains,
     Tilings,
@@ -29,7 +30,7 @@ from solar.backends.tiling_ir import (
     group_result,
     resolve_buffer,
 )
-from solar.backends.tiling_problem import Mapping, Unfusable
+from solar.backends.tiling_problem import Mapping, SearchStopped, Unfusable
 from solar.ir import attr_names
 from solar.ir.analysis.units import units_of
 from solar.ir.einsum_spec import SpecError
@@ -83,6 +84,7 @@ class TileSearch(Pass):
     target: str = "h100"
     curve: str = ""  # a path for the curve JSON; the PNG goes next to it
     annotate: bool = True
+    budget: float = DEFAULT_BUDGET  # seconds per tiling problem; 0: no limit
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
         try:
@@ -98,12 +100,17 @@ class TileSearch(Pass):
         values = self.bound_params(ctx, module)
         if values is None:
             return
+        if self.budget < 0:
+            self.error(ctx, f"budget must be a number of seconds >= 0 (0: no limit), not {self.budget:g}", module.loc)
+            return
+        budget = self.budget or None
         tilings = ctx.analysis(Tilings, module)
+        tilings.set_budget(budget)
         result = TileSearchResult(self.buffer, capacity, target.name)
         curves: dict[str, list[dict[str, Any]]] = {"einsums": [], "groups": []}
         cache = SolveCache()  # identical einsum shapes (every block of a network) are solved once
         for func in module.funcs:
-            chains = CachedChains(func, values, cache)
+            chains = CachedChains(func, values, cache, budget)
             for op in func.walk():
                 if isinstance(op, EinsumOp):
                     self._einsum(ctx, chains, op, capacity, result, curves)
@@ -129,6 +136,9 @@ class TileSearch(Pass):
         except (SpecError, Unfusable, ValueError, isl.Error) as err:
             self.remark(ctx, f"@{op.symbol} is not modelled: {err}", op.loc)
             return
+        except SearchStopped as err:
+            self.remark(ctx, f"@{op.symbol}: {err} (the cache-aware bound does not depend on the search)", op.loc)
+            return
         row: dict[str, Any] = {"name": f"@{op.symbol}", "compulsory": space.compulsory,
                                "traffic": None if m is None else m.traffic, "mapping": m, "space": space}
         result.einsums.append(row)
@@ -151,6 +161,10 @@ class TileSearch(Pass):
         except (SpecError, ValueError, isl.Error) as err:
             self.remark(ctx, f"{kind} {name} is not modelled: {err}", anchor.loc)
             return
+        if res.stopped is not None:
+            self.remark(ctx, f"{kind} {name}: {res.stopped}; "
+                        + ("its pieces are tiled apart" if res.cut is not None else "the per-kernel figures stand")
+                        + " (the cache-aware bound does not depend on the search)", anchor.loc)
         result.groups.append({"name": name, "kind": kind, "result": res})
         if self.annotate:
             key = attr_names.TILING if kind == "group" else attr_names.KERNEL_TILING

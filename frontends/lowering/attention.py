@@ -19,6 +19,7 @@ from .core import (
     bcast_index,
     broadcast_shapes,
     cast,
+    count_expr,
     fcall,
     lit,
     loops,
@@ -42,11 +43,15 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
             raise LoweringError("grouped-query attention needs static head counts that divide")
         group = hq // hk
     batch = tuple(qb) if group > 1 else broadcast_shapes(tuple(qb), tuple(kb_), tuple(vb))
-    if scale is None:
-        if not isinstance(e, int):
-            raise LoweringError("attention with a symbolic head size needs an explicit scale")
-        scale = 1.0 / math.sqrt(e)
     acc_t = acc_dtype(out_dtype)
+    # The default scale 1/sqrt(E): a literal for a static head size, else an expression of its size
+    # parameter (a constant of the program, so the counts see one multiply per score either way).
+    if scale is not None:
+        factor: Expr = lit(scale, acc_t)
+    elif isinstance(e, int):
+        factor = lit(1.0 / math.sqrt(e), acc_t)
+    else:
+        factor = fcall("rsqrt", count_expr([e], acc_t))
     bindings = [(q, "Q"), (k, "K"), (v, "V")] + ([(mask, "M")] if mask is not None else [])
     out_shape = (*batch, seq_q, ev)
     kern = em.kernel(bindings, [("O", ttype(out_shape, out_dtype))])
@@ -68,7 +73,7 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
         row = [*bidx, i]
 
         def logit(j: Expr) -> Expr:
-            s = access("S", [*bidx, i, j]) * lit(scale, acc_t)
+            s = access("S", [*bidx, i, j]) * factor
             if mask is None:
                 return s
             mt = vtype(mask)

@@ -19,6 +19,7 @@ from .core import (
     access,
     cast,
     conj,
+    count_expr,
     dexpr,
     guard,
     linear_index,
@@ -245,7 +246,27 @@ def _adaptive(n: TorchNode, x: Value) -> list[Window]:
           "_adaptive_avg_pool3d")
 def lower_adaptive_avg(n: TorchNode) -> Value:
     x = n.tensor("self")
+    nsp = _nsp(n)
+    if all(o == 1 for o in n.out.shape[len(n.out.shape) - nsp:]):
+        return global_avg_pool(n.em, x, nsp, n.out.dtype)
     return pool(n.em, x, _adaptive(n, x), "avg", n.out.dtype, count_include_pad=False)[0]
+
+
+def global_avg_pool(em: Emitter, x: Value, nsp: int, out_dtype: DType) -> Value:
+    """Adaptive average pooling to one element per channel (a ResNet's last pooling): the mean over the
+    `nsp` spatial dims, whose sizes may be symbolic (the count is then an expression of their parameters),
+    so the image size of a network stays a size parameter that validation shrinks."""
+    t = vtype(x)
+    lead, spatial = list(t.shape[:t.rank - nsp]), list(t.shape[t.rank - nsp:])
+    acc_t = acc_dtype(out_dtype)
+    kb = em.kernel([(x, "X")], [("Y", ttype((*lead, *[1] * nsp), out_dtype))])
+    kb.local("s", ttype(lead, acc_t))
+    with loops(kb, lead, "i") as idx:
+        with loops(kb, spatial, "r") as ridx:
+            kb.reduce(access("s", idx), "+=", cast(access("X", [*idx, *ridx]), t.dtype, acc_t))
+        mean = access("s", idx) / count_expr(spatial, acc_t)
+        kb.assign(access("Y", [*idx, *[IntLit(0)] * nsp]), cast(mean, acc_t, out_dtype))
+    return kb.results[0]
 
 
 @torch_op("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")

@@ -23,7 +23,7 @@ name it is bound to), per output the same (`output_elements`, `output_bytes`), a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,15 +125,24 @@ def _divide(total: int, runs: int) -> int:
     return total // runs if total % runs == 0 else total / runs  # type: ignore[return-value]
 
 
-def expression_ops(expr: Expr) -> Counter[str]:
+def expression_ops(expr: Expr, params: Collection[str] = ()) -> Counter[str]:
     """Operations one evaluation of `expr` performs, by kind. The subscripts of tensor reads are address
-    arithmetic, not operations: `X[2 * %p + %r]` costs nothing beyond the read."""
+    arithmetic, not operations: `X[2 * %p + %r]` costs nothing beyond the read. A part made of literals and
+    the size parameters `params` alone (`rsqrt(cast<f32>(D))`, attention's scale for a symbolic head size) is
+    a constant of the program, computed once, not per evaluation: it costs nothing either."""
     ops: Counter[str] = Counter()
     stack = [expr]
     while stack:  # a walk, not recursion: an expression may nest as deep as solar.ir.limits allows
         node = stack.pop()
+        if params and _constant(node, params):
+            continue
         stack.extend(_OPERATIONS.visit(node, ops))
     return ops
+
+
+def _constant(expr: Expr, params: Collection[str]) -> bool:
+    return all(not isinstance(node, (Access, IndexRef)) and (not isinstance(node, NameRef) or node.name in params)
+               for node in walk(expr))
 
 
 class _Operations(ExprVisitor[tuple[Expr, ...]]):
@@ -226,10 +235,13 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
     operands share a value) share one computation."""
     used = tuple(p for p in size_params if p in _mentioned(op))
     sharing = tuple(next(k for k, c in enumerate(op.inputs) if c.value is b.value) for b in op.inputs)
+    # Size parameters in the body are constants, unless an operand has that name (then it is its element).
+    named = {n.name for s in op.body for n in walk(s.value) if isinstance(n, NameRef)}
+    constants = frozenset((named & set(size_params)) - {b.name for b in op.inputs})
     key = (op.spec, op.where, tuple((s.target, s.op, s.value) for s in op.body),
            tuple(_type(b.value) for b in op.inputs), op.outputs[0].type, sharing,
-           used, tuple(values.get(p) for p in used))
-    counts = _einsum_counts(key, op, used, values)
+           used, tuple(values.get(p) for p in used), constants)
+    counts = _einsum_counts(key, op, used, values, constants)
     output = op.outputs[0].name
     return Counts(counts.points, counts.macs, counts.flops_tensor, counts.flops_vector, Counter(counts.ops),
                   {op.inputs[int(k)].name: v for k, v in counts.bytes_read.items()}, counts.bytes_written,
@@ -240,7 +252,8 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
 _CACHE: dict[tuple[Any, ...], Counts] = {}  # see einsum_counts; never mutated once stored
 
 
-def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], values: dict[str, int]) -> Counts:
+def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], values: dict[str, int],
+                   constants: frozenset[str]) -> Counts:
     """Counts with `bytes_read` and `elements_read` keyed by the position of the first operand bound to each
     value, and the output's elements under "0"."""
     if key in _CACHE:
@@ -251,7 +264,7 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
     first = op.body[0]
     counts = Counts(points=points)
     out_elems = _value(model.write.range().card(), values)
-    body_ops = expression_ops(first.value)
+    body_ops = expression_ops(first.value, constants)
     if first.reduction is not None:
         body_ops[first.reduction] += 1
     # A reduction: some index is absent from the result, or several points reach one result element
@@ -264,7 +277,7 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
         counts.flops_vector = flops_of(body_ops) * points
     counts.ops.update({k: v * points for k, v in body_ops.items()})
     if len(op.body) > 1:
-        epi = expression_ops(op.body[1].value)
+        epi = expression_ops(op.body[1].value, constants)
         counts.flops_vector += flops_of(epi) * out_elems
         counts.ops.update({k: v * out_elems for k, v in epi.items()})
     # Bytes read: per distinct value, the elements all its operands touch (their union), by element size.
@@ -305,7 +318,7 @@ def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
         reduced = s.stmt.reduction is not None and (
             len(s.indices) > len({i.name for e in target.indices for i in walk(e) if isinstance(i, IndexRef)})
             or not s.write.is_injective())
-        ops = expression_ops(s.stmt.value)
+        ops = expression_ops(s.stmt.value, values.keys())  # kernels read tensors as accesses: names are sizes
         if s.stmt.reduction is not None:
             ops[s.stmt.reduction] += 1
         if is_contraction(s.stmt.value, s.stmt.reduction, reduced):

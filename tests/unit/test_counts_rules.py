@@ -156,3 +156,14 @@ def test_kernel_counts_keep_locals_on_chip() -> None:
 def test_expression_ops_ignores_nothing_else() -> None:
     expr: Expr = Binary("/", Call("exp", (Binary("-", X, Y),)), Call("sqrt", (Binary("+", X, FloatLit(1e-5)),)))
     assert expression_ops(expr) == Counter({"div": 1, "exp": 1, "add": 2, "sqrt": 1})
+
+
+def test_a_part_made_of_size_parameters_alone_is_a_constant() -> None:
+    """`S * rsqrt(cast<f32>(D))` (attention's scale for a symbolic head size D) is one multiply per point,
+    as `S * 0.125` is; a name that is not a size parameter (an einsum operand) is still work."""
+    scale = Call("rsqrt", (Cast(DType.F32, NameRef("D")),))
+    s = Access("S", (IndexRef("i"),))
+    assert expression_ops(Binary("*", s, scale), {"D"}) == Counter({BINARY_FLOP_KIND["*"]: 1})
+    assert expression_ops(Binary("*", s, FloatLit(0.125))) == Counter({BINARY_FLOP_KIND["*"]: 1})
+    assert expression_ops(Binary("*", s, scale)) == Counter({BINARY_FLOP_KIND["*"]: 1, "rsqrt": 1, "cast": 1})
+    assert flops_of(expression_ops(Binary("*", X, scale), {"D"})) == 1

@@ -121,3 +121,55 @@ solar.module @m [BATCH = 8, DIM1 = 6] {
     report: ValidationReport = validate_sized(module, case_for, {"BATCH": 2, "DIM1": 2})
     assert report.ok and report.sizes == {"BATCH": 2, "DIM1": 6}
     assert "only the batch dims are reduced" in report.note
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+def test_attention_keeps_a_symbolic_head_size_with_its_scale_an_expression_of_it() -> None:
+    """The default scale 1/sqrt(E) of a symbolic head size is `rsqrt(cast<f32>(E))` of its parameter, so no
+    dimension is fixed: every one shrinks in validation, and the counts equal the static translation's."""
+    from solar.ir.analysis.counts import kernel_counts
+    from solar.ir.analysis.kernel_models import model_kernels
+    from solar.ir.diagnostics import DiagnosticEngine
+    from solar.ir.printer import print_module
+
+    shape = (2, 3, 8, 16)
+    inputs = [torch.randn(*shape) for _ in range(3)]
+    problem, tr = _translate(_Attention(), *inputs)
+    assert tr.fixed_dims == [] and len(tr.params) == 6  # batch, heads, lengths, head size, value width
+    head = next(p for p, dims in tr.param_dims.items() if (0, 3) in dims)
+    assert f"rsqrt(cast<f32>({head}))" in print_module(tr.module)
+    sizes = small_sizes(tr.module, 2, minimum=tr.param_min)
+    report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
+    assert report.ok and report.sizes[head] == 2
+
+    def counts(module: object, values: dict[str, int]) -> tuple[int, int]:
+        ((_, model),) = model_kernels(module, DiagnosticEngine())
+        c = kernel_counts(model, values)
+        return c.flops_tensor, c.flops_vector
+
+    static = translate_problem(callable_problem(_Attention(), inputs, "t"), "none")
+    assert counts(tr.module, tr.params) == counts(static.module, {})
+
+
+class _ConvPool(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), 1).flatten(1)
+
+
+def test_a_global_average_pool_keeps_the_image_size_symbolic() -> None:
+    """A network's last pooling (adaptive to 1×1) is a mean over symbolic sizes: height and width stay size
+    parameters and shrink in validation, only the channels (tied to the weight) are fixed."""
+    problem, tr = _translate(_ConvPool(), torch.randn(2, 3, 12, 10))
+    assert tr.params == {"BATCH": 2, "DIM1": 12, "DIM2": 10}
+    assert tr.fixed_dims == ["x dim 1 (3): tied to the fixed-size weight conv.weight [4, 3, 3, 3]"]
+    sizes = small_sizes(tr.module, 3, minimum=tr.param_min)
+    report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
+    assert report.ok and report.sizes == {"BATCH": 2, "DIM1": 3, "DIM2": 3}  # at most 3, never above the full size

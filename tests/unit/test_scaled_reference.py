@@ -61,6 +61,49 @@ def test_scale_factor_keeps_small_arguments_and_divisibility() -> None:
     assert sr.scale_factor([True, 128]) == 8  # a bool is not a size
 
 
+def test_sizes_inside_lists_scale_too() -> None:
+    """An MLP built as Model(16384, [32768, 32768], 16384): its layer sizes are sizes too."""
+    args = [16384, [32768, 32768], 16384, (3, 128)]
+    assert sr.scale_factor(args) == 8  # 128/8 = 16 is the least
+    assert sr._scaled(args, 8) == [2048, [4096, 4096], 2048, (3, 16)]
+    assert sr.scale_factor([[100], 64]) == 4
+
+
+MLP = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, width, layers, out):
+        super().__init__()
+        mods, current = [], width
+        for size in layers:
+            mods += [nn.Linear(current, size), nn.ReLU()]
+            current = size
+        self.net = nn.Sequential(*mods, nn.Linear(current, out))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def get_inputs():
+    return [torch.randn(4, 256)]
+
+
+def get_init_inputs():
+    return [256, [512, 512], 128]
+'''
+
+
+def test_the_twin_of_an_mlp_scales_its_layer_list(tmp_path: Path, every_model_wide: None) -> None:
+    out = tmp_path / "m.sir"
+    assert translate_main([_write(tmp_path, MLP), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "reference built small: Model(32, [64, 64], 16) instead of Model(256, [512, 512], 128)" in text
+    assert "Validation: passed" in text and "tensor<512x512xf32>" in text
+
+
 def test_the_twin_validates_a_wide_model(tmp_path: Path, every_model_wide: None,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path, WIDE)
