@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import io
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -16,12 +17,14 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch.overrides import TorchFunctionMode
 
 from solar.ir.ops import ModuleOp
 
 from .diagnostics import user_code_error
 from .export_dims import ExportDims, export_dynamic
 from .lowering.core import LoweringError
+from .torch_symbols import SizeNames, source_size_names
 
 # ---- the result -----------------------------------------------------------------------------------
 
@@ -63,6 +66,17 @@ class TorchTranslation:
 MODULE_CONSTANT_LIMIT = 4096
 
 
+def made_in_forward(target: str) -> bool:
+    """True for a constant that export lifted from a tensor made in `forward`: its lift pass names them
+    `lifted_tensor_N`, after the path of the submodule whose `forward` made it (`encoder.lifted_tensor_0`);
+    tensor attributes of the model keep their attribute path."""
+    return re.fullmatch(r"(?:[\w.]+\.)?lifted_tensor_\d+", target) is not None
+
+
+def has_values(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.device.type != "meta"
+
+
 # ---- building and exporting -----------------------------------------------------------------------
 
 
@@ -78,6 +92,9 @@ class TorchProblem:
     # may build a smaller twin from scaled constructor arguments (frontends/scaled_reference.py).
     model_class: Callable[..., torch.nn.Module] | None = None
     init_args: Callable[[], Sequence[Any]] | None = None
+    # Size parameter names from the source: (input index, dim) → name, or a size → its global's name
+    # (torch_symbols.source_size_names); the dims of one name are one parameter.
+    size_names: SizeNames = field(default_factory=dict)
 
 
 def load_problem(path: str) -> TorchProblem:
@@ -89,7 +106,8 @@ def load_problem(path: str) -> TorchProblem:
                                 "get_inputs() and get_init_inputs(); use --entry for other code)")
     init = getattr(mod, "get_init_inputs", lambda: [])
     return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
-                        os.path.splitext(os.path.basename(path))[0], path, mod.Model, init)
+                        os.path.splitext(os.path.basename(path))[0], path, mod.Model, init,
+                        source_size_names(vars(mod)))
 
 
 def import_file(path: str, name: str | None = None) -> ModuleType:
@@ -136,9 +154,22 @@ def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str 
     def export(spec: Any) -> torch.export.ExportedProgram:
         return torch.export.export(model, inputs, dynamic_shapes=(spec,) if varargs and spec else spec)
 
-    with quiet_framework():
+    with quiet_framework(), LiteralsKeepValues():
         ep, info = export_dynamic(export, inputs, dynamic, names, dims)
     return ep, info, names
+
+
+class LiteralsKeepValues(TorchFunctionMode):
+    """On the meta device, `torch.tensor(0.5, device=x.device)` in `forward` would become a constant with no
+    values (export lifts it as `lifted_tensor_N`, validation then has nothing to read). Made on the CPU and
+    moved, it keeps its values: export lifts the CPU tensor and records the move as a `to` node."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        device = kwargs.get("device")
+        if func in (torch.tensor, torch.as_tensor) and device is not None and torch.device(device).type == "meta":
+            return func(*args, **{**kwargs, "device": "cpu"}).to(device)
+        return func(*args, **kwargs)
 
 
 @contextlib.contextmanager
