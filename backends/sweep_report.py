@@ -9,6 +9,7 @@ returns a `SweepOutcome` that the renderers read.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,19 +112,18 @@ def render_sweep(outcome: SweepOutcome) -> str:
     if not outcome.sweep.swept:  # --design-space alone: at the sizes' defaults
         return render_designs(outcome.designs) if outcome.designs else ""
     sweep = outcome.sweep
-    costs = sweep.costs()
-    columns = [(t, m) for t, modes in sweep.arrays.items() for m in modes]
-    per_point = len(columns)
-    points = [costs[k * per_point:(k + 1) * per_point] for k in range(len(costs) // per_point)]
-    shown = _rows(len(points))
-    title = f"Sweep: {len(points):,} points × {len(sweep.arrays)} targets × {len(columns) // len(sweep.arrays)} modes"
-    if len(shown) < len(points):
+    columns = [(t, m, a, a.bounds()) for t, modes in sweep.arrays.items() for m, a in modes.items()]
+    total = math.prod(sweep.shape)
+    shown = _rows(total)
+    title = f"Sweep: {total:,} points × {len(sweep.arrays)} targets × {len(columns) // len(sweep.arrays)} modes"
+    if len(shown) < total:
         title += f" ({len(shown)} shown; every point is in --sweep-report)"
-    table = new_table(title, [*sweep.swept, *(f"{t} {m}" for t, m in columns)], text_columns=0)
+    table = new_table(title, [*sweep.swept, *(f"{t} {m}" for t, m, _, _ in columns)], text_columns=0)
     for k in shown:
-        row = points[k]
-        table.add_row(*(f"{row[0].point[n]:,}" for n in sweep.swept),
-                      *(f"{seconds(c.seconds)} {c.bound[0] if c.bound != 'none' else '-'}" for c in row))
+        index = np.unravel_index(k, sweep.shape)
+        table.add_row(*(f"{int(sweep.env[n][index]):,}" for n in sweep.swept),
+                      *(f"{seconds(float(a.seconds[index]))} {b[index][0] if b[index] != 'none' else '-'}"
+                        for _, _, a, b in columns))
     notes = ["(t = tensor-, v = vector-, m = memory-bound)"]
     if not sweep.surface.symbolic:
         notes.append(f"counted at each point: {sweep.surface.per_point_reason}")
