@@ -27,6 +27,12 @@ from solar.ir.outputs import atomic_open
 from .worker import READY, failed_record, run_isolated, serve
 
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "Output"}
+MAX_PROBLEM_BYTES = 16 << 20  # a problem file is source code: a larger "file" (/dev/zero behind a link) is no problem
+
+
+class BatchError(Exception):
+    """A batch that cannot run (an unreachable scheduler, workers that die at start, a results file another
+    batch is writing): one line, exit status 1."""
 
 
 def discover(root: str) -> list[str]:
@@ -39,8 +45,12 @@ def discover(root: str) -> list[str]:
             if not name.endswith(".py") or name.startswith("_"):
                 continue
             path = os.path.join(dirpath, name)
-            try:
-                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            try:  # only regular files of source size: a FIFO would block the read, a device never end it
+                info = os.stat(path)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PROBLEM_BYTES:
+                    continue
+                with open(path, "rb") as fh:
+                    text = fh.read(MAX_PROBLEM_BYTES).decode("utf-8", errors="replace")
             except OSError:
                 continue
             if "def get_inputs" in text:
@@ -63,23 +73,41 @@ class ResultsFile:
         self.path = path
         self._fh: Any = None
         self._tmp: str | None = None
+        self._lock: Any = None
+
+    def lock(self) -> None:
+        """Holds an exclusive lock on an existing results file for the batch: a second batch on it (two
+        --resume runs would each run every problem) is refused at once."""
+        if self.path is None or not os.path.isfile(self.path):
+            return
+        import fcntl
+
+        fh = open(self.path, "rb")  # noqa: SIM115 (held until close)
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise BatchError(f"{self.path} is being written by another solar-bench batch: wait for it, or give "
+                             "another --out") from None
+        self._lock = fh
 
     def done(self) -> dict[str, dict[str, Any]]:
-        """Problems already recorded (a torn last line, from an interruption, is dropped from the file)."""
+        """Problems already recorded. A torn last line (from an interruption) is dropped from the file; a
+        whole record that only lacks its newline is kept and given one. Lines that are not records are
+        skipped (their problems run again)."""
         if self.path is None or not os.path.exists(self.path):
             return {}
         data = Path(self.path).read_bytes()
         if data and not data.endswith(b"\n"):
-            data = data[: data.rfind(b"\n") + 1]
+            cut = data.rfind(b"\n") + 1
+            whole = _record(data[cut:].decode("utf-8", errors="replace")) is not None
+            data = data + b"\n" if whole else data[:cut]
             with atomic_open(self.path, "wb", "results") as fh:
                 fh.write(data)
         out: dict[str, dict[str, Any]] = {}
         for line in data.decode("utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and "problem" in rec:
+            rec = _record(line)
+            if rec is not None:
                 out[rec["problem"]] = rec
         return out
 
@@ -100,19 +128,52 @@ class ResultsFile:
             self._fh.flush()
             os.fsync(self._fh.fileno())
 
-    def close(self) -> None:
+    def close(self, commit: bool = True) -> None:
+        """Closes the file; a temporary one replaces the old file when `commit`, and is removed otherwise
+        (a batch that failed before it ran anything keeps the old results)."""
         if self._fh is not None:
             self._fh.close()
             self._fh = None
         if self._tmp is not None and self.path is not None:
-            mode = stat.S_IMODE(os.stat(self.path).st_mode) if os.path.exists(self.path) else None
-            if mode is not None:
-                os.chmod(self._tmp, mode)
-            os.replace(self._tmp, self.path)
+            if commit:
+                mode = stat.S_IMODE(os.stat(self.path).st_mode) if os.path.exists(self.path) else None
+                if mode is not None:
+                    os.chmod(self._tmp, mode)
+                os.replace(self._tmp, self.path)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._tmp)
             self._tmp = None
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+
+# What the summary reads of a record, and the type each must have.
+_RECORD_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "status": str, "errors": list, "violations": list, "beats": list, "notes": list, "headroom": dict,
+    "measurements": dict, "translate": dict, "bounds": dict, "noisy": bool}
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    """The record on one JSONL line, or None when the line is not one (a torn line, or JSON of another shape)."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict) or not isinstance(rec.get("problem"), str):
+        return None
+    if any(k in rec and not isinstance(rec[k], t) for k, t in _RECORD_FIELDS.items()):
+        return None
+    if not all(isinstance(e, dict) for k in ("errors", "violations", "beats") for e in rec.get(k, [])):
+        return None
+    return rec
 
 
 # ---- running ----------------------------------------------------------------------------------------------
+
+
+DASK_CONNECT_S = 10  # how long to try to reach a Dask scheduler before saying it cannot be reached
 
 
 @dataclass
@@ -163,8 +224,11 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                 if not s.ready and not s.proc.is_alive():
                     failed_starts += 1
                     if failed_starts > 3 * len(slots):
-                        raise RuntimeError(f"worker processes die while starting (exit status {s.proc.exitcode})")
+                        raise BatchError(f"worker processes die while starting (exit status {s.proc.exitcode})")
                     slots[k] = s = start()
+                if s.ready and s.task is None and not s.proc.is_alive():  # left after a problem it could not undo
+                    slots[k] = s = start()
+                    continue
                 if s.ready and s.task is None and pending:
                     s.task = pending.pop()
                     s.task.started = time.perf_counter()
@@ -216,12 +280,18 @@ def run_dask(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
     from distributed import Client, LocalCluster, as_completed
 
     cluster = None
-    if batch.dask == "local":
-        cluster = LocalCluster(n_workers=max(1, batch.jobs), threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    else:
-        client = Client(batch.dask)
+    try:
+        if batch.dask == "local":
+            cluster = LocalCluster(n_workers=max(1, batch.jobs), threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(batch.dask, timeout=DASK_CONNECT_S)
+    except (OSError, TimeoutError, ValueError, TypeError) as err:
+        if cluster is not None:
+            cluster.close()
+        raise BatchError(f"--dask {batch.dask}: cannot reach the scheduler: {type(err).__name__}: "
+                         f"{str(err).splitlines()[0] if str(err) else ''}"[:300]) from None
     try:
         futures = {}
         for t in tasks:
@@ -259,7 +329,12 @@ def run_batch(root: str, opts: dict[str, Any], batch: BatchOptions, results: Res
               progress: Any = None, match: list[str] | None = None) -> list[dict[str, Any]]:
     """Every problem under `root` (matching `match`) not yet in `results` (with `resume`); returns all
     records, old and new."""
-    done = results.done() if resume else {}
+    results.lock()
+    try:
+        done = results.done() if resume else {}
+    except BaseException:
+        results.close(commit=False)
+        raise
     tasks = list(tasks_for(root, done, match))
     records = list(done.values())
     results.open(append=resume)
@@ -275,12 +350,16 @@ def run_batch(root: str, opts: dict[str, Any], batch: BatchOptions, results: Res
         if bar is not None:
             progress.started(task)
 
+    finished = False
     try:
         runner = run_dask if batch.dask else run_local
         if tasks:
             runner(tasks, opts, batch, on_record, on_start)
+        finished = True
     finally:
-        results.close()
+        # A new file replaces the old one when the batch finished, or was stopped (Ctrl-C, SIGTERM) after
+        # recording something; a batch that failed, or recorded nothing, leaves the old file as it was.
+        results.close(commit=finished or len(records) > len(done))
         if bar is not None:
             progress.stop()
     return records

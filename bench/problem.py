@@ -156,7 +156,9 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
                 rec["notes"].append("the host was calibrated on a loaded machine: recalibrate (--recalibrate)")
         if any(r["stage"].startswith("measure") for r in rec["errors"]) and not any(m.ok for m in measured):
             rec["status"] = "error"
-    except Exception as err:
+    except KeyboardInterrupt:
+        raise  # Ctrl-C in solar-bench itself; a pool worker ignores SIGINT and records one a problem raises
+    except BaseException as err:  # the program's sys.exit, or an exception class outside Exception it raised
         rec["status"] = "error"
         if stage == "translate":
             rec["translate"] = {"ok": False, "seconds": round(time.perf_counter() - start, 3)}
@@ -176,6 +178,8 @@ def beats_of(rec: dict[str, Any]) -> list[Beat]:
 
 
 def _message(err: BaseException) -> str:
+    if isinstance(err, SystemExit):
+        return f"the program called sys.exit({err.code!r}) (a problem must return, not exit)"
     fmt = getattr(err, "format", None)
     if callable(fmt):
         try:
@@ -230,6 +234,13 @@ def load_program(path: str, request: SizeRequest, opts: BenchOptions) -> Program
 
 
 def _input_dims(inputs: Any) -> set[int]:
+    """The dimensions of the inputs; a zero-size input is an error here, before translation would fail on it."""
+    inputs = list(inputs)
+    for k, x in enumerate(inputs):
+        shape = tuple(int(d) for d in getattr(x, "shape", ()))
+        if 0 in shape:
+            raise SizeError(f"get_inputs() gives input {k} a zero-size dimension (shape {shape}): an empty tensor "
+                            "has no work to bound; give every dimension a positive size")
     return {int(d) for x in inputs for d in getattr(x, "shape", ())}
 
 

@@ -12,6 +12,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .isolation import TorchState, detach_worker
 from .problem import RECORD_VERSION, BenchOptions, bench_problem
 
 _MARK = "@@solar-bench-record@@ "
@@ -19,7 +20,10 @@ READY = "ready"  # what a pool worker sends once its imports are done
 
 
 def serve(conn: Connection) -> None:
-    """A pool worker: problems in, records out, until told to stop (None)."""
+    """A pool worker: problems in, records out, until told to stop (None). Each problem starts from the
+    settings the first one found; a worker whose settings cannot be put back exits after its record and is
+    replaced (bench/isolation.py)."""
+    detach_worker()
     _quiet_logs()
     # Imported before the first problem, outside its time limit: torch, torch.export and dynamo (which
     # torch.export loads on first use), the frontends.
@@ -31,15 +35,21 @@ def serve(conn: Connection) -> None:
 
     del torch
 
+    state = TorchState.capture()
     conn.send(READY)
     while True:
         task = conn.recv()
         if task is None:
             return
         key, path, opts = task
-        rec = bench_problem(path, BenchOptions.from_json(opts))
+        try:
+            rec = bench_problem(path, BenchOptions.from_json(opts))
+        except KeyboardInterrupt:  # SIGINT is ignored here, so the problem raised it
+            rec = failed_record(key, "error", "the program raised KeyboardInterrupt", 0.0)
         rec["problem"] = key
         conn.send(rec)
+        if not state.clean_after():
+            return
 
 
 def failed_record(key: str, status: str, message: str, elapsed: float) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from solar.ir.limits import INT_MAX
 from solar.ir.ops import ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewrite import substitute_params
@@ -34,12 +35,18 @@ class BindParams(Pass):
                 known = f"{suggest(key, declared)}" or f" (the module declares {', '.join(declared) or 'none'})"
                 ctx.diagnostics.error(f"bind-params: no size parameter {key}{known}", module.loc)
                 continue
-            try:
-                value = int(raw)
+            digits = raw.strip().lstrip("+")
+            try:  # more than 19 digits is beyond 64 bits; Python would not even convert 4,301 of them
+                value = INT_MAX + 1 if digits.isdigit() and len(digits.lstrip("0")) > 19 else int(raw)
             except ValueError:
                 value = 0
             if value <= 0:
                 ctx.diagnostics.error(f"bind-params: {key} must be a positive integer, not '{raw}'", module.loc)
+                continue
+            if value > INT_MAX:  # sizes are int64 in ISL and the executor, as every integer of the IR is
+                shown = raw if len(raw) <= 40 else f"{raw[:20]}...({len(raw)} digits)"
+                ctx.diagnostics.error(f"bind-params: {key} = {shown} is out of range: a size must fit in 64 bits "
+                                      f"(at most 2^63 - 1 = {INT_MAX})", module.loc)
                 continue
             values[key] = value
         if ctx.diagnostics.has_errors:

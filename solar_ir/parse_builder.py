@@ -57,7 +57,7 @@ from .ops import (
     YieldOp,
 )
 from .resolve import UnresolvedUse as _Use  # the builder's operands before linking
-from .types import TensorType, TypeSyntaxError, parse_tensor_type
+from .types import MAX_INT_DIGITS, TensorType, TypeSyntaxError, parse_tensor_type
 
 _SIMPLE_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "r": "\r", "t": "\t"}
 
@@ -133,6 +133,15 @@ class ParseBuilder(lark.Transformer):
     def _loc(self, tok: Token) -> Location:
         return Location(self.filename, tok.line, tok.column)  # type: ignore[arg-type]
 
+    def _int(self, tok: Token) -> int:
+        """An integer literal; one of more digits than 64 bits hold is an error at it (Python would not even
+        convert one of 4,301 digits, and the 64-bit check after parsing needs the value)."""
+        digits = str(tok).lstrip("+-").lstrip("0")
+        if len(digits) > MAX_INT_DIGITS:
+            raise SyntaxIssue(f"integer literal of {len(digits)} digits is out of range: integers must fit in 64 "
+                              "bits (-2^63 to 2^63 - 1)", self._loc(tok))
+        return int(tok)
+
     def OP_NAME(self, tok: Token) -> Token:
         """The name of an op of the generic form, looked up as it is read: an unknown one is the error, at
         the name, whatever follows it."""
@@ -168,7 +177,7 @@ class ParseBuilder(lark.Transformer):
 
     def param(self, c: list[Any]) -> Param:
         name, default = c[0], c[1] if len(c) > 1 else None
-        return Param(str(name), int(default) if default is not None else None, self._loc(name))
+        return Param(str(name), self._int(default) if default is not None else None, self._loc(name))
 
     def attr_clause(self, c: list[Any]) -> _Attrs:
         return c[0]
@@ -206,13 +215,13 @@ class ParseBuilder(lark.Transformer):
         return BoolLit(c[0] == "true", self._loc(c[0]))
 
     def int_lit(self, c: list[Token]) -> IntLit:
-        return IntLit(int(c[0]), self._loc(c[0]))
+        return IntLit(self._int(c[0]), self._loc(c[0]))
 
     def float_lit(self, c: list[Token]) -> FloatLit:
         return FloatLit(float(c[0]), self._loc(c[0]))
 
     def neg_int_lit(self, c: list[Token]) -> IntLit:
-        return IntLit(-int(c[1]), self._loc(c[0]))
+        return IntLit(-self._int(c[1]), self._loc(c[0]))
 
     def neg_float_lit(self, c: list[Token]) -> FloatLit:
         return FloatLit(-float(c[1]), self._loc(c[0]))

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from .ops import ModuleOp
 
 
+_PASS_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")  # a pass's name is its flag
+
+
 class PassOptionError(ValueError):
     """A bad pipeline, pass name or option; the message is meant for the user."""
 
@@ -305,12 +308,23 @@ class PassRegistry:
         sys.modules[module_name] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as err:  # the plugin's own error, reported as one line
+        except (Exception, SystemExit) as err:  # the plugin's own error (or exit), reported as one line
             del sys.modules[module_name]
-            raise PassOptionError(f"cannot load pass plugin '{path}': {type(err).__name__}: {err}") from None
-        found = sorted((cls.name, cls.__name__) for cls in vars(module).values()
-                       if isinstance(cls, type) and issubclass(cls, Pass) and cls.__module__ == module_name
-                       and cls.name)
+            what = (f"it called sys.exit({err.code!r})" if isinstance(err, SystemExit)
+                    else f"{type(err).__name__}: {err}")
+            raise PassOptionError(f"cannot load pass plugin '{path}': {what}") from None
+        classes = [cls for cls in vars(module).values()
+                   if isinstance(cls, type) and issubclass(cls, Pass) and cls.__module__ == module_name and cls.name]
+        for cls in classes:
+            if not isinstance(cls.name, str) or not _PASS_NAME.fullmatch(cls.name):
+                raise PassOptionError(f"pass plugin '{path}': class {cls.__name__} has the name {cls.name!r}; a "
+                                      "pass's name is its flag: lowercase words joined by '-', e.g. 'my-pass'")
+            try:
+                typing.get_type_hints(cls)  # what from_options reads
+            except Exception as err:  # e.g. an annotation that names no type
+                raise PassOptionError(f"pass plugin '{path}': the options of {cls.__name__} cannot be read: "
+                                      f"{type(err).__name__}: {err}") from None
+        found = sorted((cls.name, cls.__name__) for cls in classes)
         if not found:
             raise PassOptionError(f"pass plugin '{path}' defines no pass (a Pass subclass with a name)")
         for name, cls_name in found:
@@ -427,6 +441,29 @@ class PassManager:
         if ctx.diagnostics.has_errors:
             raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
 
+    @staticmethod
+    def _apply(p: Pass, ctx: PassContext, module: ModuleOp) -> ModuleOp | None:
+        """`p.apply`; a plugin pass's own failure (an exception, sys.exit, a result that is no module) is
+        one error naming the plugin: it is the plugin's bug, not SOLAR's."""
+        origin = type(p).__module__
+        if origin.split(".")[0] == "solar":
+            return p.apply(ctx, module)
+        origin = getattr(sys.modules.get(origin), "__file__", None) or origin  # the plugin's file, where known
+        try:
+            result = p.apply(ctx, module)
+        except (Exception, SystemExit) as err:
+            what = (f"called sys.exit({err.code!r})" if isinstance(err, SystemExit)
+                    else f"{type(err).__name__}: {err}")
+            ctx.diagnostics.error(f"pass '{p.name}' of plugin {origin} failed: {what}", module.loc)
+            raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources) from None
+        from .ops import ModuleOp as Module  # here, as in run: reading the registry (--help) loads no IR code
+
+        if result is not None and not isinstance(result, Module):
+            ctx.diagnostics.error(f"pass '{p.name}' of plugin {origin} returned {type(result).__name__}: apply "
+                                  "must return None or a ModuleOp", module.loc)
+            raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
+        return result
+
     def run(self, module: ModuleOp, ctx: PassContext) -> ModuleOp:
         """Runs the pipeline; stops with DiagnosticError at the first pass that reports an error or leaves
         the module invalid."""
@@ -440,7 +477,7 @@ class PassManager:
             if ctx.diagnostics.has_errors:
                 raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
             start = time.perf_counter()
-            result = p.apply(ctx, module)
+            result = self._apply(p, ctx, module)
             if result is not None:
                 module = result
             if result is not None or not p.preserves_analyses:

@@ -12,6 +12,10 @@ from .expr import Binary, Expr, IntLit, NameRef, evaluate_int, format_expr, line
 
 Dim = int | Expr
 PARAM_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+# An integer literal longer than this is out of range before it is converted (Python refuses to convert one of
+# more than 4,300 digits at all); shorter ones are converted and judged by the 64-bit check after parsing
+# (solar_ir/limits.py), which names the value.
+MAX_INT_DIGITS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,9 @@ def _split_dims(body: str) -> list[tuple[int, str]]:
 
 def _parse_dim(part: str, text: str, offset: int) -> Dim:
     if part.isdigit():
+        if len(part.lstrip("0")) > MAX_INT_DIGITS:
+            raise TypeSyntaxError(f"dimension of {len(part.lstrip('0'))} digits in a type is out of range: integers "
+                                  "must fit in 64 bits", offset)
         value = int(part)
         if value <= 0:
             raise TypeSyntaxError(f"dimension {value} in '{text}' is not positive", offset)
@@ -216,6 +223,8 @@ class _DimParser:
             self.pos += 1
             return expr
         if tok.isdigit():
+            if len(tok.lstrip("0")) > MAX_INT_DIGITS:
+                raise ValueError(f"integer of {len(tok.lstrip('0'))} digits is out of range (64 bits)")
             return IntLit(int(tok))
         if PARAM_NAME.match(tok):
             return NameRef(tok)

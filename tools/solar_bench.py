@@ -17,7 +17,9 @@ import argparse
 import json
 import math
 import os
+import re
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -174,8 +176,15 @@ def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
     return 0
 
 
+_DASK_ADDRESS = re.compile(r"(tcp|tls|ucx|inproc|ws|wss)://[^\s/]+(:\d+)?/?\Z|local\Z")
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: the results file is closed, workers are stopped
+
+
 def _batch(args: argparse.Namespace, opts: Any) -> int:
-    from solar.bench.batch import BatchOptions, ResultsFile, run_batch
+    from solar.bench.batch import BatchError, BatchOptions, ResultsFile, run_batch
     from solar.bench.progress import BatchProgress
     from solar.bench.summary import plot_headroom, render_summary
 
@@ -185,14 +194,20 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
         raise UsageError("--resume needs --out FILE.jsonl")
     if args.out and os.path.exists(args.out) and os.path.getsize(args.out) and not (args.resume or args.overwrite):
         raise UsageError(f"{args.out} exists: --resume continues it, --overwrite replaces it")
+    if args.dask and not _DASK_ADDRESS.match(args.dask):
+        raise UsageError(f"--dask '{args.dask}': give a scheduler address such as tcp://host:8786, or 'local'")
     if args.dask:
         try:
             import distributed  # noqa: F401
         except ImportError:
             raise UsageError("--dask needs dask.distributed (pip install distributed)") from None
     progress = None if args.no_progress else BatchProgress()
-    records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, args.timeout, args.dask),
-                        ResultsFile(args.out), args.resume, progress, args.match)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, args.timeout, args.dask),
+                            ResultsFile(args.out), args.resume, progress, args.match)
+    except BatchError as err:
+        raise UsageError(str(err)) from None
     sys.stdout.write(render_summary(records))
     if args.plot:
         try:

@@ -55,7 +55,8 @@ def extract_pipeline(argv: Sequence[str]) -> tuple[list[tuple[str, str | None]],
     return items, rest
 
 
-def build_parser() -> Parser:
+def build_parser(with_passes: bool = True) -> Parser:
+    """The command line; `with_passes=False` gives only the tool's own flags."""
     p = Parser(prog=PROG, allow_abbrev=False,
                 description="Run SOLAR passes on SIR (the SOLAR IR) and print the result.")
     add_version(p, PROG)
@@ -108,6 +109,8 @@ def build_parser() -> Parser:
     tiles = p.add_argument_group("tiling search (an option of the --tile-search pass)")
     tiles.add_argument("--tile-curve", metavar="FILE.json",
                        help="write least DRAM traffic against buffer size (64 KiB to 256 MiB) and a PNG beside it")
+    if not with_passes:
+        return p
     group = p.add_argument_group("passes (--name or --name=OPTIONS; also usable in -p)")
     for name in registry.names():
         # Only for --help; extract_pipeline takes pass flags out of argv before argparse sees it.
@@ -332,9 +335,23 @@ def load_plugins(argv: Sequence[str]) -> None:
         if arg == "--load-pass-plugin":
             if k + 1 >= len(args):
                 raise UsageError("--load-pass-plugin needs a Python file, e.g. --load-pass-plugin=my_pass.py")
-            registry.load_plugin_file(args[k + 1])
+            _check_plugin_names(args[k + 1], registry.load_plugin_file(args[k + 1]))
         elif arg.startswith("--load-pass-plugin="):
-            registry.load_plugin_file(arg.split("=", 1)[1])
+            path = arg.split("=", 1)[1]
+            _check_plugin_names(path, registry.load_plugin_file(path))
+
+
+def _check_plugin_names(path: str, names: list[str]) -> None:
+    """A plugin pass may not take the name of one of solar-opt's own flags (`--emit`), nor of what a flag
+    stores (`-o` stores `output`): its flag would clash with, or silently replace, the tool's."""
+    own: set[str] = set()
+    for action in build_parser(with_passes=False)._actions:
+        own.add(action.dest.replace("_", "-"))
+        own.update(s.lstrip("-") for s in action.option_strings)
+    for name in names:
+        if name in own:
+            raise UsageError(f"pass '{name}' of plugin file {path} has the name of {PROG}'s own flag or option "
+                             f"'{name}': rename the pass")
 
 
 def run(argv: Sequence[str]) -> int:

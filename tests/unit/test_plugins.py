@@ -118,3 +118,41 @@ def test_an_installed_plugin_package_registers_through_its_entry_point(installed
     # Not installed, the name is unknown as before.
     run = solar_opt("--tiny-count", MLP)
     assert run.returncode == 1 and "unknown argument '--tiny-count'" in run.stderr
+
+
+HOSTILE_CLASS = '''
+from dataclasses import dataclass
+
+from solar.ir.pass_manager import Pass
+
+
+@dataclass(frozen=True)
+class Hostile(Pass):
+    name = {name}
+{body}
+'''
+APPLY = "    def apply(self, ctx, module):\n        {0}\n"
+
+
+@pytest.mark.parametrize("source, message", [
+    ("import sys\nsys.exit(0)\n", "error: cannot load pass plugin '{path}': it called sys.exit(0)"),
+    (HOSTILE_CLASS.format(name="'my-pass'", body=APPLY.format("import sys; sys.exit(0)")),
+     "error: pass 'my-pass' of plugin {path} failed: called sys.exit(0)"),
+    (HOSTILE_CLASS.format(name="'my-pass'", body=APPLY.format("raise RuntimeError('oops')")),
+     "error: pass 'my-pass' of plugin {path} failed: RuntimeError: oops"),
+    (HOSTILE_CLASS.format(name="'my-pass'", body=APPLY.format("return 42")),
+     "error: pass 'my-pass' of plugin {path} returned int: apply must return None or a ModuleOp"),
+    (HOSTILE_CLASS.format(name="42", body=""), "class Hostile has the name 42; a pass's name is its flag"),
+    (HOSTILE_CLASS.format(name="'my-pass'", body="    width: 'Nope' = 1\n"),
+     "the options of Hostile cannot be read: NameError: name 'Nope' is not defined"),
+    *[(HOSTILE_CLASS.format(name=repr(flag), body=""),
+       f"error: pass '{flag}' of plugin file {{path}} has the name of solar-opt's own flag or option '{flag}'")
+      for flag in ("emit", "help", "version", "list-passes", "output")],
+])
+def test_a_plugin_that_misbehaves_is_one_error_naming_it(tmp_path: Path, source: str, message: str) -> None:
+    plugin = tmp_path / "hostile.py"
+    plugin.write_text(source)
+    run = solar_opt(f"--load-pass-plugin={plugin}", "--my-pass", MLP, "-o", os.devnull)
+    assert run.returncode == 1, run.stderr
+    assert message.format(path=plugin) in run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
