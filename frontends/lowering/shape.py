@@ -19,6 +19,7 @@ from .core import (
     access,
     canon,
     dexpr,
+    is_empty,
     lit,
     loops,
     norm_dim,
@@ -42,12 +43,12 @@ def lower_view(n: TorchNode) -> Value:
           "copy")
 def lower_identity(n: TorchNode) -> Value:
     if n.op == "aten::copy":
-        src = n.tensor("src")
+        src = n.tensor("src", allow_empty=True)
         t = vtype(src)
         if t.dtype != n.out.dtype or not all(dims_equal(a, b) for a, b in zip(t.shape, n.out.shape, strict=False)):
             raise n.unsupported("copy with a conversion or broadcast")
         return src
-    return n.tensor("self")
+    return n.tensor("self", allow_empty=True)
 
 
 @torch_op("expand", "expand_as", "broadcast_to", "expand_copy")
@@ -181,13 +182,19 @@ def lower_unbind(n: TorchNode) -> list[Value]:
 
 @torch_op("cat", "concat", "concatenate")
 def lower_cat(n: TorchNode) -> Value:
-    xs = [x for x in n["tensors"] if isinstance(x, Value)]
-    # torch skips 1-D empty tensors; SIR types have positive sizes, so those never reach here.
+    # torch skips 1-D empty tensors (an empty KV cache before its first append: `cat([tensor([]), k])`).
+    xs = [x for x in n["tensors"] if isinstance(x, Value) and not _is_empty_1d(x)]
     if not xs:
         raise n.unsupported("cat of no tensors")
+    if len(xs) == 1:
+        return xs[0]  # appending to an empty tensor: the result is the appended tensor itself
     rank = vtype(xs[0]).rank
     dim = norm_dim(n.get("dim", 0), rank)
     return n.em.concat(xs, dim)
+
+
+def _is_empty_1d(x: Value) -> bool:
+    return is_empty(x) and vtype(x).rank == 1
 
 
 @torch_op("stack")
