@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from solar.ir.analysis.formula import fmin
 from solar.ir.diagnostics import Location
 from solar.ir.expr import evaluate_int
 from solar.ir.ops import (
@@ -175,18 +176,18 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
 @READ_BYTES.register(GatherOp)
 def _gather_reads(model: CostModel, op: GatherOp, v: Value, full: int, loops: dict) -> int:
     # A gather reads of its table only the rows it picks: at most as many bytes as it produces.
-    return min(full, model.nbytes(op.results[0])) if v is op.args[0] else full
+    return fmin(full, model.nbytes(op.results[0])) if v is op.args[0] else full
 
 
 @READ_BYTES.register(ScatterOp)
 def _scatter_reads(model: CostModel, op: ScatterOp, v: Value, full: int, loops: dict) -> int:
     # The destination is read where the source lands (updated in place): at most the source's bytes.
-    return min(full, model.nbytes(op.args[2])) if v is op.args[0] else full
+    return fmin(full, model.nbytes(op.args[2])) if v is op.args[0] else full
 
 
 @WRITE_BYTES.register(ScatterOp)
 def _scatter_writes(model: CostModel, op: ScatterOp, v: Value, loops: dict) -> int:
-    return min(model.nbytes(v), model.nbytes(op.args[2]))
+    return fmin(model.nbytes(v), model.nbytes(op.args[2]))
 
 
 @READ_BYTES.register(InsertOp)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import islpy as isl
 
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
+from solar.ir.analysis.formula import Formula, Number, fmax, fmax_of, fmin
 from solar.ir.analysis.isl_model import build_model, evaluate, loop_iterations
 from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
@@ -183,16 +185,20 @@ class Peaks:
 class CostModel:
     """Counts every unit and group of a module's entry function (calls must be inlined first)."""
 
-    def __init__(self, module: ModuleOp, fp32_precision: str = "framework") -> None:
+    def __init__(self, module: ModuleOp, fp32_precision: str = "framework",
+                 values: Mapping[str, Number] | None = None) -> None:
+        """`values` gives the size parameters' values instead of their defaults; symbolic ones
+        (`formula.symbols`) make every count a formula (backends/sweep.py evaluates them at points)."""
         if fp32_precision not in FP32_POLICIES:
             raise CostError(f"bad fp32 precision '{fp32_precision}': expected one of {', '.join(FP32_POLICIES)}")
         self.module = module
         self.fp32_precision = fp32_precision
-        missing = [p.name for p in module.params if p.default is None]
+        given = dict(values or {})
+        missing = [p.name for p in module.params if p.default is None and p.name not in given]
         if missing:
             raise CostError(f"size parameters {', '.join(missing)} need values: bind them with "
                             f"--bind-params={missing[0]}=...")
-        self.values = module.param_values()
+        self.values: dict[str, Number] = {**module.param_values(), **given}
         self.params = [p.name for p in module.params]
         func = module.entry
         if func is None:
@@ -212,7 +218,7 @@ class CostModel:
             for inner in op.walk():
                 self._trips[inner] = trips
             if isinstance(op, ForOp):
-                n = max(0, _first(op.upper, self.values) - _first(op.lower, self.values))
+                n = fmax(0, _first(op.upper, self.values) - _first(op.lower, self.values))
                 self._record_trips(op.body, trips * n)
             elif isinstance(op, IfOp):
                 for region in op.regions:
@@ -240,8 +246,7 @@ class CostModel:
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
-            return min(full, max((self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers),
-                                 default=0))
+            return fmin(full, fmax_of(self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers))
         hook = READ_BYTES.lookup(type(op))
         return hook(self, op, v, full, loops) if hook is not None else full
 
@@ -256,7 +261,7 @@ class CostModel:
         full = _nbytes(v, self.values)
         owner = v.owner
         if owner is not None and owner.is_view and owner.operands:
-            full = min(full, sum(self._source_bytes(s) for s in owner.operands))
+            full = fmin(full, sum(self._source_bytes(s) for s in owner.operands))
         return full
 
     def _write_bytes(self, op: Op, v: Value, loops: dict) -> int:
@@ -278,13 +283,14 @@ class CostModel:
         inside = {o for top in ops for o in top.walk()}
         for v in inputs:
             readers = [o for o in self.uses.of_value(v) if o in inside]
-            w.bytes += max((self._read_bytes(o, v, loops, inside) for o in readers), default=0)
+            w.bytes += fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
         # Each tensor is written once, also when several views of it leave (a view moves nothing itself).
         written: dict[Value, int] = {}
         for v in outputs:
             if v.owner is not None:
                 n = self._source_bytes(v) if v.owner.is_view else self._write_bytes(v.owner, v, loops)
-                written[_base(v)] = max(written.get(_base(v), 0), n)
+                base = _base(v)
+                written[base] = fmax(written[base], n) if base in written else n
         w.bytes += sum(written.values())
         return w
 
@@ -300,7 +306,7 @@ class CostModel:
                 self.groups.append(group)
                 self.units.extend(self._unit_work(first_op[o], trips, loops) for o in members if o in first_op)
             elif isinstance(op, ForOp):
-                n = max(0, _first(op.upper, self.values) - _first(op.lower, self.values))
+                n = fmax(0, _first(op.upper, self.values) - _first(op.lower, self.values))
                 self._collect(op.body, trips * n, {**loops, op.var: (op.lower, op.upper)})
             elif isinstance(op, IfOp):
                 self._collect_if(op, trips, loops)
@@ -323,11 +329,11 @@ class CostModel:
             self.units, self.groups = units, groups
         for index, target in ((0, self.units), (1, self.groups)):
             a, b = (_merged(branch[index]) for branch in branches)
-            least = Work(f"solar.if %{op.cond.name}", "if", trips=trips, bytes=min(a.bytes, b.bytes))
+            least = Work(f"solar.if %{op.cond.name}", "if", trips=trips, bytes=fmin(a.bytes, b.bytes))
             for dt in set(a.flops_tensor) | set(b.flops_tensor):
-                least.flops_tensor[dt] = min(a.flops_tensor[dt], b.flops_tensor[dt])
+                least.flops_tensor[dt] = fmin(a.flops_tensor[dt], b.flops_tensor[dt])
             for dt in set(a.flops_vector) | set(b.flops_vector):
-                least.flops_vector[dt] = min(a.flops_vector[dt], b.flops_vector[dt])
+                least.flops_vector[dt] = fmin(a.flops_vector[dt], b.flops_vector[dt])
             target.append(least)
 
     def _unit_work(self, unit: Unit, trips: int, loops: dict) -> Work:
@@ -341,8 +347,8 @@ class CostModel:
         # Each argument is read once: the most any reader reads of it, over all its runs.
         for v in self.func.args:
             readers = self.uses.of_value(v)
-            w.bytes += min(_nbytes(v, self.values),
-                           max((self._read_bytes(o, v, {}) * self._runs(o) for o in readers), default=0))
+            w.bytes += fmin(_nbytes(v, self.values),
+                            fmax_of(self._read_bytes(o, v, {}) * self._runs(o) for o in readers))
         returned: dict[Value, None] = {}
         for op in self.func.body:
             if op.opname == "solar.return":
@@ -353,7 +359,8 @@ class CostModel:
         for v in returned:
             base = _base(v)
             if base.owner is not self.func and not isinstance(base.owner, ConstantOp):
-                written[base] = max(written.get(base, 0), self._source_bytes(v))
+                n = self._source_bytes(v)
+                written[base] = fmax(written[base], n) if base in written else n
         w.bytes += sum(written.values())
         return w
 
@@ -397,13 +404,15 @@ def _first(expr: Expr, values: dict[str, int]) -> int:
 def _divide(total: int, runs: int) -> int:
     """The count of one run: exact when every run counts the same (a kernel using %t may not: then the mean).
     A kernel inside a zero-trip solar.for never runs (runs == 0, total == 0): its per-run count is the total."""
+    if isinstance(runs, Formula) or isinstance(total, Formula):
+        return total / runs  # exact: a whole number where every run counts the same
     if runs <= 1:
         return total
     return total // runs if total % runs == 0 else total / runs  # type: ignore[return-value]
 
 
 def _per_run(c: Counts, runs: int) -> Counts:
-    if runs <= 1:
+    if not isinstance(runs, Formula) and runs <= 1:
         return c
     out = Counts(_divide(c.points, runs), _divide(c.macs, runs), _divide(c.flops_tensor, runs),
                  _divide(c.flops_vector, runs), bytes_written=_divide(c.bytes_written, runs))
@@ -498,7 +507,7 @@ def _kernel_counts(model: CostModel, op: KernelOp, loops: dict) -> Counts:
 def _unit_reads(model: CostModel, op: EinsumOp | KernelOp, v: Value, full: int, loops: dict) -> int:
     c = model.counts(op, loops)
     names = [b.name for b in op.inputs if b.value is v]
-    return min(full, max((c.bytes_read.get(n, 0) for n in names), default=0))
+    return fmin(full, fmax_of(c.bytes_read.get(n, 0) for n in names))
 
 
 @WRITE_BYTES.register(EinsumOp)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from solar.ir.analysis.counts import Counts
+from solar.ir.analysis.formula import fmin
 from solar.ir.analysis.selection_counts import read_bytes, selection_counts, write_bytes
 from solar.ir.ops import (
     ArgsortOp,
@@ -57,7 +58,7 @@ def _counts(model: CostModel, op: SelectionOp, loops: dict) -> Counts:
 
 @READ_BYTES.register(SelectionOp)
 def _reads(model: CostModel, op: SelectionOp, v: Value, full: int, loops: dict) -> int:
-    return min(full, read_bytes(op, v, model.values))
+    return fmin(full, read_bytes(op, v, model.values))
 
 
 @WRITE_BYTES.register(SelectionOp)

@@ -10,7 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
+from solar.backends.design_space import plot_designs
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
+from solar.backends.sweep import CostSurface, SweepError
+from solar.backends.sweep_report import (
+    plot_sweep,
+    render_formulas,
+    render_sweep,
+    run_sweep,
+    sweep_json,
+    write_sweep_json,
+)
+from solar.backends.sweep_spec import parse_design_space, parse_sweeps
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
@@ -67,6 +78,12 @@ class SOL(Pass):
     plot: str = ""  # a path for the roofline PNG
     latency: str = ""  # a latency target for the inverse roofline, e.g. 2ms
     annotate: bool = True
+    formula: bool = False  # print each mode's roofline as max(F/Π, B/β) with the count formulas
+    sweep: str = ""  # sizes to sweep, `;`-separated: BATCH=1..1024*2;CTX=512..131072*2 (docs/sweeps.md)
+    sweep_report: str = ""  # a path for the sweep's JSON (one record per point, target and mode)
+    sweep_plot: str = ""  # a path for the sweep's PNG (SOL against the first swept size)
+    design_space: str = ""  # scaled targets: bandwidth=0.5..8x,compute=0.5..8x[,l2=..] (needs latency)
+    design_plot: str = ""  # a path for the design space's heat maps (PNG)
 
     @property
     def policy(self) -> str:
@@ -125,8 +142,21 @@ class SOL(Pass):
                 write_json(to_json(reports, name, model.values, self.policy), self.report)
             if self.plot:
                 plot(reports, self.plot)
+            if self.formula or self.sweep or self.design_space:
+                surface = CostSurface(work, targets, fp32_precision=self.policy,
+                                      buffer=tiling.buffer if tiling is not None else None)
+                if self.formula:
+                    ctx.report(render_formulas(surface))
+                if self.sweep or self.design_space:
+                    self._sweep(ctx, surface, name, latency)
         except OutputError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
+        except SweepError as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
+        except CostError as err:
+            ctx.diagnostics.error(f"sol: {err}", err.loc or (err.op.loc if err.op is not None else module.loc))
             return
         if self.annotate:
             # Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only
@@ -144,6 +174,27 @@ class SOL(Pass):
                  "fusion_gain": r.fusion_gain,
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
+
+    def _sweep(self, ctx: PassContext, surface: CostSurface, name: str, latency: float | None) -> None:
+        """--sweep / --design-space: every mode on every target at every point (backends/sweep_report.py)."""
+        axes = parse_sweeps([s for s in self.sweep.split(";") if s.strip()])
+        design = parse_design_space(self.design_space) if self.design_space else None
+        if design is not None and latency is None:
+            raise SweepError("--design-space needs --target-latency (the latency the scaled targets must meet)")
+        outcome = run_sweep(surface, axes, latency, design)
+        ctx.report(render_sweep(outcome))
+        ctx.results["sweep"] = outcome
+        if self.sweep_report:
+            write_sweep_json(sweep_json(outcome, name), self.sweep_report)
+        if self.sweep_plot:
+            if not outcome.sweep.swept:
+                raise SweepError("--sweep-plot needs a --sweep (the size on the plot's x axis)")
+            plot_sweep(outcome, self.sweep_plot)
+        if self.design_plot:
+            if not outcome.designs:
+                raise SweepError("--design-plot needs --design-space and --target-latency")
+            plot_designs(outcome.designs, self.design_plot)
+
 
 def _as_costed(ctx: PassContext, original: ModuleOp, current: ModuleOp) -> ModuleOp:
     """The module as it was before --reorder-einsum, inlined and fused as the current one is, so that both

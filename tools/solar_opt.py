@@ -88,6 +88,20 @@ def build_parser() -> Parser:
                      help="how f32 contractions are priced: as the framework runs each kernel (default; the "
                           "kernels' fp32_precision attribute), all exact FP32, or all on TF32 tensor cores")
     sol.add_argument("--allow-tf32", action="store_true", help="the same as --fp32-precision=tf32")
+    sweeps = p.add_argument_group("sizes as variables (options of the --sol pass; docs/sweeps.md)")
+    sweeps.add_argument("--sol-formula", action="store_true",
+                        help="print each mode's roofline max(F/Π, B/β) with F and B as formulas in the sizes")
+    sweeps.add_argument("--sweep", action="append", default=[], metavar="NAME=VALUES",
+                        help="sweep a size: BATCH=1,2,4..1024 (every integer), CTX=512..131072*2 (×2 steps), "
+                             "S=128..4096+128 (+128 steps); repeat for a grid")
+    sweeps.add_argument("--sweep-report", metavar="FILE.json",
+                        help="write one record per point, target and mode (FLOPs, bytes, time, bound) and the "
+                             "crossovers")
+    sweeps.add_argument("--sweep-plot", metavar="FILE.png", help="plot SOL against the first swept size")
+    sweeps.add_argument("--design-space", metavar="AXES",
+                        help="scale each target (with --target-latency): bandwidth=0.5..8x,compute=0.5..8x"
+                             "[,l2=0.5..4x]; reports the Pareto front of the least scaling that meets the latency")
+    sweeps.add_argument("--design-plot", metavar="FILE.png", help="heat maps of the design space")
     tiles = p.add_argument_group("tiling search (an option of the --tile-search pass)")
     tiles.add_argument("--tile-curve", metavar="FILE.json",
                        help="write least DRAM traffic against buffer size (64 KiB to 256 MiB) and a PNG beside it")
@@ -162,17 +176,47 @@ def _list_passes() -> str:
 def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
     """--sol-report, --plot, --target-latency, --fp32-precision and --allow-tf32 set the options of the --sol
     pass."""
+    _check_sweep_syntax(args)
     extra = {"report": args.sol_report, "plot": args.plot, "latency": args.target_latency,
-             "allow_tf32": True if args.allow_tf32 else None, "fp32_precision": args.fp32_precision}
+             "allow_tf32": True if args.allow_tf32 else None, "fp32_precision": args.fp32_precision,
+             "formula": True if args.sol_formula else None, "sweep": ";".join(args.sweep) or None,
+             "sweep_report": args.sweep_report, "sweep_plot": args.sweep_plot, "design_space": args.design_space,
+             "design_plot": args.design_plot}
     extra = {k: v for k, v in extra.items() if v is not None}
     if not extra:
         return passes
     sol = [p for p in passes if p.name == "sol"]
     if not sol:
         flag = {"report": "--sol-report", "plot": "--plot", "latency": "--target-latency",
-                "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision"}[next(iter(extra))]
+                "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision", "formula": "--sol-formula",
+                "sweep": "--sweep", "sweep_report": "--sweep-report", "sweep_plot": "--sweep-plot",
+                "design_space": "--design-space", "design_plot": "--design-plot"}[next(iter(extra))]
         raise UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
+    if (args.sweep_report or args.sweep_plot) and not args.sweep:
+        raise UsageError(f"{'--sweep-report' if args.sweep_report else '--sweep-plot'} needs a --sweep, "
+                         "e.g. --sweep 'BATCH=1..1024*2'")
+    if args.design_plot and not args.design_space:
+        raise UsageError("--design-plot needs --design-space, e.g. --design-space 'bandwidth=0.5..8x,compute=0.5..8x'")
+    if args.design_space and not args.target_latency:
+        raise UsageError("--design-space needs --target-latency (the latency the scaled targets must meet)")
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
+
+
+def _check_sweep_syntax(args: argparse.Namespace) -> None:
+    """A bad --sweep or --design-space is a usage error before any work (the sizes' names are checked
+    against the module by the --sol pass)."""
+    if not args.sweep and not args.design_space:
+        return
+    # Imported only when sweeping, to keep start-up cheap.
+    from solar.backends.sweep import SweepError
+    from solar.backends.sweep_spec import parse_design_space, parse_sweeps
+
+    try:
+        parse_sweeps(args.sweep)
+        if args.design_space:
+            parse_design_space(args.design_space)
+    except SweepError as err:
+        raise UsageError(str(err)) from None
 
 
 def _forward_reorder_target(passes: list[Any]) -> list[Any]:
@@ -212,7 +256,9 @@ def _check_outputs(passes: list[Any], args: argparse.Namespace) -> None:
         check_writable(args.output, "the output")
     for p in passes:
         if p.name == "sol":
-            for path, what in ((p.report, "the SOL report"), (p.plot, "the roofline plot")):
+            for path, what in ((p.report, "the SOL report"), (p.plot, "the roofline plot"),
+                               (p.sweep_report, "the sweep report"), (p.sweep_plot, "the sweep plot"),
+                               (p.design_plot, "the design-space plot")):
                 if path:
                     check_writable(path, what)
         elif p.name == "tile-search" and p.curve:

@@ -9,12 +9,13 @@ parameters; nothing is enumerated.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import islpy as isl
 
+from solar.ir.analysis.formula import Formula, Number, is_symbolic
 from solar.ir.expr import (
     Access,
     Binary,
@@ -304,10 +305,13 @@ class _Walker:
 # ---- evaluating counts ---------------------------------------------------------------------------
 
 
-def evaluate(poly: isl.PwQPolynomial, params: dict[str, int]) -> int | None:
+def evaluate(poly: isl.PwQPolynomial, params: Mapping[str, Number]) -> Number | None:
     """The value of a (piecewise quasi-)polynomial count at the given parameter values, or None when a
     parameter has no value."""
     space = poly.get_domain_space()
+    if is_symbolic(params):  # symbolic sizes (formula.symbols): the count's closed form
+        names = [space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))]
+        return Formula.from_isl(poly) if all(n in params for n in names) else None
     point = isl.Point.zero(space)
     for k in range(space.dim(isl.dim_type.param)):
         name = space.get_dim_name(isl.dim_type.param, k)

@@ -1,0 +1,469 @@
+"""The speed of light as a function of the size parameters: evaluate every mode at points and grids.
+
+One `CostSurface` prices a module (after the passes: lifted, fused) on a list of targets with symbolic sizes
+once: the cost model runs with `formula.symbols`, so every unit's FLOPs and bytes are formulas (barvinok's
+piecewise quasi-polynomials, with `min`/`max` where the model takes them). A point then costs an evaluation
+of those formulas, and a grid of a thousand points one vectorised evaluation, instead of a run of the passes.
+
+    surface = CostSurface(module, [load_target("h100"), load_target("b200")])
+    surface.params                                  # ("BATCH", "CTX"): every size parameter, in order
+    surface.at({"BATCH": 8})                        # list[PointCost]: each target × mode (unset sizes: defaults)
+    sweep = surface.grid({"BATCH": [1, 2, 4, 8], "CTX": [512, 1024]})
+    sweep.records()                                 # one dict per point, target and mode
+    crossover(surface, "BATCH", "h100", "fused", 1, 1024)   # least BATCH at which the bound turns compute
+
+Every number is exact: counts are integers (Python integers on the grid too), times are the same roofline as
+`--sol` (`t = max(F_tensor/Π, F_vector/Π, B/β)` per unit, Σ per mode). A point of a sweep equals
+`--bind-params` at that point followed by `--sol` (tests/unit/test_sweep.py checks every mode).
+
+Where the cost model must decide between sizes that only a point can (a data-dependent op's count, such as a
+sort's ⌈log₂ n!⌉), the surface counts at each point instead (exact, slower) and says so in `per_point_reason`.
+The cache-aware mode needs a tiling search at each point (`buffer=`): it is solved per point and cached by sizes.
+
+Modes: `unfused`, `fused`, `whole_graph` and, with a buffer, `cache_aware` (docs/sol.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from solar.ir.analysis.formula import Formula, NotSymbolic, symbols
+from solar.ir.analysis.isl_model import isl_name
+from solar.ir.ops import ModuleOp
+from solar.targets.loader import Target
+
+from .cost import CostModel, Peaks, Work
+from .report import analyse
+from .tiling_ir import Tilings, add_cache_aware
+
+MODES = ("unfused", "fused", "whole_graph")
+CACHE_AWARE = "cache_aware"
+MAX_POINTS = 1_000_000
+
+
+class SweepError(ValueError):
+    """A point or grid the surface cannot evaluate: an unknown size, a size ≤ 0, too many points."""
+
+
+@dataclass(frozen=True)
+class PointCost:
+    """One mode on one target at one point."""
+
+    point: dict[str, int]
+    target: str
+    mode: str
+    seconds: float
+    tensor_s: float
+    vector_s: float
+    memory_s: float
+    flops: int
+    bytes: int
+
+    @property
+    def bound(self) -> str:
+        """`tensor`, `vector` or `memory`: the largest term of the mode's Σ (as `--sol`'s totals)."""
+        return _bound(self.tensor_s, self.vector_s, self.memory_s, self.seconds)
+
+    @property
+    def compute_s(self) -> float:
+        return max(self.tensor_s, self.vector_s)
+
+    def as_record(self) -> dict[str, Any]:
+        return {"point": dict(self.point), "target": self.target, "mode": self.mode, "time_s": self.seconds,
+                "bound": self.bound, "flops": self.flops, "bytes": self.bytes, "tensor_s": self.tensor_s,
+                "vector_s": self.vector_s, "memory_s": self.memory_s}
+
+
+def _bound(tensor: float, vector: float, memory: float, seconds: float) -> str:
+    if seconds <= 0:
+        return "none"
+    parts = {"tensor": tensor, "vector": vector, "memory": memory}
+    return max(parts, key=lambda k: parts[k])
+
+
+@dataclass(frozen=True)
+class _WorkFormulas:
+    """One unit's or group's counts as formulas (one run of it multiplied by its trips)."""
+
+    tensor: dict[Any, Formula | int]  # DType -> FLOPs over all trips
+    vector: dict[Any, Formula | int]
+    bytes: Formula | int
+
+    @staticmethod
+    def of(w: Work) -> _WorkFormulas:
+        return _WorkFormulas({d: n * w.trips for d, n in w.flops_tensor.items() if n},
+                             {d: n * w.trips for d, n in w.flops_vector.items() if n}, w.bytes * w.trips)
+
+
+@dataclass
+class ModeArrays:
+    """A mode on a target over a grid: each field an array of the grid's shape (`unit_compute`/`unit_memory`
+    per unit, first axis, for the design space)."""
+
+    seconds: np.ndarray
+    tensor_s: np.ndarray
+    vector_s: np.ndarray
+    memory_s: np.ndarray
+    flops: np.ndarray  # exact integers (object arrays)
+    bytes: np.ndarray
+    unit_compute: np.ndarray
+    unit_memory: np.ndarray
+
+    def bounds(self) -> np.ndarray:
+        kinds = np.array(["tensor", "vector", "memory"], dtype=object)
+        stacked = np.stack([self.tensor_s, self.vector_s, self.memory_s])
+        out = kinds[np.argmax(stacked, axis=0)]
+        return np.where(self.seconds > 0, out, "none")
+
+
+class CostSurface:
+    """Every mode of `module` on every target, as a function of the size parameters (module docstring)."""
+
+    def __init__(self, module: ModuleOp, targets: Sequence[Target], *, fp32_precision: str = "framework",
+                 buffer: str | None = None) -> None:
+        self.module = module
+        self.targets = list(targets)
+        self.fp32_precision = fp32_precision
+        self.buffer = buffer  # l2, smem or a size: adds the cache-aware mode (a tiling search per point)
+        self.params: tuple[str, ...] = tuple(p.name for p in module.params)
+        self.defaults: dict[str, int | None] = {p.name: p.default for p in module.params}
+        self.peaks = [Peaks(t) for t in self.targets]
+        self.per_point_reason: str | None = None
+        self._isl_names = {p: isl_name(p) for p in self.params}
+        self._tiled: dict[tuple[int, ...], dict[str, list[tuple[float, float, float, int, int]]]] = {}
+        try:
+            model = CostModel(module, fp32_precision, values=symbols(self.params, isl_name))
+            self.units = [_WorkFormulas.of(w) for w in model.units]
+            self.groups = [_WorkFormulas.of(w) for w in model.groups]
+            self.whole = _WorkFormulas.of(model.whole_graph())
+        except (NotSymbolic, TypeError) as err:
+            # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
+            self.per_point_reason = str(err) or type(err).__name__
+            self.units, self.groups, self.whole = [], [], _WorkFormulas({}, {}, 0)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return MODES + ((CACHE_AWARE,) if self.buffer is not None else ())
+
+    @property
+    def symbolic(self) -> bool:
+        return self.per_point_reason is None
+
+    def check_swept(self, names: Iterable[str]) -> None:
+        """Every swept size must change some count: a declared size that no count uses is an error."""
+        if not self.symbolic:
+            return
+        used = {n for mode in MODES for f in self.formulas(mode).values() if isinstance(f, Formula)
+                for n in f.params}
+        for name in names:
+            self.point({name: 1})
+            if self._isl_names[name] not in used:
+                raise SweepError(f"size parameter {name} does not appear in any count: sweeping it changes "
+                                 "nothing")
+
+    def works(self, mode: str) -> list[_WorkFormulas]:
+        return {"unfused": self.units, "fused": self.groups, "whole_graph": [self.whole]}[mode]
+
+    def formulas(self, mode: str) -> dict[str, Formula | int]:
+        """The mode's totals as formulas: FLOPs on tensor units, on vector units, and DRAM bytes."""
+        works = self.works(mode)
+        return {"flops_tensor": sum((n for w in works for n in w.tensor.values()), 0),
+                "flops_vector": sum((n for w in works for n in w.vector.values()), 0),
+                "bytes": sum((w.bytes for w in works), 0)}
+
+    # -- points ---------------------------------------------------------------------------------------
+    def point(self, values: Mapping[str, int]) -> dict[str, int]:
+        """A full point: `values` for the sizes given, defaults for the rest (each must have one)."""
+        for name, v in values.items():
+            if name not in self.params:
+                raise SweepError(f"no size parameter {name} (the module has {', '.join(self.params) or 'none'})")
+            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v <= 0:
+                raise SweepError(f"{name} must be a positive integer, not {v!r}")
+        out: dict[str, int] = {}
+        for name in self.params:
+            v = values.get(name, self.defaults[name])
+            if v is None:
+                raise SweepError(f"size parameter {name} has no default: give it a value or a range")
+            out[name] = int(v)
+        return out
+
+    def at(self, values: Mapping[str, int]) -> list[PointCost]:
+        """Every mode on every target at one point (target-major, then the modes in order)."""
+        point = self.point(values)
+        return self.grid({k: [v] for k, v in point.items()}).costs()
+
+    def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
+        """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
+        for name, values in axes.items():
+            if not values:
+                raise SweepError(f"the range of {name} is empty")
+            for v in values:
+                self.point({name: v})
+        fixed = self.point({k: v[0] for k, v in axes.items()})
+        names = [n for n in self.params if n in axes] + [n for n in self.params if n not in axes]
+        shape = tuple(len(axes[n]) for n in names if n in axes)
+        total = math.prod(shape)
+        if total > MAX_POINTS:
+            raise SweepError(f"the grid has {total:,} points, over {MAX_POINTS:,}: narrow a range (fewer values, "
+                             "or a larger step such as 1..4096*4) or sweep fewer sizes at once")
+        mesh = np.meshgrid(*[np.asarray(list(axes[n]), dtype=object) for n in names if n in axes], indexing="ij")
+        env = {n: m for n, m in zip([n for n in names if n in axes], mesh, strict=True)}
+        env.update({n: np.full(shape, fixed[n], dtype=object) for n in names if n not in axes})
+        swept = tuple(n for n in names if n in axes)
+        arrays = self._symbolic(env) if self.symbolic else self._per_point(env, shape)
+        if self.buffer is not None:
+            for t, per_target in arrays.items():
+                per_target[CACHE_AWARE] = self._cache_aware(env, shape, t)
+        return Sweep(self, swept, {n: list(axes[n]) for n in swept}, env, arrays)
+
+    # -- evaluation -----------------------------------------------------------------------------------
+    def _symbolic(self, env: Mapping[str, np.ndarray]) -> dict[str, dict[str, ModeArrays]]:
+        isl_env = {self._isl_names[n]: v for n, v in env.items()}
+        shape = next(iter(env.values())).shape if env else ()
+        memo: dict[int, Any] = {}
+
+        def value(f: Formula | int) -> np.ndarray:
+            if isinstance(f, Formula):
+                return np.broadcast_to(np.asarray(f._eval(isl_env, shape, memo), dtype=object), shape)
+            return np.full(shape, f, dtype=object)
+
+        out: dict[str, dict[str, ModeArrays]] = {}
+        for peaks in self.peaks:
+            out[peaks.target.name] = {mode: _mode_arrays([self._work_arrays(w, peaks, value) for w in
+                                                          self.works(mode)], shape) for mode in MODES}
+        return out
+
+    @staticmethod
+    def _work_arrays(w: _WorkFormulas, peaks: Peaks, value: Any) -> tuple[np.ndarray, ...]:
+        on_unit: dict[str, Any] = {"tensor": 0.0, "vector": 0.0}
+        flops: Any = 0
+        for counts, contraction in ((w.tensor, True), (w.vector, False)):
+            for d, n in counts.items():
+                c = peaks.choice(d, contraction)
+                exact = value(n)
+                flops = flops + exact
+                on_unit[c.unit] = on_unit[c.unit] + exact.astype(float) / c.flop_per_s
+        nbytes = value(w.bytes)
+        memory = nbytes.astype(float) / peaks.bandwidth
+        return on_unit["tensor"], on_unit["vector"], memory, flops, nbytes
+
+    def _per_point(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> dict[str, dict[str, ModeArrays]]:
+        """The cost model at each point (exact; for modules whose counts only a point decides)."""
+        cells: dict[str, dict[str, list[tuple[np.ndarray, ...]]]] = {}
+        flat = {n: v.reshape(-1) for n, v in env.items()}
+        size = math.prod(shape)
+        per: dict[str, dict[str, list[list[tuple[float, float, float, int, int]]]]] = {
+            p.target.name: {m: [] for m in MODES} for p in self.peaks}
+        for k in range(size):
+            values = {n: int(v[k]) for n, v in flat.items()}
+            model = CostModel(self.module, self.fp32_precision, values=values)
+            works = {"unfused": model.units, "fused": model.groups, "whole_graph": [model.whole_graph()]}
+            for peaks in self.peaks:
+                for mode in MODES:
+                    rows = []
+                    for w in works[mode]:
+                        t = peaks.time(w)
+                        rows.append((t.tensor_s, t.vector_s, t.memory_s, w.flops, w.total_bytes))
+                    per[peaks.target.name][mode].append(rows)
+        for name, modes in per.items():
+            cells[name] = {}
+            for mode, points in modes.items():
+                n_units = max((len(p) for p in points), default=0)
+                cols = [tuple(np.array([p[u][j] for p in points], dtype=float if j < 3 else object).reshape(shape)
+                              for j in range(5)) for u in range(n_units)]
+                cells[name][mode] = cols  # type: ignore[assignment]
+        return {name: {mode: _mode_arrays(cols, shape) for mode, cols in modes.items()}  # type: ignore[arg-type]
+                for name, modes in cells.items()}
+
+    def _cache_aware(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...], target: str) -> ModeArrays:
+        """The cache-aware mode at each point: a tiling search per point, cached by the point's sizes."""
+        flat = {n: v.reshape(-1) for n, v in env.items()}
+        points = []
+        for k in range(math.prod(shape)):
+            point = tuple(int(flat[n][k]) for n in self.params)
+            if point not in self._tiled:
+                self._tiled[point] = self._tile_point(dict(zip(self.params, point, strict=True)))
+            points.append(self._tiled[point].get(target))
+        if any(p is None for p in points):  # the target lacks the buffer's figure: no cache-aware mode
+            nan = np.full(shape, math.nan)
+            return _mode_arrays([(nan, nan, nan, np.zeros(shape, dtype=object), np.zeros(shape, dtype=object))],
+                                shape)
+        groups = len(points[0])  # the same groups at every point
+        cols = [tuple(np.array([p[g][j] for p in points], dtype=float if j < 3 else object).reshape(shape)
+                      for j in range(5)) for g in range(groups)]
+        return _mode_arrays(cols, shape)
+
+    def _tile_point(self, point: dict[str, int]) -> dict[str, list[tuple[float, float, float, int, int]]]:
+        """Per target, each group's cache-aware (tensor_s, vector_s, memory_s, flops, bytes) at `point`."""
+        bound = copy.deepcopy(self.module)
+        bound.params = [dataclasses.replace(p, default=point[p.name]) for p in bound.params]
+        model = CostModel(bound, self.fp32_precision)
+        tilings = Tilings(bound)
+        out: dict[str, list[tuple[float, float, float, int, int]]] = {}
+        for peaks in self.peaks:
+            report = analyse(model, peaks, None)
+            assert self.buffer is not None
+            if add_cache_aware(report, model, self.buffer, tilings) is None and report.cache_aware is not None:
+                out[peaks.target.name] = [(t.tensor_s, t.vector_s, t.memory_s, w.flops, w.total_bytes)
+                                          for w in report.cache_aware.works for t in [peaks.time(w)]]
+        return out
+
+
+def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
+    zeros = np.zeros(shape)
+    tensor = sum((np.asarray(w[0], dtype=float) + zeros for w in works), zeros)
+    vector = sum((np.asarray(w[1], dtype=float) + zeros for w in works), zeros)
+    memory = sum((np.asarray(w[2], dtype=float) + zeros for w in works), zeros)
+    compute = np.stack([np.maximum(np.asarray(w[0], dtype=float), np.asarray(w[1], dtype=float)) + zeros
+                        for w in works]) if works else np.zeros((0, *shape))
+    unit_memory = np.stack([np.asarray(w[2], dtype=float) + zeros for w in works]) if works else np.zeros((0, *shape))
+    seconds = np.maximum(compute, unit_memory).sum(axis=0) if works else zeros
+    obj_zero = np.zeros(shape, dtype=object)
+    flops = sum((np.asarray(w[3], dtype=object) + obj_zero for w in works), obj_zero)
+    nbytes = sum((np.asarray(w[4], dtype=object) + obj_zero for w in works), obj_zero)
+    return ModeArrays(seconds, tensor, vector, memory, flops, nbytes, compute, unit_memory)
+
+
+@dataclass
+class Sweep:
+    """The result of `CostSurface.grid`: per target and mode, arrays over the grid (axes in `swept` order)."""
+
+    surface: CostSurface
+    swept: tuple[str, ...]
+    axes: dict[str, list[int]]
+    env: Mapping[str, np.ndarray]
+    arrays: dict[str, dict[str, ModeArrays]]  # target name -> mode -> arrays
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(self.axes[n]) for n in self.swept)
+
+    def points(self) -> Iterable[tuple[tuple[int, ...], dict[str, int]]]:
+        for index in np.ndindex(*self.shape):
+            yield index, {n: int(self.env[n][index]) for n in self.surface.params}
+
+    def costs(self) -> list[PointCost]:
+        """Every point, target and mode (point-major, then target, then mode)."""
+        out = []
+        for index, point in self.points():
+            for target, modes in self.arrays.items():
+                for mode, a in modes.items():
+                    out.append(PointCost(point, target, mode, float(a.seconds[index]), float(a.tensor_s[index]),
+                                         float(a.vector_s[index]), float(a.memory_s[index]),
+                                         _exact(a.flops[index]), _exact(a.bytes[index])))
+        return out
+
+    def records(self) -> list[dict[str, Any]]:
+        return [c.as_record() for c in self.costs()]
+
+    def factors(self, latency_s: float) -> dict[str, dict[str, dict[str, np.ndarray]]]:
+        """At each point, the inverse roofline (docs/sol.md): compute, bandwidth and both factors per mode."""
+        out: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+        for target, modes in self.arrays.items():
+            out[target] = {mode: {"compute_factor": a.unit_compute.sum(axis=0) / latency_s,
+                                  "bandwidth_factor": a.unit_memory.sum(axis=0) / latency_s,
+                                  "both_factor": a.seconds / latency_s} for mode, a in modes.items()}
+        return out
+
+
+def _exact(v: Any) -> int:
+    return int(v) if not isinstance(v, float) or math.isfinite(v) else 0
+
+
+# ---- crossover ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where a mode's bound changes kind along one size: `below` holds at `value - 1`, `above` at `value`
+    (the sizes not swept at their defaults, the other swept ones at `at`)."""
+
+    param: str
+    target: str
+    mode: str
+    value: int
+    below: str
+    above: str
+    at: dict[str, int] = dataclasses.field(default_factory=dict)  # the other swept sizes along this line
+
+    def as_record(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def crossover(surface: CostSurface, param: str, target: str, mode: str, lo: int, hi: int,
+              fixed: Mapping[str, int] | None = None, grid: Sequence[int] | None = None) -> list[Crossover]:
+    """The exact sizes of `param` in [lo, hi] at which `mode` on `target` changes bound kind (memory to
+    compute, or back), the other sizes at `fixed` (else their defaults). Each change between two grid
+    values (`grid`, default powers of two) is located exactly by bisection on single points."""
+    if lo > hi:
+        raise SweepError(f"empty range {lo}..{hi} for {param}")
+    base = dict(fixed or {})
+    values = sorted({lo, hi, *(v for v in (grid or _powers(lo, hi)) if lo <= v <= hi)})
+    kinds = [_kind(surface, {**base, param: v}, target, mode) for v in values]
+    return _changes(surface, param, target, mode, base, values, kinds)
+
+
+def crossovers(sweep: Sweep, max_lines: int = 64) -> list[Crossover]:
+    """Every change of bound kind along each swept size, for every target and mode: along each line of the
+    grid (the other swept sizes fixed; the first `max_lines` lines of each size), located exactly."""
+    out: list[Crossover] = []
+    for axis, param in enumerate(sweep.swept):
+        values = sweep.axes[param]
+        if len(values) < 2:
+            continue
+        others = [n for n in sweep.swept if n != param]
+        for target, modes in sweep.arrays.items():
+            for mode, a in modes.items():
+                kinds = np.moveaxis(a.bounds(), axis, -1).reshape(-1, len(values))
+                for line, index in enumerate(np.ndindex(*[len(sweep.axes[n]) for n in others])):
+                    if line >= max_lines:
+                        break
+                    fixed = {n: sweep.axes[n][i] for n, i in zip(others, index, strict=True)}
+                    out.extend(_changes(sweep.surface, param, target, mode, fixed, values,
+                                        [str(k) for k in kinds[line]]))
+    return out
+
+
+def _kind(surface: CostSurface, point: Mapping[str, int], target: str, mode: str) -> str:
+    a = surface.grid({k: [v] for k, v in point.items()}).arrays[target][mode]
+    return str(a.bounds().reshape(-1)[0])
+
+
+def _compute_or_memory(kind: str) -> str:
+    return "memory" if kind == "memory" else "compute"
+
+
+def _changes(surface: CostSurface, param: str, target: str, mode: str, fixed: Mapping[str, int],
+             values: Sequence[int], kinds: Sequence[str]) -> list[Crossover]:
+    """Each change of kind between neighbouring `values`, bisected to the least size of the new kind."""
+    out: list[Crossover] = []
+    for k in range(len(values) - 1):
+        (a, ka), (b, kb) = (values[k], kinds[k]), (values[k + 1], kinds[k + 1])
+        if "none" in (ka, kb) or _compute_or_memory(ka) == _compute_or_memory(kb):
+            continue
+        left, right, k_right = a, b, kb
+        while right - left > 1:
+            mid = (left + right) // 2
+            km = _kind(surface, {**fixed, param: mid}, target, mode)
+            if _compute_or_memory(km) == _compute_or_memory(ka):
+                left = mid
+            else:
+                right, k_right = mid, km
+        out.append(Crossover(param, target, mode, right, ka, k_right, dict(fixed)))
+    return out
+
+
+def _powers(lo: int, hi: int) -> list[int]:
+    out, v = [], 1
+    while v <= hi:
+        if v >= lo:
+            out.append(v)
+        v *= 2
+    return out

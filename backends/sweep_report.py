@@ -1,0 +1,215 @@
+"""What `--sweep`, `--sol-formula` and `--design-space` print and write: the compact terminal table, the
+JSON document (schema `solar.sweep-report`, version 1; docs/sweeps.md) and the plots.
+
+`run_sweep` is the one call the --sol pass makes: it evaluates the grid on a `CostSurface`, finds the
+crossovers, the inverse roofline at every point (with a latency) and the design space (with one), and
+returns a `SweepOutcome` that the renderers read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from solar.ir.analysis.formula import Formula
+from solar.ir.outputs import save_figure, write_text_atomic
+from solar.ir.tables import new_table, render_tables
+
+from .design_space import Design, explore, render_designs
+from .report import quantity, seconds, strict_json
+from .sweep import CostSurface, Crossover, Sweep, crossovers
+from .sweep_spec import DesignSpace
+
+SCHEMA = "solar.sweep-report"
+VERSION = 1
+TABLE_ROWS = 24  # the terminal shows at most this many points (evenly spaced, first and last included)
+
+
+@dataclass
+class SweepOutcome:
+    sweep: Sweep
+    crossovers: list[Crossover]
+    latency_s: float | None = None
+    designs: list[Design] = field(default_factory=list)
+
+
+def run_sweep(surface: CostSurface, axes: dict[str, list[int]], latency_s: float | None = None,
+              design: DesignSpace | None = None) -> SweepOutcome:
+    surface.check_swept(axes)
+    sweep = surface.grid(axes)
+    outcome = SweepOutcome(sweep, crossovers(sweep), latency_s)
+    if design is not None and latency_s is not None:
+        outcome.designs = explore(surface, surface.point({k: v[0] for k, v in axes.items()}), latency_s, design)
+    return outcome
+
+
+# ---- formulas ----------------------------------------------------------------------------------------
+
+
+def formula_text(value: Formula | int) -> str:
+    return str(value)
+
+
+def mode_formulas(surface: CostSurface) -> dict[str, dict[str, str]]:
+    """Per mode: FLOPs on tensor and vector units and DRAM bytes as formulas in the size parameters."""
+    return {mode: {k: formula_text(v) for k, v in surface.formulas(mode).items()} for mode in surface.modes
+            if mode in ("unfused", "fused", "whole_graph")}
+
+
+def render_formulas(surface: CostSurface) -> str:
+    """The roofline of each mode as `max(F/Π, B/β)`, with the formulas and each target's peaks."""
+    if not surface.symbolic:
+        return f"No formulas: {surface.per_point_reason} (the sweep counts at each point).\n"
+    lines = ["SOL formulas (t = max(F_tensor/Π_tensor, F_vector/Π_vector, B/β); sizes ≥ 1):"]
+    for mode, f in mode_formulas(surface).items():
+        lines.append(f"  {mode}:")
+        lines.append(f"    F_tensor = {f['flops_tensor']}")
+        lines.append(f"    F_vector = {f['flops_vector']}")
+        lines.append(f"    B        = {f['bytes']}")
+    if surface.symbolic:
+        lines.append("  (unfused and fused take the max per unit or group and sum: Σ max(...), at least the "
+                     "max of the sums)")
+    for peaks in surface.peaks:
+        used = {(c.precision, c.unit): c.flop_per_s for w in surface.units for counts, tc in
+                ((w.tensor, True), (w.vector, False)) for d in counts for c in [peaks.choice(d, tc)]}
+        roofs = ", ".join(f"Π({p} {u}) = {quantity(v)}FLOP/s" for (p, u), v in sorted(used.items()))
+        lines.append(f"  {peaks.target.name}: β = {quantity(peaks.bandwidth)}B/s" + (f", {roofs}" if roofs else ""))
+    return "\n".join(lines) + "\n"
+
+
+# ---- the terminal ----------------------------------------------------------------------------------------
+
+
+def _rows(n: int) -> list[int]:
+    if n <= TABLE_ROWS:
+        return list(range(n))
+    return sorted({round(k * (n - 1) / (TABLE_ROWS - 1)) for k in range(TABLE_ROWS)})
+
+
+def render_sweep(outcome: SweepOutcome) -> str:
+    sweep = outcome.sweep
+    costs = sweep.costs()
+    columns = [(t, m) for t, modes in sweep.arrays.items() for m in modes]
+    per_point = len(columns)
+    points = [costs[k * per_point:(k + 1) * per_point] for k in range(len(costs) // per_point)]
+    shown = _rows(len(points))
+    title = f"Sweep: {len(points):,} points × {len(sweep.arrays)} targets × {len(columns) // len(sweep.arrays)} modes"
+    if len(shown) < len(points):
+        title += f" ({len(shown)} shown; every point is in --sweep-report)"
+    table = new_table(title, [*sweep.swept, *(f"{t} {m}" for t, m in columns)], text_columns=0)
+    for k in shown:
+        row = points[k]
+        table.add_row(*(f"{row[0].point[n]:,}" for n in sweep.swept),
+                      *(f"{seconds(c.seconds)} {c.bound[0] if c.bound != 'none' else '-'}" for c in row))
+    notes = ["(t = tensor-, v = vector-, m = memory-bound)"]
+    if not sweep.surface.symbolic:
+        notes.append(f"counted at each point: {sweep.surface.per_point_reason}")
+    if outcome.crossovers:
+        notes.append("Crossovers (the least size at which the bound changes kind):")
+        for c in outcome.crossovers:
+            at = ", ".join(f"{k}={v}" for k, v in c.at.items())
+            notes.append(f"  {c.target} {c.mode}: {c.below} → {c.above} at {c.param} = {c.value:,}"
+                         + (f" ({at})" if at else ""))
+    else:
+        notes.append("No crossover: every mode keeps its bound kind over the grid.")
+    if outcome.latency_s is not None:
+        notes.append(_factor_lines(outcome, shown))
+    out = render_tables([table, *notes])
+    if outcome.designs:
+        out += render_designs(outcome.designs)
+    return out
+
+
+def _factor_lines(outcome: SweepOutcome, shown: list[int]) -> str:
+    """The least common speed-up needed at the first and last point, and where each mode meets the latency."""
+    assert outcome.latency_s is not None
+    factors = outcome.sweep.factors(outcome.latency_s)
+    lines = [f"Inverse roofline for {seconds(outcome.latency_s)} (× both needed; ≤ 1 meets it):"]
+    for target, modes in factors.items():
+        for mode, f in modes.items():
+            both = f["both_factor"].reshape(-1)
+            meets = int(np.sum(both <= 1))
+            lines.append(f"  {target} {mode}: ×{both[0]:.3g} at the first point, ×{both[-1]:.3g} at the last; "
+                         f"meets the latency at {meets:,} of {both.size:,} points")
+    return "\n".join(lines)
+
+
+# ---- JSON ------------------------------------------------------------------------------------------------
+
+
+def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
+    sweep = outcome.sweep
+    surface = sweep.surface
+    records = []
+    factors = sweep.factors(outcome.latency_s) if outcome.latency_s is not None else None
+    for index, point in sweep.points():
+        for target, modes in sweep.arrays.items():
+            for mode, a in modes.items():
+                rec = {"point": point, "target": target, "mode": mode, "time_s": float(a.seconds[index]),
+                       "bound": str(a.bounds()[index]), "flops": int(a.flops[index]), "bytes": int(a.bytes[index]),
+                       "tensor_s": float(a.tensor_s[index]), "vector_s": float(a.vector_s[index]),
+                       "memory_s": float(a.memory_s[index])}
+                if factors is not None:
+                    rec.update({k: float(v[index]) for k, v in factors[target][mode].items()})
+                records.append(rec)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA, "version": VERSION, "module": module_name, "params": dict(surface.defaults),
+        "swept": sweep.axes, "targets": [p.target.name for p in surface.peaks], "modes": list(surface.modes),
+        "symbolic": surface.symbolic, "per_point_reason": surface.per_point_reason,
+        "formulas": mode_formulas(surface) if surface.symbolic else None,
+        "latency_s": outcome.latency_s, "records": records,
+        "crossovers": [c.as_record() for c in outcome.crossovers],
+        "design_space": [d.as_record() for d in outcome.designs] or None,
+    }
+    return doc
+
+
+def write_sweep_json(doc: dict[str, Any], path: str) -> None:
+    write_text_atomic(path, json.dumps(strict_json(doc), indent=1, allow_nan=False) + "\n", "the sweep report")
+
+
+# ---- the plot --------------------------------------------------------------------------------------------
+
+
+def plot_sweep(outcome: SweepOutcome, path: str) -> None:
+    """SOL against the first swept size (the others at their first value), one line per target and mode,
+    log axes, each memory→compute crossover marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sweep = outcome.sweep
+    x_name = sweep.swept[0]
+    xs = sweep.axes[x_name]
+    first = (slice(None), *([0] * (len(sweep.swept) - 1)))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for target, modes in sweep.arrays.items():
+        for mode, a in modes.items():
+            ys = a.seconds[first]
+            line, = ax.plot(xs, ys, marker="." if len(xs) < 64 else None, label=f"{target} {mode}")
+            for c in outcome.crossovers:
+                if c.target == target and c.mode == mode and c.param == x_name and \
+                        all(v == sweep.axes[k][0] for k, v in c.at.items()):
+                    y = float(np.interp(c.value, xs, ys))
+                    ax.axvline(c.value, color=line.get_color(), linestyle=":", linewidth=1)
+                    ax.annotate(f"{c.below}→{c.above} at {c.value:,}", (c.value, y), fontsize=7,
+                                xytext=(4, -10), textcoords="offset points", color=line.get_color())
+    if all(x > 0 for x in xs) and len(xs) > 1:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    fixed = ", ".join(f"{n}={sweep.axes[n][0]}" for n in sweep.swept[1:])
+    ax.set_xlabel(x_name + (f" ({fixed})" if fixed else ""))
+    ax.set_ylabel("speed of light (s)")
+    if outcome.latency_s is not None:
+        ax.axhline(outcome.latency_s, color="gray", linestyle="--", linewidth=1, label="target latency")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    try:
+        save_figure(fig, path, "the sweep plot", dpi=120)
+    finally:
+        plt.close(fig)

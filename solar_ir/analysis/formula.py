@@ -1,0 +1,526 @@
+"""Counts as formulas in the size parameters: what a sweep evaluates instead of rerunning the analysis.
+
+A `Formula` is an exact, immutable expression in the size parameters. Its leaves are integers, parameters and
+barvinok's piecewise quasi-polynomials (an ISL `PwQPolynomial`, such as the `card()` of an iteration domain);
+its nodes are `+`, `*`, `/`, `//`, `%`, `min` and `max`. Arithmetic that ISL can do (sums and products of
+quasi-polynomials, scaling) is done by ISL, which keeps the result one simplified quasi-polynomial; only
+`min`, `max` and divisions by formulas stay nodes.
+
+The cost model computes with formulas when it is given symbolic size values (`symbols(names)`): the same code
+that counts at one point then yields the closed form of every count. Python code that must compare two
+formulas (`a < b`) cannot decide symbolically; it raises `NotSymbolic`, and callers fall back to counting at
+each point.
+
+    f = Formula.from_isl(isl.Set("[N] -> { E[i, j] : 0 <= j <= i < N }").card())   # N*(N+1)/2
+    f.evaluate({"N": 4})                       # 10
+    f.evaluate_grid({"N": numpy.array([1, 2, 3], dtype=object)})   # array([1, 3, 6])
+    str(f)                                     # "(1/2 * N + 1/2 * N^2)"
+
+Evaluation is exact: integers are Python integers (NumPy object arrays on a grid), so no count overflows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property, reduce
+from math import lcm
+from typing import Any, Union
+
+import islpy as isl
+import numpy as np
+
+Number = Union[int, Fraction, "Formula"]
+Env = Mapping[str, Any]  # parameter name -> an int, or a NumPy object array (all of one shape)
+
+
+class NotSymbolic(TypeError):
+    """A decision on a formula's value (a comparison) that only a point can make."""
+
+
+def _fraction(val: isl.Val) -> Fraction:
+    return Fraction(str(val))
+
+
+def _in_space(poly: isl.PwQPolynomial, names: tuple[str, ...]) -> isl.PwQPolynomial:
+    """`poly` over the parameters `names` (a superset of its own), so that ISL can combine it with another."""
+    text = poly.to_str()
+    body = text[text.index("{"):]
+    return isl.PwQPolynomial(f"[{', '.join(names)}] -> {body}" if names else body)
+
+
+def _positive(poly: isl.PwQPolynomial) -> isl.PwQPolynomial:
+    """`poly` where every parameter is ≥ 1: the conditions that implies are dropped."""
+    names = _params(poly)
+    if not names:
+        return poly.coalesce()
+    context = isl.Set(f"[{', '.join(names)}] -> {{ : {' and '.join(f'{n} >= 1' for n in names)} }}")
+    return poly.gist_params(context).coalesce()
+
+
+def _params(poly: isl.PwQPolynomial) -> tuple[str, ...]:
+    space = poly.get_domain_space()
+    return tuple(space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param)))
+
+
+def _aligned(a: isl.PwQPolynomial, b: isl.PwQPolynomial) -> tuple[isl.PwQPolynomial, isl.PwQPolynomial]:
+    pa, pb = _params(a), _params(b)
+    if pa == pb:
+        return a, b
+    names = tuple(sorted(set(pa) | set(pb)))
+    return (a if pa == names else _in_space(a, names)), (b if pb == names else _in_space(b, names))
+
+
+# ---- evaluating quasi-polynomials ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Affine:
+    """floor((Σ coeff·param + Σ coeff·div + constant) / denominator) with integer numerator coefficients."""
+
+    params: tuple[tuple[str, int], ...]
+    divs: tuple[tuple[int, int], ...]  # (index of a div of the same local space, coefficient)
+    constant: int
+    denominator: int
+
+    def value(self, env: Env, divs: list[Any]) -> Any:
+        total: Any = self.constant
+        for name, c in self.params:
+            total = total + c * env[name]
+        for k, c in self.divs:
+            total = total + c * divs[k]
+        return total // self.denominator if self.denominator != 1 else total
+
+
+def _affine(aff: isl.Aff, names: tuple[str, ...]) -> _Affine:
+    """An ISL affine expression (whose value a div floors) as integer coefficients over one denominator."""
+    den = _fraction(aff.get_denominator_val())
+    scale = int(den)
+
+    def num(val: isl.Val) -> int:
+        return int(_fraction(val) * scale)
+
+    params = tuple((n, num(aff.get_coefficient_val(isl.dim_type.param, k))) for k, n in enumerate(names))
+    divs = tuple((k, num(aff.get_coefficient_val(isl.dim_type.div, k))) for k in range(aff.dim(isl.dim_type.div)))
+    return _Affine(tuple(p for p in params if p[1]), tuple(d for d in divs if d[1]),
+                   num(aff.get_constant_val()), scale)
+
+
+def _local_divs(space: isl.LocalSpace, names: tuple[str, ...]) -> list[_Affine]:
+    return [_affine(space.get_div(k), names) for k in range(space.dim(isl.dim_type.div))]
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One piece: a union of basic sets (each a conjunction of affine constraints, with local divs) and a
+    quasi-polynomial as integer terms over a common denominator."""
+
+    domains: tuple[tuple[list[_Affine], list[tuple[bool, _Affine]]], ...]  # (divs, (is_equality, lhs ≥/= 0))
+    terms: tuple[tuple[int, tuple[tuple[str, int], ...], tuple[tuple[_Affine, int], ...]], ...]
+    denominator: int
+
+    def contains(self, env: Env, shape: tuple[int, ...]) -> Any:
+        inside: Any = np.zeros(shape, dtype=bool) if shape else False
+        for divs, constraints in self.domains:
+            values: list[Any] = []
+            for d in divs:
+                values.append(d.value(env, values))
+            ok: Any = np.ones(shape, dtype=bool) if shape else True
+            for equality, lhs in constraints:
+                v = lhs.value(env, values)
+                ok = ok & ((v == 0) if equality else (v >= 0))
+            inside = inside | ok
+        return inside
+
+    def value(self, env: Env) -> Any:
+        total: Any = 0
+        for coeff, powers, floors in self.terms:
+            term: Any = coeff
+            for name, e in powers:
+                term = term * env[name] ** e
+            for aff, e in floors:
+                term = term * aff.value(env, []) ** e
+            total = total + term
+        return total // self.denominator if self.denominator != 1 else total
+
+
+def _constraint(con: isl.Constraint, names: tuple[str, ...], ndivs: int) -> tuple[bool, _Affine]:
+    params = tuple((n, int(_fraction(con.get_coefficient_val(isl.dim_type.param, k)))) for k, n in enumerate(names))
+    divs = tuple((k, int(_fraction(con.get_coefficient_val(isl.dim_type.div, k)))) for k in range(ndivs))
+    return con.is_equality(), _Affine(tuple(p for p in params if p[1]), tuple(d for d in divs if d[1]),
+                                      int(_fraction(con.get_constant_val())), 1)
+
+
+def _pieces(poly: isl.PwQPolynomial) -> tuple[tuple[str, ...], list[_Piece]]:
+    names = _params(poly)
+    pieces: list[_Piece] = []
+    for domain, qp in poly.get_pieces():
+        domains = []
+        for bs in domain.compute_divs().get_basic_sets():
+            ndivs = bs.dim(isl.dim_type.div)
+            divs = _local_divs(bs.get_local_space(), names)
+            domains.append((divs, [_constraint(c, names, ndivs) for c in bs.get_constraints()]))
+        raw = []
+        for term in qp.get_terms():
+            coeff = _fraction(term.get_coefficient_val())
+            powers = tuple((n, e) for k, n in enumerate(names) if (e := term.get_exp(isl.dim_type.param, k)))
+            floors = tuple((_affine(term.get_div(k), names), e) for k in range(term.dim(isl.dim_type.div))
+                           if (e := term.get_exp(isl.dim_type.div, k)))
+            raw.append((coeff, powers, floors))
+        den = reduce(lcm, (c.denominator for c, _, _ in raw), 1)
+        terms = tuple((int(c * den), p, f) for c, p, f in raw)
+        pieces.append(_Piece(tuple(domains), terms, den))
+    return names, pieces
+
+
+# ---- the formula ---------------------------------------------------------------------------------------
+
+_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: _true_div(a, b),
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "min": lambda a, b: np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b),
+    "max": lambda a, b: np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b),
+}
+
+
+def _true_div(a: Any, b: Any) -> Any:
+    """Exact division: an integer where it divides, else a Fraction (elementwise on arrays)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
+        return np.frompyfunc(_true_div, 2, 1)(a, b)
+    if b == 0:
+        return 0
+    q = Fraction(a) / Fraction(b)
+    return int(q) if q.denominator == 1 else q
+
+
+class Formula:
+    """An exact expression in the size parameters (see the module docstring). Immutable and hashable."""
+
+    __slots__ = ("__dict__", "args", "kind", "poly")
+
+    def __init__(self, kind: str, args: tuple[Any, ...] = (), poly: isl.PwQPolynomial | None = None) -> None:
+        self.kind = kind  # "isl" (a quasi-polynomial: integers and parameters too), or a key of _OPS
+        self.args = args
+        self.poly = poly
+
+    # -- construction -----------------------------------------------------------------------------------
+    @staticmethod
+    def from_isl(poly: isl.PwQPolynomial) -> Formula:
+        """A count's quasi-polynomial, simplified for sizes ≥ 1 (the only values a size takes)."""
+        return Formula("isl", poly=_positive(poly))
+
+    @staticmethod
+    def param(name: str) -> Formula:
+        return Formula("isl", poly=isl.PwQPolynomial(f"[{name}] -> {{ {name} }}"))
+
+    @staticmethod
+    def const(value: int | Fraction) -> Formula:
+        return Formula("isl", poly=isl.PwQPolynomial(f"{{ {value} }}"))
+
+    @staticmethod
+    def of(value: Number) -> Formula:
+        return value if isinstance(value, Formula) else Formula.const(value)
+
+    # -- what it is ----------------------------------------------------------------------------------
+    @cached_property
+    def constant(self) -> int | Fraction | None:
+        """The value when it does not depend on any parameter (and is defined everywhere)."""
+        if self.kind != "isl" or self.poly is None:
+            return None
+        poly = self.poly.drop_unused_params()
+        if _params(poly):
+            return None
+        pieces = poly.get_pieces()
+        if not pieces:
+            return 0
+        if len(pieces) != 1 or not pieces[0][0].plain_is_universe():
+            return None
+        terms = pieces[0][1].get_terms()
+        if not terms:
+            return 0
+        if len(terms) != 1:
+            return None
+        value = _fraction(terms[0].get_coefficient_val())
+        return int(value) if value.denominator == 1 else value
+
+    @cached_property
+    def params(self) -> frozenset[str]:
+        if self.kind == "isl":
+            assert self.poly is not None
+            return frozenset(_params(self.poly.drop_unused_params()))
+        return frozenset().union(*(a.params for a in self.args))
+
+    def is_zero(self) -> bool:
+        return self.kind == "isl" and self.poly is not None and self.poly.is_zero()
+
+    # -- arithmetic -----------------------------------------------------------------------------------
+    def _binary(self, kind: str, other: Number, reflected: bool = False) -> Formula:
+        a, b = (Formula.of(other), self) if reflected else (self, Formula.of(other))
+        if a.kind == "isl" and b.kind == "isl" and kind in ("add", "mul"):
+            pa, pb = _aligned(a.poly, b.poly)
+            return Formula("isl", poly=_positive(pa.add(pb) if kind == "add" else pa.mul(pb)))
+        ca, cb = a.constant, b.constant
+        if kind == "mul" and (ca == 1 or cb == 1):
+            return b if ca == 1 else a
+        if kind == "add" and (ca == 0 or cb == 0):
+            return b if ca == 0 else a
+        if ca is not None and cb is not None:
+            return Formula.const(_OPS[kind](ca, cb))
+        if kind == "div" and cb not in (None, 0):
+            return Formula("isl", poly=a.poly.scale_val(isl.Val(str(Fraction(1) / Fraction(cb))))) \
+                if a.kind == "isl" else Formula(kind, (a, b))
+        if kind in ("floordiv", "div") and cb == 1:
+            return a
+        return Formula(kind, (a, b))
+
+    def __add__(self, other: Number) -> Formula:
+        return self if _is_zero(other) else self._binary("add", other)
+
+    def __radd__(self, other: Number) -> Formula:
+        return self if _is_zero(other) else self._binary("add", other, reflected=True)
+
+    def __sub__(self, other: Number) -> Formula:
+        return self + (-1) * Formula.of(other)
+
+    def __rsub__(self, other: Number) -> Formula:
+        return Formula.of(other) + (-1) * self
+
+    def __neg__(self) -> Formula:
+        return (-1) * self
+
+    def __mul__(self, other: Number) -> Formula:
+        return self._binary("mul", other)
+
+    def __rmul__(self, other: Number) -> Formula:
+        return self._binary("mul", other, reflected=True)
+
+    def __truediv__(self, other: Number) -> Formula:
+        return self._binary("div", other)
+
+    def __rtruediv__(self, other: Number) -> Formula:
+        return self._binary("div", other, reflected=True)
+
+    def __floordiv__(self, other: Number) -> Formula:
+        return self._binary("floordiv", other)
+
+    def __rfloordiv__(self, other: Number) -> Formula:
+        return self._binary("floordiv", other, reflected=True)
+
+    def __mod__(self, other: Number) -> Formula:
+        return self._binary("mod", other)
+
+    def __rmod__(self, other: Number) -> Formula:
+        return self._binary("mod", other, reflected=True)
+
+    def __round__(self, ndigits: None = None) -> Formula:
+        return self  # counts are whole numbers; a mean over runs stays exact (a Fraction at a point)
+
+    def __bool__(self) -> bool:
+        """False only for the formula that is zero everywhere: adding a zero term can be skipped."""
+        return not self.is_zero()
+
+    def _undecidable(self, other: object) -> bool:
+        raise NotSymbolic(f"comparing the formula {self} with {other} needs a point")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _undecidable
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, int | Fraction):
+            return self.constant == other
+        if not isinstance(other, Formula) or self.kind != other.kind:
+            return False
+        if self.kind == "isl":
+            pa, pb = _aligned(self.poly, other.poly)
+            return bool(pa.sub(pb).is_zero())
+        return self.args == other.args
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.params if self.kind == "isl" else self.args))
+
+    # -- evaluation -----------------------------------------------------------------------------------
+    @cached_property
+    def _compiled(self) -> tuple[tuple[str, ...], list[_Piece]]:
+        assert self.poly is not None
+        return _pieces(self.poly)
+
+    def evaluate(self, values: Mapping[str, int]) -> int | Fraction:
+        """The exact value at one point (every parameter the formula uses needs a value)."""
+        return _scalar(self._eval(values, (), {}))
+
+    def evaluate_grid(self, values: Env) -> np.ndarray:
+        """The exact values at many points: `values` maps each parameter to an array (all of one shape)."""
+        arrays = {k: np.asarray(v, dtype=object) for k, v in values.items()}
+        shape = next((a.shape for a in arrays.values()), ())
+        out = self._eval(arrays, shape, {})
+        return np.broadcast_to(np.asarray(out, dtype=object), shape)
+
+    def _eval(self, env: Env, shape: tuple[int, ...], memo: dict[int, Any]) -> Any:
+        key = id(self)
+        if key in memo:
+            return memo[key]
+        if self.kind == "isl":
+            names, pieces = self._compiled
+            missing = [n for n in names if n not in env]
+            if missing:
+                raise KeyError(f"the formula {self} needs a value for {', '.join(missing)}")
+            result: Any = np.zeros(shape, dtype=object) if shape else 0
+            for piece in reversed(pieces):  # pieces are disjoint: the order does not matter
+                inside = piece.contains(env, shape)
+                value = piece.value(env)
+                result = np.where(inside, value, result) if shape else (value if inside else result)
+        else:
+            values = [a._eval(env, shape, memo) for a in self.args]
+            result = reduce(_OPS[self.kind], values)
+        memo[key] = result
+        return result
+
+    # -- printing -------------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return f"Formula({self.text()})"
+
+    def text(self, context: isl.Set | None = None, names: Mapping[str, str] | None = None) -> str:
+        """Readable text; `context` (a parameter set such as all sizes ≥ 1) drops the conditions it implies,
+        `names` renames ISL parameter names back to the IR's."""
+        if self.kind == "isl":
+            assert self.poly is not None
+            poly = self.poly
+            if context is not None:
+                poly = _gisted(poly, context)
+            return _poly_text(poly, names or {})
+        parts = [a.text(context, names) for a in self.args]
+        if self.kind in ("min", "max"):
+            return f"{self.kind}({', '.join(parts)})"
+        symbol = {"add": " + ", "mul": " * ", "div": " / ", "floordiv": " // ", "mod": " % "}[self.kind]
+        return "(" + symbol.join(parts) + ")"
+
+
+def _gisted(poly: isl.PwQPolynomial, context: isl.Set) -> isl.PwQPolynomial:
+    names = tuple(sorted(set(_params(poly)) | {context.get_dim_name(isl.dim_type.param, k)
+                                                for k in range(context.dim(isl.dim_type.param))}))
+    ctx_text = context.to_str()
+    aligned_ctx = isl.Set(f"[{', '.join(names)}] -> {ctx_text[ctx_text.index('{'):]}")
+    return _in_space(poly, names).gist_params(aligned_ctx).coalesce()
+
+
+_PREFIX = re.compile(r"^\s*(\[[^\]]*\]\s*->\s*)?\{\s*")
+
+
+def _poly_text(poly: isl.PwQPolynomial, names: Mapping[str, str]) -> str:
+    """`2 * B * S` for one piece without condition; `a if cond; b if cond; 0 elsewhere` otherwise."""
+    text = _PREFIX.sub("", poly.to_str()).rstrip()
+    text = text[:-1].rstrip() if text.endswith("}") else text
+    if not text:
+        return "0"
+    for isl_name, ir_name in names.items():
+        if isl_name != ir_name:
+            text = re.sub(rf"\b{re.escape(isl_name)}\b", ir_name, text)
+    pieces = [p.strip() for p in text.split(";")]
+    out = []
+    for piece in pieces:
+        value, _, condition = piece.partition(" : ")
+        out.append(f"{_unwrap(value)} if {condition}" if condition else _unwrap(value))
+    if len(out) == 1 and " if " not in out[0]:
+        return out[0]
+    return "; ".join(out) + "; 0 elsewhere"
+
+
+def _unwrap(text: str) -> str:
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and k < len(text) - 1:
+                return text
+        return text[1:-1]
+    return text
+
+
+def _is_zero(value: Number) -> bool:
+    return isinstance(value, int | Fraction) and value == 0
+
+
+def _scalar(value: Any) -> int | Fraction:
+    if isinstance(value, np.ndarray):
+        value = value.item()
+    if isinstance(value, Fraction) and value.denominator == 1:
+        return int(value)
+    return value
+
+
+# ---- min and max over numbers and formulas -------------------------------------------------------------
+
+
+def fmin(*values: Number) -> Number:
+    """`min` that also takes formulas (then a formula; equal arguments collapse)."""
+    return _extreme("min", values)
+
+
+def fmax(*values: Number) -> Number:
+    """`max` that also takes formulas (then a formula; equal arguments collapse)."""
+    return _extreme("max", values)
+
+
+def fmax_of(values: Iterable[Number], default: Number = 0) -> Number:
+    """`max(values, default=...)` for numbers and formulas."""
+    items = list(values)
+    return fmax(*items) if items else default
+
+
+def provably_at_most(a: Formula, b: Formula) -> bool:
+    """a ≤ b for every size ≥ 1, shown cheaply: b - a is one polynomial (no pieces, no floors) whose
+    coefficients are all ≥ 0. False means "not shown", not "a > b"."""
+    if a.kind != "isl" or b.kind != "isl":
+        return False
+    pa, pb = _aligned(a.poly, b.poly)
+    diff = _positive(pb.sub(pa))
+    if diff.is_zero():
+        return True
+    pieces = diff.get_pieces()
+    if len(pieces) != 1 or not pieces[0][0].plain_is_universe():
+        return False
+    terms = pieces[0][1].get_terms()
+    return all(_fraction(t.get_coefficient_val()) >= 0 and t.dim(isl.dim_type.div) == 0 for t in terms)
+
+
+def _extreme(kind: str, values: tuple[Number, ...]) -> Number:
+    plain = [v for v in values if not isinstance(v, Formula)]
+    formulas: list[Formula] = []
+    flat = [a for v in values for a in (v.args if isinstance(v, Formula) and v.kind == kind else (v,))]
+    for v in flat:
+        if isinstance(v, Formula):
+            c = v.constant
+            if c is not None:
+                plain.append(c)
+                continue
+            # Keep only the arguments that may decide: min drops one provably above another (max: below).
+            if any((provably_at_most(f, v) if kind == "min" else provably_at_most(v, f)) for f in formulas):
+                continue
+            formulas = [f for f in formulas
+                        if not (provably_at_most(v, f) if kind == "min" else provably_at_most(f, v))]
+            formulas.append(v)
+    if not formulas:
+        return (min if kind == "min" else max)(plain)
+    args: list[Formula] = list(formulas)
+    if plain:
+        args.append(Formula.const((min if kind == "min" else max)(plain)))
+    return reduce(lambda a, b: Formula(kind, (a, b)), args) if len(args) > 1 else args[0]
+
+
+def symbols(names: Iterable[str], isl_names: Callable[[str], str] = lambda n: n) -> dict[str, Formula]:
+    """Symbolic values for the size parameters: pass them where a point's values go."""
+    return {n: Formula.param(isl_names(n)) for n in names}
+
+
+def is_symbolic(values: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, Formula) for v in values.values())
