@@ -198,3 +198,21 @@ def _insert_reads(model: CostModel, op: InsertOp, v: Value, full: int, loops: di
 @WRITE_BYTES.register(InsertOp)
 def _insert_writes(model: CostModel, op: InsertOp, v: Value, loops: dict) -> int:
     return model.nbytes(op.value)
+
+
+# A concat with `append = true` appends its later operands to its first in place, as a serving engine
+# appends a token's keys and values to a KV cache allocated with room for them: the first operand is
+# not copied, and only the appended elements are written; readers of the result read the buffer through
+# it as through a view (CostModel._read_bytes). docs/ir.md, "Attributes".
+APPEND = "append"
+
+
+def is_append(op: Op) -> bool:
+    return isinstance(op, ConcatOp) and op.attrs.get(APPEND) is True
+
+
+@WRITE_BYTES.register(ConcatOp)
+def _concat_writes(model: CostModel, op: ConcatOp, v: Value, loops: dict) -> int:
+    if is_append(op):
+        return sum((model.nbytes(a) for a in op.args[1:]), 0)
+    return model.nbytes(v)
