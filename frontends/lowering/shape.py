@@ -39,8 +39,8 @@ def lower_view(n: TorchNode) -> Value:
     return n.em.reshape(n.tensor("self"), n.out.shape)
 
 
-@torch_op("alias", "detach", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy", "detach_copy",
-          "copy")
+@torch_op("alias", "detach", "detach_", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy",
+          "detach_copy", "copy")
 def lower_identity(n: TorchNode) -> Value:
     if n.op == "aten::copy":
         src = n.tensor("src", allow_empty=True)
