@@ -27,6 +27,7 @@ from torch.export import Dim
 
 from solar.ir.ops import ConcatOp, ModuleOp, Value
 
+from .diagnostics import TranslationError
 from .lowering.core import LoweringError
 from .torch_export import lower_exported
 from .torch_problem import quiet_framework
@@ -79,6 +80,8 @@ class LlmConfig:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
         cfg = self.config.__class__.from_dict({**self.config.to_dict(), "num_hidden_layers": layers})
         cfg._attn_implementation = "sdpa"
+        # to_dict leaves the experts implementation out: keep the one the config asked for.
+        cfg._experts_implementation = self.config._experts_implementation
         return cfg
 
     @property
@@ -243,7 +246,14 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
             ep = torch.export.export(model, args, dynamic_shapes=dynamic)
     except Exception as err:
         raise _export_problem(err, cfg) from None
-    translation = lower_exported(ep, f"{shape.model_type}_{phase}")
+    try:
+        translation = lower_exported(ep, f"{shape.model_type}_{phase}")
+    except (TranslationError, LoweringError) as err:
+        hint = ""
+        if shape.experts and "grouped_mm" in str(err):
+            hint = ("\nthe grouped experts kernel has no lowering; set \"experts_implementation\": \"batched_mm\" "
+                    "in the config (every token through its top-k experts as one batched product)")
+        raise LlmError(str(err).rstrip() + hint) from None
     module = translation.module
     sizes = _size_names(translation.param_dims, phase)
     return PhaseExport(phase, module, layers, sizes, _mark_appends(module))
