@@ -72,6 +72,8 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
         example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
         step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits)
         steps[phase] = step
+        extra = range(request.generate) if phase == "decode" else range(1)
+        step.prefetch(request.batches, [n + g for n in lengths for g in extra])
         remarks += [r for r in step.remarks if r not in remarks]
         for target in request.targets:
             for mode in MODES:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from solar.backends.sweep import CostSurface
 from solar.frontends.llm_models import LlmConfig, LlmError, PhaseExport, build_model, export_phase, weight_bytes
 from solar.ir.analysis.isl_model import isl_name
@@ -65,14 +67,40 @@ class StepModel:
     twins: dict[int, CostSurface]
     sizes: dict[str, str]
     remarks: list[str] = field(default_factory=list)
+    # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
+    _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
 
     @property
     def length_name(self) -> str:
         return "prompt" if self.phase == "prefill" else "context"
 
+    def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
+        """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
+        b_name, l_name = self.sizes["batch"], self.sizes[self.length_name]
+        batches, lengths = sorted(set(batches)), sorted(set(lengths))
+        for layers, surface in self.twins.items():
+            sweep = surface.grid({b_name: batches, l_name: lengths})
+            isl = {isl_name(n): sweep.env[n] for n in surface.params}
+            tensor_flops = surface.formulas("unfused")["flops_tensor"]
+            macs = (tensor_flops.evaluate_grid(isl) if hasattr(tensor_flops, "evaluate_grid")
+                    else np.full(sweep.shape, tensor_flops, dtype=object))
+            for index, point in sweep.points():
+                for target, modes in sweep.arrays.items():
+                    for mode, a in modes.items():
+                        self._table[(layers, point[b_name], point[l_name], target, mode)] = StepCost(
+                            float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
+                            float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]),
+                            int(macs[index]) // 2)
+
+    def _twin(self, layers: int, values: dict[str, int], target: str, mode: str) -> StepCost:
+        key = (layers, values[self.sizes["batch"]], values[self.sizes[self.length_name]], target, mode)
+        if key not in self._table:
+            self._table[key] = _at(self.twins[layers], values, target, mode)
+        return self._table[key]
+
     def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
         values = {self.sizes["batch"]: batch, self.sizes[self.length_name]: length}
-        per = {n: _at(s, values, target, mode) for n, s in self.twins.items()}
+        per = {n: self._twin(n, values, target, mode) for n in self.twins}
         if len(per) == 1:
             return next(iter(per.values()))
         (la, a), (lb, b) = sorted(per.items())

@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from solar.bench.llm_report import LlmRequest, analyse_llm, analysis_json  # noqa: E402
-from solar.bench.llm_serving import lifted, model_memory, price_phase  # noqa: E402
-from solar.frontends.llm_models import LlmError, export_phase, load_config  # noqa: E402
-from solar.ir.ops import EinsumOp  # noqa: E402
-from solar.targets.loader import load_target  # noqa: E402
+from solar.bench.llm_report import LlmRequest, analyse_llm, analysis_json
+from solar.bench.llm_serving import lifted, model_memory, price_phase
+from solar.frontends.llm_models import LlmError, export_phase, load_config
+from solar.ir.ops import EinsumOp
+from solar.targets.loader import load_target
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 H100 = load_target("h100")
