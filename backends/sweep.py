@@ -5,12 +5,16 @@ once: the cost model runs with `formula.symbols`, so every unit's FLOPs and byte
 piecewise quasi-polynomials, with `min`/`max` where the model takes them). A point then costs an evaluation
 of those formulas, and a grid of a thousand points one vectorised evaluation, instead of a run of the passes.
 
-    surface = CostSurface(module, [load_target("h100"), load_target("b200")])
+    surface = CostSurface(module, [load_target("h100"), load_target("b200")])  # buffer="l2": cache-aware too
     surface.params                                  # ("BATCH", "CTX"): every size parameter, in order
+    surface.formulas("fused")                       # {"flops_tensor": Formula, "flops_vector": ..., "bytes": ...}
     surface.at({"BATCH": 8})                        # list[PointCost]: each target × mode (unset sizes: defaults)
     sweep = surface.grid({"BATCH": [1, 2, 4, 8], "CTX": [512, 1024]})
-    sweep.records()                                 # one dict per point, target and mode
-    crossover(surface, "BATCH", "h100", "fused", 1, 1024)   # least BATCH at which the bound turns compute
+    sweep.records()                                 # one dict per point, target and mode (PointCost.as_record)
+    sweep.arrays["h100-sxm"]["fused"].seconds       # NumPy arrays over the grid (ModeArrays)
+    sweep.factors(2e-3)                             # the inverse roofline at every point, per target and mode
+    crossover(surface, "BATCH", "h100-sxm", "fused", 1, 1024)  # [Crossover]: where the bound changes kind
+    crossovers(sweep)                               # every change along every swept size of the grid
 
 Every number is exact: counts are integers (Python integers on the grid too), times are the same roofline as
 `--sol` (`t = max(F_tensor/Π, F_vector/Π, B/β)` per unit, Σ per mode). A point of a sweep equals
@@ -50,6 +54,19 @@ MAX_POINTS = 1_000_000
 
 class SweepError(ValueError):
     """A point or grid the surface cannot evaluate: an unknown size, a size ≤ 0, too many points."""
+
+
+def check_axes(params: Sequence[str], axes: Mapping[str, Sequence[int]]) -> None:
+    """The grid's sizes are the module's, each with values, and the grid has at most MAX_POINTS points."""
+    for name, values in axes.items():
+        if name not in params:
+            raise SweepError(f"no size parameter {name} (the module has {', '.join(params) or 'none'})")
+        if not values:
+            raise SweepError(f"the range of {name} is empty")
+    total = math.prod(len(v) for v in axes.values())
+    if total > MAX_POINTS:
+        raise SweepError(f"the grid has {total:,} points, over {MAX_POINTS:,}: narrow a range (fewer values, "
+                         "or a larger step such as 1..4096*4) or sweep fewer sizes at once")
 
 
 @dataclass(frozen=True)
@@ -92,13 +109,14 @@ def _bound(tensor: float, vector: float, memory: float, seconds: float) -> str:
 class _WorkFormulas:
     """One unit's or group's counts as formulas (one run of it multiplied by its trips)."""
 
+    name: str
     tensor: dict[Any, Formula | int]  # DType -> FLOPs over all trips
     vector: dict[Any, Formula | int]
     bytes: Formula | int
 
     @staticmethod
     def of(w: Work) -> _WorkFormulas:
-        return _WorkFormulas({d: n * w.trips for d, n in w.flops_tensor.items() if n},
+        return _WorkFormulas(w.name, {d: n * w.trips for d, n in w.flops_tensor.items() if n},
                              {d: n * w.trips for d, n in w.flops_vector.items() if n}, w.bytes * w.trips)
 
 
@@ -146,7 +164,7 @@ class CostSurface:
         except (NotSymbolic, TypeError) as err:
             # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
             self.per_point_reason = str(err) or type(err).__name__
-            self.units, self.groups, self.whole = [], [], _WorkFormulas({}, {}, 0)
+            self.units, self.groups, self.whole = [], [], _WorkFormulas("whole graph", {}, {}, 0)
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -201,18 +219,13 @@ class CostSurface:
 
     def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
         """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
+        check_axes(self.params, axes)
         for name, values in axes.items():
-            if not values:
-                raise SweepError(f"the range of {name} is empty")
             for v in values:
                 self.point({name: v})
         fixed = self.point({k: v[0] for k, v in axes.items()})
         names = [n for n in self.params if n in axes] + [n for n in self.params if n not in axes]
         shape = tuple(len(axes[n]) for n in names if n in axes)
-        total = math.prod(shape)
-        if total > MAX_POINTS:
-            raise SweepError(f"the grid has {total:,} points, over {MAX_POINTS:,}: narrow a range (fewer values, "
-                             "or a larger step such as 1..4096*4) or sweep fewer sizes at once")
         mesh = np.meshgrid(*[np.asarray(list(axes[n]), dtype=object) for n in names if n in axes], indexing="ij")
         env = {n: m for n, m in zip([n for n in names if n in axes], mesh, strict=True)}
         env.update({n: np.full(shape, fixed[n], dtype=object) for n in names if n not in axes})
@@ -328,7 +341,15 @@ def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) ->
     obj_zero = np.zeros(shape, dtype=object)
     flops = sum((np.asarray(w[3], dtype=object) + obj_zero for w in works), obj_zero)
     nbytes = sum((np.asarray(w[4], dtype=object) + obj_zero for w in works), obj_zero)
-    return ModeArrays(seconds, tensor, vector, memory, flops, nbytes, compute, unit_memory)
+
+    def exact(v: Any) -> np.ndarray:  # a 0-d object sum comes back as a Python integer
+        out = np.empty(shape, dtype=object)
+        out[...] = v
+        return out
+
+    return ModeArrays(np.asarray(seconds, dtype=float).reshape(shape), np.asarray(tensor, dtype=float).reshape(shape),
+                      np.asarray(vector, dtype=float).reshape(shape), np.asarray(memory, dtype=float).reshape(shape),
+                      exact(flops), exact(nbytes), compute, unit_memory)
 
 
 @dataclass
@@ -357,7 +378,7 @@ class Sweep:
                 for mode, a in modes.items():
                     out.append(PointCost(point, target, mode, float(a.seconds[index]), float(a.tensor_s[index]),
                                          float(a.vector_s[index]), float(a.memory_s[index]),
-                                         _exact(a.flops[index]), _exact(a.bytes[index])))
+                                         exact_int(a.flops[index]), exact_int(a.bytes[index])))
         return out
 
     def records(self) -> list[dict[str, Any]]:
@@ -373,8 +394,12 @@ class Sweep:
         return out
 
 
-def _exact(v: Any) -> int:
-    return int(v) if not isinstance(v, float) or math.isfinite(v) else 0
+def exact_int(v: Any) -> int:
+    """A count as a whole number: a mean over runs (a Fraction) rounds as `Work.flops` does; no figure
+    (NaN, a target without the cache-aware mode) is 0."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return 0
+    return round(v)
 
 
 # ---- crossover ------------------------------------------------------------------------------------------

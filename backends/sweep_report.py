@@ -9,6 +9,7 @@ returns a `SweepOutcome` that the renderers read.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,12 +21,13 @@ from solar.ir.tables import new_table, render_tables
 
 from .design_space import Design, explore, render_designs
 from .report import quantity, seconds, strict_json
-from .sweep import CostSurface, Crossover, Sweep, crossovers
+from .sweep import CostSurface, Crossover, Sweep, crossovers, exact_int
 from .sweep_spec import DesignSpace
 
 SCHEMA = "solar.sweep-report"
 VERSION = 1
 TABLE_ROWS = 24  # the terminal shows at most this many points (evenly spaced, first and last included)
+CROSSOVER_LINES = 4  # and at most this many crossovers per target, mode and swept size
 
 
 @dataclass
@@ -59,6 +61,22 @@ def mode_formulas(surface: CostSurface) -> dict[str, dict[str, str]]:
             if mode in ("unfused", "fused", "whole_graph")}
 
 
+def formulas_json(surface: CostSurface) -> dict[str, Any] | None:
+    """The `formulas` field of the --sol JSON (with --sol-formula): per mode, and per unit and group, the
+    FLOPs on tensor and vector units and the DRAM bytes as text in the size parameters; null when the
+    counts have no closed form (`per_point_reason` says why)."""
+    if not surface.symbolic:
+        return {"modes": None, "units": None, "groups": None, "per_point_reason": surface.per_point_reason}
+
+    def work(w: Any) -> dict[str, str]:
+        return {"name": w.name, "flops_tensor": formula_text(sum(w.tensor.values(), 0)),
+                "flops_vector": formula_text(sum(w.vector.values(), 0)), "bytes": formula_text(w.bytes)}
+
+    return {"params": list(surface.params), "modes": mode_formulas(surface),
+            "units": [work(w) for w in surface.units], "groups": [work(w) for w in surface.groups],
+            "per_point_reason": None}
+
+
 def render_formulas(surface: CostSurface) -> str:
     """The roofline of each mode as `max(F/Π, B/β)`, with the formulas and each target's peaks."""
     if not surface.symbolic:
@@ -90,29 +108,39 @@ def _rows(n: int) -> list[int]:
 
 
 def render_sweep(outcome: SweepOutcome) -> str:
+    """The compact table (at most TABLE_ROWS points), the crossovers, the factors and the design space."""
+    if not outcome.sweep.swept:  # --design-space alone: at the sizes' defaults
+        return render_designs(outcome.designs) if outcome.designs else ""
     sweep = outcome.sweep
-    costs = sweep.costs()
-    columns = [(t, m) for t, modes in sweep.arrays.items() for m in modes]
-    per_point = len(columns)
-    points = [costs[k * per_point:(k + 1) * per_point] for k in range(len(costs) // per_point)]
-    shown = _rows(len(points))
-    title = f"Sweep: {len(points):,} points × {len(sweep.arrays)} targets × {len(columns) // len(sweep.arrays)} modes"
-    if len(shown) < len(points):
+    columns = [(t, m, a, a.bounds()) for t, modes in sweep.arrays.items() for m, a in modes.items()]
+    total = math.prod(sweep.shape)
+    shown = _rows(total)
+    title = f"Sweep: {total:,} points × {len(sweep.arrays)} targets × {len(columns) // len(sweep.arrays)} modes"
+    if len(shown) < total:
         title += f" ({len(shown)} shown; every point is in --sweep-report)"
-    table = new_table(title, [*sweep.swept, *(f"{t} {m}" for t, m in columns)], text_columns=0)
+    table = new_table(title, [*sweep.swept, *(f"{t} {m}" for t, m, _, _ in columns)], text_columns=0)
     for k in shown:
-        row = points[k]
-        table.add_row(*(f"{row[0].point[n]:,}" for n in sweep.swept),
-                      *(f"{seconds(c.seconds)} {c.bound[0] if c.bound != 'none' else '-'}" for c in row))
+        index = np.unravel_index(k, sweep.shape)
+        table.add_row(*(f"{int(sweep.env[n][index]):,}" for n in sweep.swept),
+                      *(f"{seconds(float(a.seconds[index]))} {b[index][0] if b[index] != 'none' else '-'}"
+                        for _, _, a, b in columns))
     notes = ["(t = tensor-, v = vector-, m = memory-bound)"]
     if not sweep.surface.symbolic:
         notes.append(f"counted at each point: {sweep.surface.per_point_reason}")
     if outcome.crossovers:
         notes.append("Crossovers (the least size at which the bound changes kind):")
+        shown: dict[tuple[str, str, str], int] = {}
         for c in outcome.crossovers:
+            key = (c.target, c.mode, c.param)
+            shown[key] = shown.get(key, 0) + 1
+            if shown[key] > CROSSOVER_LINES:
+                continue
             at = ", ".join(f"{k}={v}" for k, v in c.at.items())
             notes.append(f"  {c.target} {c.mode}: {c.below} → {c.above} at {c.param} = {c.value:,}"
                          + (f" ({at})" if at else ""))
+        hidden = sum(n - CROSSOVER_LINES for n in shown.values() if n > CROSSOVER_LINES)
+        if hidden:
+            notes.append(f"  … and {hidden:,} more along other lines of the grid (every one is in --sweep-report)")
     else:
         notes.append("No crossover: every mode keeps its bound kind over the grid.")
     if outcome.latency_s is not None:
@@ -145,11 +173,13 @@ def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
     surface = sweep.surface
     records = []
     factors = sweep.factors(outcome.latency_s) if outcome.latency_s is not None else None
+    bounds = {(t, m): a.bounds() for t, modes in sweep.arrays.items() for m, a in modes.items()}
     for index, point in sweep.points():
         for target, modes in sweep.arrays.items():
             for mode, a in modes.items():
                 rec = {"point": point, "target": target, "mode": mode, "time_s": float(a.seconds[index]),
-                       "bound": str(a.bounds()[index]), "flops": int(a.flops[index]), "bytes": int(a.bytes[index]),
+                       "bound": str(bounds[(target, mode)][index]), "flops": exact_int(a.flops[index]),
+                       "bytes": exact_int(a.bytes[index]),
                        "tensor_s": float(a.tensor_s[index]), "vector_s": float(a.vector_s[index]),
                        "memory_s": float(a.memory_s[index])}
                 if factors is not None:

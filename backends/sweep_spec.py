@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from .sweep import MAX_POINTS, SweepError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_RANGE = re.compile(r"(?P<lo>[^.]+)\.\.(?P<hi>[^*+]+)(?:(?P<op>[*+])(?P<step>.+))?\Z")
+_RANGE = re.compile(r"(?P<lo>.+?)\.\.(?P<hi>[^*+]+)(?:(?P<op>[*+])(?P<step>.+))?\Z")
 DESIGN_AXES = ("bandwidth", "compute", "l2")
 
 

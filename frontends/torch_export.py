@@ -63,7 +63,7 @@ from .torch_reference import (
     synth_inputs,
     to_numpy,
 )
-from .torch_symbols import SymbolNames
+from .torch_symbols import SizeNames, SymbolNames, named_params
 
 # This module is the PyTorch frontend's API: building, exporting and the reference run live beside it
 # (torch_problem, torch_reference) and are named here too.
@@ -139,10 +139,10 @@ def display_name(target: Any) -> str:
 class GraphLowering:
     """Lowers one exported program's graph into a SIR module."""
 
-    def __init__(self, ep: torch.export.ExportedProgram, name: str) -> None:
+    def __init__(self, ep: torch.export.ExportedProgram, name: str, size_names: SizeNames | None = None) -> None:
         self.ep = ep
         self.name = name
-        self.syms = SymbolNames()
+        self.syms = SymbolNames(size_names)  # sizes the source names (KernelBench globals) take those names
         self.problems: list[Problem] = []
         self.state: list[str] = []  # buffers/parameters updated in place: their new values end the outputs
 
@@ -474,10 +474,11 @@ def preserved_table() -> Any:
     return table
 
 
-def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslation:
+def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: SizeNames | None = None
+                   ) -> TorchTranslation:
     """Lowers `ep`; where ops lack a lowering, decomposes them (keeping the ops we lower whole) and retries.
     Raises TranslationError listing every op left unsupported, each with its source line."""
-    first = GraphLowering(ep, name)
+    first = GraphLowering(ep, name, size_names)
     missing = first.unsupported_nodes()
     if not missing:
         return first.lower()
@@ -490,7 +491,7 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str) -> TorchTranslat
             first.problem(node, f"unsupported op {display_name(node.target)} (and decomposing it failed: "
                           f"{type(err).__name__})")
         raise TranslationError(first.problems, f"{len(first.problems)} unsupported op(s) in {name}") from None
-    second = GraphLowering(dep, name)
+    second = GraphLowering(dep, name, size_names)
     still = second.unsupported_nodes()
     if still:
         originals = {user_frame(n.meta.get("stack_trace")): display_name(n.target) for n in missing}
@@ -537,23 +538,23 @@ def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> To
     asked, dropped = set(info.asked), dict(info.dropped)
     for attempt in range(RELOWER_RETRIES + 2):
         try:
-            result = lower_exported(ep, problem.name)
+            result = lower_exported(ep, problem.name, problem.size_names)
             break
         except (TranslationError, LoweringError) as err:
             if info.mode == "none" or attempt > RELOWER_RETRIES:
                 raise
             if info.mode != "all":
-                if not _PARAM_NAME.search(str(err)):
+                if not named_params(err, GraphLowering(ep, problem.name, problem.size_names).declare_sizes()):
                     raise
                 # The batch dims alone are still more than the IR can take (a top-k along the batch): static.
                 ep, info, names = _export(problem, "none")
                 info.fallback = f"with the batch dims symbolic, the translation failed ({_first_error_line(err)})"
                 info.asked = asked
                 continue
-            where = GraphLowering(ep, problem.name).declare_sizes()
+            where = GraphLowering(ep, problem.name, problem.size_names).declare_sizes()
             # One parameter at a time (the last declared of those the error names): a product of two
             # symbolic sizes becomes affine when either one is fixed.
-            params = [p for p in where if p in set(_PARAM_NAME.findall(str(err)))]
+            params = named_params(err, where)
             named = set(where[params[-1]]) if params else set()
             keep = asked - named - set(dropped)
             reason = f"its size enters an expression the IR cannot express ({_first_error_line(err)})"

@@ -22,6 +22,7 @@ from solar.ir.ops import ModuleOp
 from .diagnostics import user_code_error
 from .export_dims import ExportDims, export_dynamic
 from .lowering.core import LoweringError
+from .torch_symbols import SizeNames, source_size_names
 
 # ---- the result -----------------------------------------------------------------------------------
 
@@ -78,6 +79,9 @@ class TorchProblem:
     # may build a smaller twin from scaled constructor arguments (frontends/scaled_reference.py).
     model_class: Callable[..., torch.nn.Module] | None = None
     init_args: Callable[[], Sequence[Any]] | None = None
+    # Size parameter names from the source: (input index, dim) → name, or a size → its global's name
+    # (torch_symbols.source_size_names); the dims of one name are one parameter.
+    size_names: SizeNames = field(default_factory=dict)
 
 
 def load_problem(path: str) -> TorchProblem:
@@ -89,7 +93,8 @@ def load_problem(path: str) -> TorchProblem:
                                 "get_inputs() and get_init_inputs(); use --entry for other code)")
     init = getattr(mod, "get_init_inputs", lambda: [])
     return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
-                        os.path.splitext(os.path.basename(path))[0], path, mod.Model, init)
+                        os.path.splitext(os.path.basename(path))[0], path, mod.Model, init,
+                        source_size_names(vars(mod)))
 
 
 def import_file(path: str, name: str | None = None) -> ModuleType:

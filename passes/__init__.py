@@ -8,6 +8,7 @@ PASSES: dict[str, str] = {
     "inline": "solar.passes.inline:Inline",
     "lift-affine": "solar.passes.lift_affine:LiftAffine",
     "lift-einsum": "solar.passes.lift_einsum:LiftEinsum",
+    "list-params": "solar.passes.list_params:ListParams",
     "print-counts": "solar.passes.print_counts:PrintCounts",
     "print-intensity": "solar.passes.print_intensity:PrintIntensity",
     "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",

@@ -42,7 +42,10 @@ CATALOG: dict[str, PassInfo] = {
     "lift-einsum": PassInfo(
         "Rewrite liftable kernels into solar.einsum chains, with exact FLOP and byte counts",
         (OptionInfo("counts", "bool", "True"),)),
-    "print-counts": PassInfo("Print exact points, MACs, FLOPs and bytes per op and for the module"),
+    "list-params": PassInfo("List the size parameters: default, and the arguments, values and loops they size"),
+    "print-counts": PassInfo(
+        "Print exact points, MACs, FLOPs and bytes per op and for the module (=symbolic: as formulas)",
+        (OptionInfo("form", "exact|symbolic", "'exact'"),), "form"),
     "print-intensity": PassInfo(
         "Print the arithmetic intensity (FLOP/byte) of each einsum unit and fusion group",
         (OptionInfo("min", "float", "0.0"),), "min"),
@@ -56,7 +59,10 @@ CATALOG: dict[str, PassInfo] = {
         (OptionInfo("target", "str", "'h100'"), OptionInfo("fp32_precision", "str", "'framework'"),
          OptionInfo("allow_tf32", "bool", "False"),
          OptionInfo("report", "str", "''"), OptionInfo("plot", "str", "''"), OptionInfo("latency", "str", "''"),
-         OptionInfo("annotate", "bool", "True")),
+         OptionInfo("annotate", "bool", "True"), OptionInfo("formula", "bool", "False"),
+         OptionInfo("sweep", "str", "''"), OptionInfo("sweep_report", "str", "''"),
+         OptionInfo("sweep_plot", "str", "''"), OptionInfo("design_space", "str", "''"),
+         OptionInfo("design_plot", "str", "''")),
         "target"),
     "strip-debuginfo": PassInfo("Remove source locations (loc(...)) from every op"),
     "symbol-dce": PassInfo(

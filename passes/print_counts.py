@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from solar.backends.cost import CostError, CostModel, Work
 from solar.ir import attr_names
 from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
-from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, loop_iterations
+from solar.ir.analysis.formula import Formula, NotSymbolic, Number, symbols
+from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, isl_name, loop_iterations
 from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
@@ -17,13 +20,25 @@ from solar.ir.tables import new_table, render_tables
 class PrintCounts(Pass):
     """Prints a table of every kernel and einsum with its exact counts (see docs/counts.md), then module
     totals and operations by kind. Kernels inside a solar.for are counted once per iteration of the loop
-    (the table says how many). Leaves the IR unchanged."""
+    (the table says how many). Leaves the IR unchanged.
+
+    `--print-counts=symbolic` prints the same counts as formulas in the size parameters (barvinok's
+    piecewise quasi-polynomials, for sizes ≥ 1), then each unit of execution and fusion group as the SOL
+    backend counts them (FLOPs on tensor and vector units, DRAM bytes) and the totals:
+
+        @ffn/@up  kernel  points = 2 * D * FF * S  ...  FLOPs tensor = 4 * D * FF * S ...
+    """
 
     name = "print-counts"
-    summary = "Print exact points, MACs, FLOPs and bytes per op and for the module"
+    summary = "Print exact points, MACs, FLOPs and bytes per op and for the module (=symbolic: as formulas)"
     preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
+    primary_option = "form"
+    form: Literal["exact", "symbolic"] = "exact"
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        if self.form == "symbolic":
+            self._symbolic(ctx, module)
+            return
         values = module.param_values()
         missing = [p.name for p in module.params if p.default is None]
         if missing:
@@ -55,6 +70,50 @@ class PrintCounts(Pass):
                 rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
         ctx.report(counts_table(rows))
 
+    def _symbolic(self, ctx: PassContext, module: ModuleOp) -> None:
+        params = [p.name for p in module.params]
+        values = symbols(params, isl_name)
+        names = {isl_name(p): p for p in params}
+        rows: list[tuple[str, str, Counts]] = []
+        models = dict(model_kernels(module, all_loops=True))
+        try:
+            for func in module.funcs:
+                for op, loops in ops_with_loops(func):
+                    if not isinstance(op, EinsumOp | KernelOp):
+                        continue
+                    n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
+                    suffix = "" if not loops else f" ×{_text(n, names)}"
+                    if isinstance(op, EinsumOp):
+                        rows.append((f"@{func.name}/@{op.symbol}", "einsum" + suffix,
+                                     _scaled(einsum_counts(op, params, values), n)))
+                        continue
+                    model = models[op]
+                    if isinstance(model, UnsupportedForISL):
+                        ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
+                        continue
+                    rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
+            cost = CostModel(module, values=values) if module.entry is not None else None
+        except (NotSymbolic, TypeError) as err:
+            ctx.diagnostics.error(f"print-counts: no closed form: {err}; bind the sizes (--bind-params) for "
+                                  "exact numbers", module.loc)
+            return
+        except CostError as err:
+            ctx.diagnostics.error(f"print-counts: {err}", err.op.loc if err.op is not None else module.loc)
+            return
+        lines = ["Symbolic counts (sizes ≥ 1):"]
+        total = Counts()
+        for name, kind, c in rows:
+            total += c
+            lines.append(f"  {name} ({kind}): " + _counts_text(c, names))
+        lines.append("  total: " + _counts_text(total, names))
+        if cost is not None:
+            lines.append("Units of execution and fusion groups, as --sol counts them (bytes: DRAM traffic):")
+            for w in [*cost.units, *(g for g in cost.groups if g.kind == "group")]:
+                lines.append(f"  {w.name} ({w.kind}): " + _work_text(w, names))
+            whole = cost.whole_graph()
+            lines.append("  whole graph: " + _work_text(whole, names))
+        ctx.report("\n".join(lines) + "\n")
+
 
 def _scaled(c: Counts, n: int) -> Counts:
     if n == 1:
@@ -64,6 +123,25 @@ def _scaled(c: Counts, n: int) -> Counts:
     out.bytes_read = {k: v * n for k, v in c.bytes_read.items()}
     out.bytes_written = c.bytes_written * n
     return out
+
+
+def _text(value: Number, names: dict[str, str]) -> str:
+    return value.text(names=names) if isinstance(value, Formula) else f"{value:,}" if isinstance(value, int) \
+        else str(value)
+
+
+def _counts_text(c: Counts, names: dict[str, str]) -> str:
+    return (f"points = {_text(c.points, names)}; MACs = {_text(c.macs, names)}; "
+            f"FLOPs tensor = {_text(c.flops_tensor, names)}; FLOPs vector = {_text(c.flops_vector, names)}; "
+            f"bytes read = {_text(sum(c.bytes_read.values(), 0), names)}; "
+            f"bytes written = {_text(c.bytes_written, names)}")
+
+
+def _work_text(w: Work, names: dict[str, str]) -> str:
+    tensor = sum((n * w.trips for n in w.flops_tensor.values()), 0)
+    vector = sum((n * w.trips for n in w.flops_vector.values()), 0)
+    return (f"FLOPs tensor = {_text(tensor, names)}; FLOPs vector = {_text(vector, names)}; "
+            f"bytes = {_text(w.bytes * w.trips, names)}")
 
 
 def counts_table(rows: list[tuple[str, str, Counts]]) -> str:

@@ -12,8 +12,9 @@ from typing import Any
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.design_space import plot_designs
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
-from solar.backends.sweep import CostSurface, SweepError
+from solar.backends.sweep import CostSurface, SweepError, check_axes
 from solar.backends.sweep_report import (
+    formulas_json,
     plot_sweep,
     render_formulas,
     render_sweep,
@@ -107,6 +108,11 @@ class SOL(Pass):
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
             return
+        try:  # a bad sweep is reported before any work
+            check_axes([p.name for p in module.params], self._axes())
+        except SweepError as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
         # Costing works on the whole program: calls are inlined on a copy (the IR itself is unchanged).
         has_calls = any(op.opname == "solar.call" for op in module.walk())
         work = module
@@ -138,17 +144,21 @@ class SOL(Pass):
         ctx.report(render_report(reports, name))
         ctx.results[self.name] = reports
         try:
-            if self.report:
-                write_json(to_json(reports, name, model.values, self.policy), self.report)
-            if self.plot:
-                plot(reports, self.plot)
+            surface = None
             if self.formula or self.sweep or self.design_space:
                 surface = CostSurface(work, targets, fp32_precision=self.policy,
                                       buffer=tiling.buffer if tiling is not None else None)
-                if self.formula:
-                    ctx.report(render_formulas(surface))
-                if self.sweep or self.design_space:
-                    self._sweep(ctx, surface, name, latency)
+            if self.report:
+                doc = to_json(reports, name, model.values, self.policy)
+                if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
+                    doc["formulas"] = formulas_json(surface)
+                write_json(doc, self.report)
+            if self.plot:
+                plot(reports, self.plot)
+            if surface is not None and self.formula:
+                ctx.report(render_formulas(surface))
+            if surface is not None and (self.sweep or self.design_space):
+                self._sweep(ctx, surface, name, latency)
         except OutputError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
             return
@@ -175,9 +185,12 @@ class SOL(Pass):
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
 
+    def _axes(self) -> dict[str, list[int]]:
+        return parse_sweeps([s for s in self.sweep.split(";") if s.strip()])
+
     def _sweep(self, ctx: PassContext, surface: CostSurface, name: str, latency: float | None) -> None:
         """--sweep / --design-space: every mode on every target at every point (backends/sweep_report.py)."""
-        axes = parse_sweeps([s for s in self.sweep.split(";") if s.strip()])
+        axes = self._axes()
         design = parse_design_space(self.design_space) if self.design_space else None
         if design is not None and latency is None:
             raise SweepError("--design-space needs --target-latency (the latency the scaled targets must meet)")

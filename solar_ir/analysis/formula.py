@@ -84,8 +84,12 @@ class _Affine:
     divs: tuple[tuple[int, int], ...]  # (index of a div of the same local space, coefficient)
     constant: int
     denominator: int
+    nested: tuple[_Affine, ...] = ()  # the divs of its own local space (a floor inside a term's floor)
 
     def value(self, env: Env, divs: list[Any]) -> Any:
+        if self.nested and not divs:
+            for d in self.nested:
+                divs.append(d.value(env, divs))
         total: Any = self.constant
         for name, c in self.params:
             total = total + c * env[name]
@@ -94,7 +98,7 @@ class _Affine:
         return total // self.denominator if self.denominator != 1 else total
 
 
-def _affine(aff: isl.Aff, names: tuple[str, ...]) -> _Affine:
+def _affine(aff: isl.Aff, names: tuple[str, ...], own_divs: bool = True) -> _Affine:
     """An ISL affine expression (whose value a div floors) as integer coefficients over one denominator."""
     den = _fraction(aff.get_denominator_val())
     scale = int(den)
@@ -104,12 +108,14 @@ def _affine(aff: isl.Aff, names: tuple[str, ...]) -> _Affine:
 
     params = tuple((n, num(aff.get_coefficient_val(isl.dim_type.param, k))) for k, n in enumerate(names))
     divs = tuple((k, num(aff.get_coefficient_val(isl.dim_type.div, k))) for k in range(aff.dim(isl.dim_type.div)))
+    # A term's floor carries its own divs; a basic set's divs index the set's list (own_divs=False).
+    nested = tuple(_local_divs(aff.get_local_space(), names)) if divs and own_divs else ()
     return _Affine(tuple(p for p in params if p[1]), tuple(d for d in divs if d[1]),
-                   num(aff.get_constant_val()), scale)
+                   num(aff.get_constant_val()), scale, nested)
 
 
 def _local_divs(space: isl.LocalSpace, names: tuple[str, ...]) -> list[_Affine]:
-    return [_affine(space.get_div(k), names) for k in range(space.dim(isl.dim_type.div))]
+    return [_affine(space.get_div(k), names, own_divs=False) for k in range(space.dim(isl.dim_type.div))]
 
 
 @dataclass(frozen=True)

@@ -398,9 +398,10 @@ def test_a_sir_with_its_source(tmp_path: Path) -> None:
 
     sir = tmp_path / "layernorm.sir"
     assert translate([str(DATA / "layernorm.py"), "--no-validate", "-o", str(sir)]) == 0
-    rec = bench_problem(str(sir), _opts(source=str(DATA / "layernorm.py"), sizes={"params": {"BATCH": 8}}))
+    # The batch dimension's size parameter is named after the source's global `rows` (docs/sweeps.md).
+    rec = bench_problem(str(sir), _opts(source=str(DATA / "layernorm.py"), sizes={"params": {"ROWS": 8}}))
     assert rec["status"] == "ok", rec["errors"]
-    assert rec["sizes"] == {"BATCH": 8}
+    assert rec["sizes"] == {"ROWS": 8}
     assert rec["counts"]["bytes"]["whole_graph"] == 4 * (8 * 128 * 2 + 2 * 128)
     assert rec["headroom"]["host"]["eager"]["whole_graph"]["min"] >= 1.0
     # The IR fixes the sizes that are not its parameters: asking to change one is an error, not a mismatch.

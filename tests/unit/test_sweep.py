@@ -15,8 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solar.backends.cost import CostModel, Peaks
+from solar.backends.design_space import explore
 from solar.backends.report import analyse
 from solar.backends.sweep import CostSurface, SweepError, crossover
+from solar.backends.sweep_spec import factors, parse_design_space, parse_sweeps, sizes
+from solar.backends.tiling_ir import Tilings, add_cache_aware
 from solar.ir.analysis.formula import Formula, NotSymbolic, fmax, fmin, symbols
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp
@@ -234,3 +237,88 @@ def test_cache_aware_points_are_cached_by_size() -> None:
     fused = first.arrays["h100-sxm"]["fused"]
     assert all(fused.bytes[k] <= ca.bytes[k] for k in range(2))
     assert again.arrays["h100-sxm"]["cache_aware"].bytes[0] == ca.bytes[1]
+
+
+# ---- specs and the design space --------------------------------------------------------------------
+
+
+def test_size_specs() -> None:
+    assert sizes("1,2,4..6", "B") == [1, 2, 4, 5, 6]
+    assert sizes("512..4096*2", "C") == [512, 1024, 2048, 4096]
+    assert sizes("128..512+128,256", "S") == [128, 256, 384, 512]
+    assert factors("0.5..8x", "bandwidth") == [0.5, 1.0, 2.0, 4.0, 8.0]
+    assert factors("1..4x*1.5,3", "compute") == pytest.approx([1.0, 1.5, 2.25, 3.0, 3.375])
+    space = parse_design_space("bandwidth=1,2x,compute=0.5..2x")
+    assert (space.bandwidth, space.compute, space.l2) == ([1.0, 2.0], [0.5, 1.0, 2.0], None)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("S=", "empty item"), ("S=4..1", "is empty"), ("S=2..8*1", "at least 2"), ("S=0", "not a positive size"),
+    ("S=x", "not an integer"), ("=4", "NAME=VALUES"),
+])
+def test_bad_size_specs(spec: str, message: str) -> None:
+    with pytest.raises(SweepError, match=message):
+        parse_sweeps([spec])
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("bandwidth=-1x", "positive"), ("bandwidth=0..2x", "positive"), ("speed=2x", "unknown design-space axis"),
+    ("bandwidth=2..1x", "is empty"), ("compute=1..4x*1", "above 1"),
+])
+def test_bad_design_specs(spec: str, message: str) -> None:
+    with pytest.raises(SweepError, match=message):
+        parse_design_space(spec)
+
+
+def test_design_space_front_is_the_least_scaling(swiglu: CostSurface) -> None:
+    """Every front point meets the latency, every meeting point is at least one front point on both axes,
+    and the times are the scaled roofline Σ max(compute_i / c, memory_i / b) of the units."""
+    space = parse_design_space("bandwidth=0.25..8x,compute=0.25..8x")
+    designs = {(d.target, d.mode): d for d in explore(swiglu, swiglu.point({}), 40e-6, space)}
+    d = designs[("h100-sxm", "unfused")]
+    a = swiglu.grid({}).arrays["h100-sxm"]["unfused"]
+    for i, b in enumerate(d.bandwidth):
+        for j, c in enumerate(d.compute):
+            expected = sum(max(ci / c, mi / b) for ci, mi in zip(a.unit_compute, a.unit_memory, strict=True))
+            assert d.seconds[i, j, 0] == pytest.approx(float(expected))
+            meets = d.seconds[i, j, 0] <= 40e-6
+            assert meets == any(f["bandwidth"] <= b and f["compute"] <= c for f in d.front)
+    assert d.front and all(f["time_s"] <= 40e-6 for f in d.front)
+    # Fused at S = 4096: 71.6 µs tensor-bound and 34.1 MB of traffic (10.2 µs at 3.35 TB/s). ×2 compute gives
+    # 35.8 µs; ×0.25 bandwidth would make memory 40.7 µs > 40 µs, ×0.5 makes it 20.4 µs.
+    fused = designs[("h100-sxm", "fused")].front
+    assert [(f["bandwidth"], f["compute"]) for f in fused] == [(0.5, 2.0)]
+
+
+def test_cache_aware_point_equals_tile_search_then_sol() -> None:
+    """The swept cache-aware mode at a point is --bind-params, --tile-search and --sol's cache-aware mode."""
+    module = prepared((EXAMPLES / "mlp.sir").read_text())
+    surface = CostSurface(module, TARGETS[:1], buffer="l2")
+    for b in (4, 256):
+        bound = copy.deepcopy(module)
+        BindParams(options={"B": str(b)}).apply(PassContext(DiagnosticEngine(), report=lambda _: None), bound)
+        model = CostModel(bound)
+        report = analyse(model, Peaks(TARGETS[0]), None)
+        assert add_cache_aware(report, model, "l2", Tilings(bound)) is None
+        expected = report.cache_aware.mode
+        got = next(c for c in surface.at({"B": b}) if c.mode == "cache_aware")
+        assert (got.flops, got.bytes) == (expected.flops, expected.bytes)
+        assert got.seconds == pytest.approx(expected.seconds, rel=1e-12)
+
+
+SORTED = """
+solar.module @s [N = 64] {
+  solar.func @f(%x: tensor<4xNxf32>) -> tensor<4xNxf32> {
+    %v, %i = solar.sort %x {axis = 1, descending = false} : (tensor<4xNxf32>, tensor<4xNxi64>)
+    solar.return %v
+  }
+}
+"""
+
+
+def test_counts_without_closed_form_are_counted_per_point() -> None:
+    """A sort's ⌈log₂ n!⌉ comparisons have no quasi-polynomial: the surface counts at each point, exactly."""
+    surface = CostSurface(prepared(SORTED), TARGETS)
+    assert not surface.symbolic and "needs a point" in (surface.per_point_reason or "")
+    for n in (2, 3, 17, 64):
+        assert_equal_to_bound(surface, {"N": n})
