@@ -176,7 +176,27 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
 @READ_BYTES.register(GatherOp)
 def _gather_reads(model: CostModel, op: GatherOp, v: Value, full: int, loops: dict) -> int:
     # A gather reads of its table only the rows it picks: at most as many bytes as it produces.
-    return fmin(full, model.nbytes(op.results[0])) if v is op.args[0] else full
+    if v is not op.args[0]:
+        return full
+    picked = fmin(full, model.nbytes(op.results[0]))
+    rows = _least_distinct_rows(op.args[1])
+    table = v.type
+    if rows is not None and table is not None and table.rank and isinstance(table.shape[0], int):
+        # Rows picked by a top-k (experts chosen by a router): any routing may send every token to the same
+        # k rows, so k rows is the least a lower bound may read (docs/llm.md, mixture of experts).
+        return fmin(picked, rows * (model.nbytes(v) // table.shape[0]))
+    return picked
+
+
+def _least_distinct_rows(index: Value) -> int | None:
+    """How many distinct rows indices must name at least: k for the indices of a top-k (through views)."""
+    while index.owner is not None and index.owner.is_view and index.owner.operands:
+        index = index.owner.operands[0]
+    owner = index.owner
+    if owner is not None and owner.opname == "solar.topk" and len(owner.results) > 1 and index is owner.results[1]:
+        k = owner.attrs.get("k")
+        return k if isinstance(k, int) else None
+    return None
 
 
 @READ_BYTES.register(ScatterOp)

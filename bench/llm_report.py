@@ -87,6 +87,10 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
              + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
                 f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
+    if cfg.shape.experts:
+        notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
+                     f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "
+                     "any routing allows); JSON points carry the uniform-routing estimate, labelled as such")
     if cfg.shape.sliding_window:
         notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs; the cache "
                      "figures keep every token (a rolling cache would keep the window)")

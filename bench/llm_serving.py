@@ -166,13 +166,30 @@ class Memory:
     weight_bytes: int
     layer_weight_bytes: int
     kv_bytes_per_token: int
+    expert_bytes: int = 0  # one routed expert of one layer (0: dense)
 
 
 def model_memory(cfg: LlmConfig) -> Memory:
     model = build_model(cfg.config, cfg.shape.dtype)
     layers = getattr(getattr(model, "model", model), "layers", None)
     layer = weight_bytes(layers[0]) if layers is not None and len(layers) else 0
-    return Memory(weight_bytes(model), layer, cfg.shape.kv_bytes_per_token)
+    experts = 0
+    if cfg.shape.experts and layers is not None and len(layers):
+        routed = [m for name, m in layers[0].named_modules() if name.endswith("experts")]
+        experts = weight_bytes(routed[0]) // cfg.shape.experts if routed else 0
+    return Memory(weight_bytes(model), layer, cfg.shape.kv_bytes_per_token, experts)
+
+
+def uniform_routing_estimate(cfg: LlmConfig, memory: Memory, tokens: int) -> dict[str, float]:
+    """An *estimate*, not a bound: the experts a step reads per layer when each token picks k of E
+    uniformly, E·(1 − (1 − k/E)^tokens), and the weight bytes that reads. The bound itself reads k experts
+    per layer, the least any routing allows."""
+    e, k = cfg.shape.experts, cfg.shape.top_k
+    experts_read = e * (1 - (1 - k / e) ** tokens)
+    dense = memory.weight_bytes - cfg.shape.layers * e * memory.expert_bytes
+    return {"experts_read_per_layer": experts_read,
+            "weight_bytes_read": dense + cfg.shape.layers * experts_read * memory.expert_bytes,
+            "least_weight_bytes_read": dense + cfg.shape.layers * k * memory.expert_bytes}
 
 
 def allreduce_seconds(cfg: LlmConfig, tokens: int, chips: int, target: Target) -> float:
@@ -226,6 +243,7 @@ class ServingPoint:
     chips: int
     fits: bool
     generate: int = 1
+    moe_estimate: dict[str, float] | None = None  # uniform routing (labelled an estimate), MoE models only
 
     @property
     def time_s(self) -> float:
@@ -247,7 +265,8 @@ class ServingPoint:
                 "target": self.target, "mode": MODES[self.mode], "macs": self.cost.macs, "flops": self.cost.flops,
                 "bytes": self.cost.bytes, "weight_bytes": self.weight_bytes, "kv_cache_bytes": self.kv_cache_bytes,
                 "time_s": self.time_s, "bound": self.bound, "fits": self.fits, "tokens_per_s": self.tokens_per_s,
-                "tensor_parallel": self.chips, "allreduce_s": self.allreduce_s, "generate": self.generate}
+                "tensor_parallel": self.chips, "allreduce_s": self.allreduce_s, "generate": self.generate,
+                **({"moe_uniform_routing_estimate": self.moe_estimate} if self.moe_estimate else {})}
 
 
 def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Target, mode: str, batch: int,
@@ -262,10 +281,11 @@ def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Targe
         tokens_in_cache, tokens = length + generate, batch
     kv = memory.kv_bytes_per_token * batch * tokens_in_cache
     fits = (memory.weight_bytes + kv) / chips <= target.dram_capacity
+    estimate = uniform_routing_estimate(cfg, memory, tokens) if cfg.shape.experts and memory.expert_bytes else None
     return ServingPoint(step.phase, batch, length if step.phase == "prefill" else None,
                         length if step.phase == "decode" else None, target.name, mode, cost,
                         memory.weight_bytes // chips, kv // chips, allreduce_seconds(cfg, tokens, chips, target),
-                        chips, fits, generate)
+                        chips, fits, generate, estimate)
 
 
 def _mean(costs: list[StepCost]) -> StepCost:

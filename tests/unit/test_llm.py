@@ -143,3 +143,27 @@ def test_cat_onto_an_empty_cache_lowers():
     ops = [op.opname for op in tr.module.entry.walk()]
     assert "solar.concat" not in ops  # appending to nothing is the appended tensor itself
     assert all(0 not in (a.type.shape if a.type else ()) for a in tr.module.entry.args)
+
+
+def test_moe_decode_reads_the_least_any_routing_allows():
+    # batched_mm experts: each token through its top-k experts (exact FLOPs); the weights read are k
+    # experts per layer whatever the batch (every token may pick the same k), so the batch adds only its
+    # own tokens' bytes. The uniform-routing figure is reported apart, as an estimate.
+    from solar.bench.llm_serving import serving_point
+
+    cfg = load_config(_cfg("tiny-mixtral-batched.json"))
+    s = cfg.shape
+    step = price_phase(cfg, "decode", [H100], 8, 16)
+    memory = model_memory(cfg)
+    context = 10
+    one, four = (step.cost(b, context, "h100-sxm", "whole_graph").bytes for b in (1, 4))
+    per_token = s.hidden * 4 + 8 + (context + 1) * s.kv_bytes_per_token + s.vocab * 4
+    assert four - one == 3 * per_token
+    embed = s.vocab * s.hidden * 4
+    inv_freq = (s.head_dim // 2) * 4
+    least = memory.weight_bytes - s.layers * (s.experts - s.top_k) * memory.expert_bytes
+    assert one == least - embed + per_token + inv_freq
+    point = serving_point(step, cfg, memory, H100, "whole_graph", 4, context)
+    estimate = point.as_record()["moe_uniform_routing_estimate"]
+    assert estimate["experts_read_per_layer"] == pytest.approx(4 * (1 - (1 - 2 / 4) ** 4))
+    assert estimate["least_weight_bytes_read"] == least
