@@ -4,7 +4,7 @@ composition op registers its hooks here (see backends/op_hooks.py and docs/writi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -30,51 +30,50 @@ from solar.ir.ops import (
 
 from .dtypes import FORMATS, STORAGE, to_compute, to_storage
 from .errors import RuntimeBoundsError
-from .op_hooks import EXECUTE, READ_BYTES, WRITE_BYTES, Env
+from .op_hooks import CostQueries, Env, HookSet, Runner
 
-if TYPE_CHECKING:
-    from .cost import CostModel
-    from .executor import Program
+HOOKS = HookSet("the composition ops")  # installed by the executor and the cost model
+
 
 
 # ---- running them --------------------------------------------------------------------------------
 
 
-@EXECUTE.register(ConstantOp)
-def _run_constant(program: Program, op: ConstantOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(ConstantOp)
+def _run_constant(program: Runner, op: ConstantOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [_constant(op)]
 
 
-@EXECUTE.register(SliceOp)
-def _run_slice(program: Program, op: SliceOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(SliceOp)
+def _run_slice(program: Runner, op: SliceOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     src = env[op.source]
     return [src[_slices(op, op.entries, src.shape, idx)]]
 
 
-@EXECUTE.register(InsertOp)
-def _run_insert(program: Program, op: InsertOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(InsertOp)
+def _run_insert(program: Runner, op: InsertOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     dest = np.array(env[op.dest], copy=True)
     dest[_slices(op, op.entries, dest.shape, idx)] = env[op.value]
     return [dest]
 
 
-@EXECUTE.register(ReshapeOp)
-def _run_reshape(program: Program, op: ReshapeOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(ReshapeOp)
+def _run_reshape(program: Runner, op: ReshapeOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [env[op.args[0]].reshape(op.result_types[0].concrete_shape())]
 
 
-@EXECUTE.register(PermuteOp)
-def _run_permute(program: Program, op: PermuteOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(PermuteOp)
+def _run_permute(program: Runner, op: PermuteOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [env[op.args[0]].transpose(op.attrs["perm"])]
 
 
-@EXECUTE.register(ConcatOp)
-def _run_concat(program: Program, op: ConcatOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(ConcatOp)
+def _run_concat(program: Runner, op: ConcatOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [np.concatenate([env[a] for a in op.args], axis=op.attrs["axis"])]
 
 
-@EXECUTE.register(BroadcastOp)
-def _run_broadcast(program: Program, op: BroadcastOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(BroadcastOp)
+def _run_broadcast(program: Runner, op: BroadcastOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     shape = op.result_types[0].concrete_shape()
     src = env[op.args[0]]
     expanded = [1] * len(shape)
@@ -83,13 +82,13 @@ def _run_broadcast(program: Program, op: BroadcastOp, env: Env, idx: dict[str, i
     return [np.broadcast_to(src.reshape(expanded), shape)]
 
 
-@EXECUTE.register(GatherOp)
-def _run_gather(program: Program, op: GatherOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(GatherOp)
+def _run_gather(program: Runner, op: GatherOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [_gather(op, env[op.args[0]], env[op.args[1]])]
 
 
-@EXECUTE.register(ScatterOp)
-def _run_scatter(program: Program, op: ScatterOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(ScatterOp)
+def _run_scatter(program: Runner, op: ScatterOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [_scatter(op, env[op.args[0]], env[op.args[1]], env[op.args[2]])]
 
 
@@ -173,8 +172,8 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
 # ---- what they move ------------------------------------------------------------------------------
 
 
-@READ_BYTES.register(GatherOp)
-def _gather_reads(model: CostModel, op: GatherOp, v: Value, full: int, loops: dict) -> int:
+@HOOKS.read_bytes(GatherOp)
+def _gather_reads(model: CostQueries, op: GatherOp, v: Value, full: int, loops: dict) -> int:
     # A gather reads of its table only the rows it picks: at most as many bytes as it produces.
     if v is not op.args[0]:
         return full
@@ -199,31 +198,31 @@ def _least_distinct_rows(index: Value) -> int | None:
     return None
 
 
-@READ_BYTES.register(ScatterOp)
-def _scatter_reads(model: CostModel, op: ScatterOp, v: Value, full: int, loops: dict) -> int:
+@HOOKS.read_bytes(ScatterOp)
+def _scatter_reads(model: CostQueries, op: ScatterOp, v: Value, full: int, loops: dict) -> int:
     # The destination is read where the source lands (updated in place): at most the source's bytes.
     return fmin(full, model.nbytes(op.args[2])) if v is op.args[0] else full
 
 
-@WRITE_BYTES.register(ScatterOp)
-def _scatter_writes(model: CostModel, op: ScatterOp, v: Value, loops: dict) -> int:
+@HOOKS.write_bytes(ScatterOp)
+def _scatter_writes(model: CostQueries, op: ScatterOp, v: Value, loops: dict) -> int:
     return fmin(model.nbytes(v), model.nbytes(op.args[2]))
 
 
-@READ_BYTES.register(InsertOp)
-def _insert_reads(model: CostModel, op: InsertOp, v: Value, full: int, loops: dict) -> int:
+@HOOKS.read_bytes(InsertOp)
+def _insert_reads(model: CostQueries, op: InsertOp, v: Value, full: int, loops: dict) -> int:
     return 0 if v is op.dest else full  # the destination is updated in place
 
 
-@WRITE_BYTES.register(InsertOp)
-def _insert_writes(model: CostModel, op: InsertOp, v: Value, loops: dict) -> int:
+@HOOKS.write_bytes(InsertOp)
+def _insert_writes(model: CostQueries, op: InsertOp, v: Value, loops: dict) -> int:
     return model.nbytes(op.value)
 
 
 # A concat with `append = true` appends its later operands to its first in place, as a serving engine
 # appends a token's keys and values to a KV cache allocated with room for them: the first operand is
 # not copied, and only the appended elements are written; readers of the result read the buffer through
-# it as through a view (CostModel._read_bytes). docs/ir.md, "Attributes".
+# it as through a view (the cost model's _read_bytes). docs/ir.md, "Attributes".
 APPEND = "append"
 
 
@@ -231,8 +230,8 @@ def is_append(op: Op) -> bool:
     return isinstance(op, ConcatOp) and op.attrs.get(APPEND) is True
 
 
-@WRITE_BYTES.register(ConcatOp)
-def _concat_writes(model: CostModel, op: ConcatOp, v: Value, loops: dict) -> int:
+@HOOKS.write_bytes(ConcatOp)
+def _concat_writes(model: CostQueries, op: ConcatOp, v: Value, loops: dict) -> int:
     if is_append(op):
         return sum((model.nbytes(a) for a in op.args[1:]), 0)
     return model.nbytes(v)

@@ -17,11 +17,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import islpy as isl
-
-from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts, sum_over
-from solar.ir.analysis.formula import Formula, Number, fmax, fmax_of, fmin
-from solar.ir.analysis.isl_model import build_model, evaluate, loop_iterations
+from solar.ir.analysis.counts import Counts, einsum_counts
+from solar.ir.analysis.formula import Number, fmax, fmax_of, fmin
+from solar.ir.analysis.op_counts import op_counts
 from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
@@ -40,12 +38,8 @@ from solar.ir.ops import (
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
-from . import (
-    composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
-    selection,  # noqa: F401  (registers the data-dependent ops' hooks)
-)
 from .composition_hooks import is_append
-from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES
+from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 
 
 class CostError(ValueError):
@@ -77,7 +71,7 @@ class Work:
 
     @property
     def flops(self) -> int:
-        # Counts over all trips are whole numbers, also where one run's count is a mean (see _divide).
+        # Counts over all trips are whole numbers, also where one run's count is a mean (see Counts.per_run).
         return round((sum(self.flops_tensor.values()) + sum(self.flops_vector.values())) * self.trips)
 
     @property
@@ -207,7 +201,6 @@ class CostModel:
         self.func: FuncOp = func
         self.uses = Uses.of(func)
         self._counts: dict[Op, Counts] = {}
-        self.kernel_outputs: dict[Op, dict[str, int]] = {}  # bytes each output writes, by name
         self.units: list[Work] = []  # unfused
         self.groups: list[Work] = []  # fused
         self._trips: dict[Op, int] = {}  # how many times each op runs (solar.for bodies)
@@ -403,31 +396,6 @@ def _first(expr: Expr, values: dict[str, int]) -> int:
     return evaluate_int(expr, values)
 
 
-def _divide(total: int, runs: int) -> int:
-    """The count of one run: exact when every run counts the same (a kernel using %t may not: then the mean).
-    A kernel inside a zero-trip solar.for never runs (runs == 0, total == 0): its per-run count is the total."""
-    if isinstance(runs, Formula) or isinstance(total, Formula):
-        return total / runs  # exact: a whole number where every run counts the same
-    if runs <= 1:
-        return total
-    return total // runs if total % runs == 0 else total / runs  # type: ignore[return-value]
-
-
-def _per_run(c: Counts, runs: int) -> Counts:
-    if not isinstance(runs, Formula) and runs <= 1:
-        return c
-    out = Counts(_divide(c.points, runs), _divide(c.macs, runs), _divide(c.flops_tensor, runs),
-                 _divide(c.flops_vector, runs), bytes_written=_divide(c.bytes_written, runs))
-    out.ops.update({k: _divide(v, runs) for k, v in c.ops.items()})
-    out.bytes_read = {k: _divide(v, runs) for k, v in c.bytes_read.items()}
-    return out
-
-
-def _eval(poly: isl.PwQPolynomial, values: dict[str, int]) -> int:
-    result = evaluate(poly, values)
-    return 0 if result is None else result
-
-
 # ---- modes and the inverse roofline -----------------------------------------------------------------
 
 
@@ -483,41 +451,38 @@ def inverse_roofline(mode: str, works: list[Work], peaks: Peaks, latency_s: floa
 
 # ---- how kernels and einsums count (composition ops: backends/composition_hooks.py) -----------------
 
+UNIT_HOOKS = HookSet("the cost model's kernels and einsums")
 
-@COUNTS.register(EinsumOp)
+
+
+@UNIT_HOOKS.counts(EinsumOp)
 def _einsum_counts(model: CostModel, op: EinsumOp, loops: dict) -> Counts:
     return einsum_counts(op, model.params, model.values)
 
 
-@COUNTS.register(KernelOp)
+@UNIT_HOOKS.counts(KernelOp)
 def _kernel_counts(model: CostModel, op: KernelOp, loops: dict) -> Counts:
-    isl_model = build_model(op, model.params, loops)
-    # kernel_counts sums over the iterations of the solar.for loops the kernel uses; the cost model counts one
-    # run (Work.trips multiplies), so divide by how many runs those loops make.
-    used = {v: b for v, b in loops.items() if "%" + v in isl_model.names}
-    runs = _eval(loop_iterations(used, model.params).card(), model.values) if used else 1
-    outs: dict[str, int] = {}
-    for d in op.outputs:
-        fp = isl_model.footprint(d.name, written=True)
-        total = _eval(sum_over(fp.card(), isl_model.loop_params, isl_model.context), model.values) if fp else 0
-        outs[d.name] = _divide(total, runs) * d.type.dtype.itemsize
-    model.kernel_outputs[op] = outs
-    return _per_run(kernel_counts(isl_model, model.values), runs)
+    # Counted over every run of the solar.for loops around it; the cost model prices one run (Work.trips
+    # multiplies): docs/counts.md, "Kernels and einsums inside solar.for".
+    return op_counts(op, model.params, model.values, loops).per_run()
 
 
-@READ_BYTES.register(EinsumOp, KernelOp)
+@UNIT_HOOKS.read_bytes(EinsumOp, KernelOp)
 def _unit_reads(model: CostModel, op: EinsumOp | KernelOp, v: Value, full: int, loops: dict) -> int:
     c = model.counts(op, loops)
     names = [b.name for b in op.inputs if b.value is v]
     return fmin(full, fmax_of(c.bytes_read.get(n, 0) for n in names))
 
 
-@WRITE_BYTES.register(EinsumOp)
+@UNIT_HOOKS.write_bytes(EinsumOp)
 def _einsum_writes(model: CostModel, op: EinsumOp, v: Value, loops: dict) -> int:
     return model.counts(op, loops).bytes_written
 
 
-@WRITE_BYTES.register(KernelOp)
+@UNIT_HOOKS.write_bytes(KernelOp)
 def _kernel_writes(model: CostModel, op: KernelOp, v: Value, loops: dict) -> int:
-    model.counts(op, loops)
-    return model.kernel_outputs[op][op.outputs[op.results.index(v)].name]
+    return model.counts(op, loops).output_bytes[op.outputs[op.results.index(v)].name]
+
+
+# The cost model's own hooks (kernels, einsums); every other op names the set holding its (Op.backend_hooks).
+install(UNIT_HOOKS)

@@ -24,12 +24,7 @@ from solar.ir.rewrite import substitute_params
 from solar.ir.types import TensorType
 from solar.ir.verifier import suggest, verify
 
-from . import (
-    composition_hooks,  # noqa: F401  (registers the composition ops' hooks)
-    jit,
-    python_kernels,
-    selection,  # noqa: F401  (registers the data-dependent ops' hooks)
-)
+from . import jit, python_kernels
 from .codegen import GeneratedKernel, generate_kernel
 from .codegen_einsum import GeneratedEinsum, generate_einsum, generate_einsum_epilogue
 from .dtypes import FORMATS, STORAGE, compute_dtype, identity, round_tf32, storage_dtype, to_compute, to_storage
@@ -43,7 +38,7 @@ from .errors import (
     UnsupportedError,
     VerificationError,
 )
-from .op_hooks import EXECUTE, Env
+from .op_hooks import EXECUTE, Env, HookSet, install
 from .vectorized import VectorPlan, evaluate, prefers_numpy, vector_plan
 
 ArrayMap = Mapping[str, Any]
@@ -440,23 +435,26 @@ def _check_result(op: Op, array: np.ndarray, t: TensorType) -> None:
 
 # ---- how each op runs (composition ops: backends/composition_hooks.py) -----------------------------
 
+PROGRAM_HOOKS = HookSet("the executor's kernels, einsums and structural ops")
 
-@EXECUTE.register(KernelOp)
+
+
+@PROGRAM_HOOKS.execute(KernelOp)
 def _run_kernel(program: Program, op: KernelOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return program._kernel(op)([env[b.value] for b in op.inputs], idx)
 
 
-@EXECUTE.register(EinsumOp)
+@PROGRAM_HOOKS.execute(EinsumOp)
 def _run_einsum(program: Program, op: EinsumOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [program._einsum(op)([env[b.value] for b in op.inputs])]
 
 
-@EXECUTE.register(GroupOp)
+@PROGRAM_HOOKS.execute(GroupOp)
 def _run_group(program: Program, op: GroupOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return program.run_block(op.body, env, idx)
 
 
-@EXECUTE.register(ForOp)
+@PROGRAM_HOOKS.execute(ForOp)
 def _run_for(program: Program, op: ForOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     scope = {"%" + k: v for k, v in idx.items()}
     lower, upper = evaluate_int(op.lower, scope), evaluate_int(op.upper, scope)
@@ -468,15 +466,20 @@ def _run_for(program: Program, op: ForOp, env: Env, idx: dict[str, int]) -> list
     return carried
 
 
-@EXECUTE.register(IfOp)
+@PROGRAM_HOOKS.execute(IfOp)
 def _run_if(program: Program, op: IfOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     taken = bool(np.asarray(env[op.cond]).reshape(()))
     return program.run_block(op.then_body if taken else op.else_body, env, idx)
 
 
-@EXECUTE.register(CallOp)
+@PROGRAM_HOOKS.execute(CallOp)
 def _run_call(program: Program, op: CallOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return program.call(op.callee, [env[a] for a in op.args])
+
+
+# The executor's own hooks (kernels, einsums, structural ops); every other op names the set holding its
+# (Op.backend_hooks).
+install(PROGRAM_HOOKS)
 
 
 __all__ = ["InputSpec", "Program", "bind_values", "coerce_input", "prepare", "run"]

@@ -19,7 +19,8 @@ from solar.backends.einsum_graph import Graph, Node, einsum_graph
 from solar.ir.analysis.counts import is_contraction
 from solar.ir.einsum_spec import parse_spec
 from solar.ir.expr import Binary, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary, format_expr, linear_form
-from solar.ir.ops import EinsumOp, ModuleOp, PermuteOp, Value
+from solar.ir.index_map import IndexMap, NotAffine, Permutation
+from solar.ir.ops import EinsumOp, ModuleOp, Op, Value
 
 TORCH_DTYPES = {"f64": "torch.float64", "f32": "torch.float32", "tf32": "torch.float32", "bf16": "torch.bfloat16",
                 "f16": "torch.float16", "f8e4m3": "torch.float8_e4m3fn", "f8e5m2": "torch.float8_e5m2",
@@ -158,6 +159,17 @@ def emit_nvsolar(module: ModuleOp) -> str:
     return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120)
 
 
+def _view_map(op: Op) -> IndexMap | None:
+    """A view's index map where it has one at any sizes (a permutation of dimensions exports as a permute
+    layer whatever op declares it)."""
+    if not op.is_view or not op.operands:
+        return None
+    try:
+        return op.index_map({})
+    except NotAffine:
+        return None
+
+
 def _layer(node: Node, graph: Graph, names: _TensorNames) -> dict[str, Any]:
     op = node.op
     inputs = [graph.source(v) for v in node.inputs]
@@ -177,10 +189,10 @@ def _layer(node: Node, graph: Graph, names: _TensorNames) -> dict[str, Any]:
         kernel = op.attrs.get("kernel")
         if kernel is not None:
             extra["kernel"] = kernel.name
-    elif isinstance(op, PermuteOp):
+    elif isinstance(permutation := _view_map(op), Permutation):
         rank = len(graph.shape(node.outputs[0]))
         src = _identity(rank).split("->")[0]
-        perm = list(op.attrs["perm"])
+        perm = list(permutation.perm)
         layer.update(type="permute", einsum_equation=src + "->" + "".join(src[p] for p in perm),
                      elementwise_op="copy", reduction_op="none", is_real_einsum=False, is_einsum_supportable=True)
         extra = {"perm": perm}

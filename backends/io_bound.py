@@ -14,6 +14,12 @@ K = max over einsums ⌈points / F⌉ segments, and all but the last move C byte
 Segments of R bytes of traffic instead of C touch at most X = 2C + R + b bytes: traffic ≥ R·(K(X) − 1), and
 the best R counts (for a matmul, R = 4C: 1.41·MNK/√C elements against the 2·MNK/√C of the best tiling).
 
+A step whose result is written out (or is an intermediate that counts like a result, `_counted`) is cut
+instead by loads and *births* of its result elements (the first update of each partial sum that reaches the
+results; each result element is born once and stored at least once, so loads + births ≤ traffic): a segment
+then touches at most X = C + R + b bytes, the end of the segment costing nothing, and R = 2C gives a
+matmul's tight 2·MNK/√S − 2S (Smith, Lowery, Langou and van de Geijn; S = C/b elements).
+
 Windows (`p + r`) are not coordinate projections: the points are sliced by the window's minor indices (each
 slice sees a coordinate projection, and there are Π extents of them), or the windowed tensor is left out;
 the lesser F of the two counts. Tensors made and used inside a chain are left out (a segment may make as
@@ -133,13 +139,15 @@ def _relaxation(points: int, factor: float, projections: list[_Projection], indi
 
 
 def _relaxations(step: Step, problem: TilingProblem, made: frozenset[str],
-                 counted: frozenset[str]) -> list[tuple[_Relaxation, ...]]:
+                 counted: frozenset[str]) -> tuple[bool, list[tuple[_Relaxation, ...]]]:
     """Upper bounds on the points of the step that a set touching some bytes of the tensors in DRAM can
     hold, each a sum of parts (`_Relaxation`); the least of them counts. Two ways, sliced by the minor
     indices of its windows or with the windowed tensors left out. Where the step writes an intermediate,
     its points split in two: those whose result element lives and dies inside the set (all its reduction
     points are in the set: full fibres of the reduced indices), and the others (their result elements are
-    in the buffer at the segment's start or end, or moved, so they count against the budget)."""
+    in the buffer at the segment's start or end, or moved, so they count against the budget). The flag: the
+    step writes a result of the chain or an intermediate that counts like one (`_counted`), so its segments
+    may be cut by loads and births (`io_bound`)."""
     extent = problem.extent
     inputs = [a for a in step.reads if a.tensor not in made]
     inner = not problem.tensor(step.write.tensor).external and step.write.tensor not in counted
@@ -159,7 +167,7 @@ def _relaxations(step: Step, problem: TilingProblem, made: frozenset[str],
             alone = [p for a, p in zip(kept, projections, strict=True) if a is not step.write]
             out.append((_relaxation(step.points, factor, alone, indices, extent),))
         out.append(tuple(parts))
-    return out
+    return not inner, out
 
 
 def _counted(problem: TilingProblem) -> frozenset[str]:
@@ -214,43 +222,60 @@ def _fibres(step: Step, problem: TilingProblem, inputs: list[TensorAccess], slic
 
 
 @lru_cache(maxsize=256)
-def _relaxations_of(problem: TilingProblem) -> tuple[tuple[int, tuple[tuple[_Relaxation, ...], ...]], ...]:
+def _relaxations_of(problem: TilingProblem) -> tuple[tuple[int, bool, tuple[tuple[_Relaxation, ...], ...]], ...]:
     made, counted = frozenset(s.write.tensor for s in problem.steps), _counted(problem)
-    return tuple((s.points, tuple(_relaxations(s, problem, made, counted))) for s in problem.steps if s.points > 0)
+    out = []
+    for s in problem.steps:
+        if s.points > 0:
+            tight, ways = _relaxations(s, problem, made, counted)
+            out.append((s.points, tight, tuple(ways)))
+    return tuple(out)
 
 
-def segments(problem: TilingProblem, budget: np.ndarray) -> np.ndarray:
+def _step_segments(points: int, ways: tuple[tuple[_Relaxation, ...], ...], budget: np.ndarray) -> np.ndarray:
+    most = np.minimum.reduce([sum((r.most_points(budget) for r in parts), np.zeros(budget.shape)) for parts in ways])
+    return np.ceil(points / np.minimum(most, points) - 1e-9)
+
+
+def segments(problem: TilingProblem, budget: np.ndarray, tight: bool | None = None) -> np.ndarray:
     """The least number of pieces a run of the problem falls into when no piece touches more than `budget`
-    bytes of the tensors that live in DRAM (each budget of the array)."""
+    bytes of the tensors that live in DRAM (each budget of the array); with `tight` True (False), only the
+    steps that write a result (that do not), None all of them."""
     k = np.ones(budget.shape)
-    for points, ways in _relaxations_of(problem):
-        most = np.minimum.reduce([sum((r.most_points(budget) for r in parts), np.zeros(budget.shape))
-                                  for parts in ways])
-        k = np.maximum(k, np.ceil(points / np.minimum(most, points) - 1e-9))
+    for points, is_tight, ways in _relaxations_of(problem):
+        if tight is None or is_tight == tight:
+            k = np.maximum(k, _step_segments(points, ways, budget))
     return k
 
 
 @lru_cache(maxsize=256)
-def _pieces(problem: TilingProblem) -> tuple[np.ndarray, np.ndarray, int]:
-    """`segments` on a geometric grid of budgets, from one element to beyond every tensor's size; the
-    largest element."""
+def _pieces(problem: TilingProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """`segments` on a geometric grid of budgets, from one element to beyond every tensor's size, for the
+    steps that write results and for the others; the largest element."""
     itemsize = max(t.itemsize for t in problem.tensors)
     total = sum(problem.tensor(a.tensor).itemsize * math.prod(w.size for w in a.dims)
                 for s in problem.steps for a in (*s.reads, s.write))
     grid = itemsize * GRID ** np.arange(int(math.log(4.0 * max(total, 1) / itemsize) / math.log(GRID)) + 2)
-    return grid, segments(problem, grid), itemsize
+    return grid, segments(problem, grid, True), segments(problem, grid, False), itemsize
+
+
+def _most(grid: np.ndarray, k: np.ndarray, moved: np.ndarray) -> float:
+    useful = moved > 0
+    return float(np.max(moved[useful] * (k[useful] - 1))) if useful.any() else 0.0
 
 
 @lru_cache(maxsize=4096)
-def io_bound(problem: TilingProblem, capacity: float) -> float:
+def io_bound(problem: TilingProblem, capacity: float, tight: bool = True) -> float:
     """Bytes every schedule of the problem moves between DRAM and a buffer of `capacity` bytes (the module's
-    docstring): segments of R bytes of traffic each touch at most X = 2C + R + b bytes, so the traffic is at
-    least R·(K(X) − 1); the most over the budgets X of the grid. Non-increasing in the buffer size."""
+    docstring). A step that writes a result (or an intermediate that counts like one): segments of R bytes
+    of loads and births of its result elements each touch at most X = C + R + b bytes, and the births are
+    at most the result's stores, so the traffic is at least R·(K(X) − 1) (for a matmul the tight
+    2·MNK/√S − 2S of Smith et al.). Any other step: segments of R bytes of loads and stores, X = 2C + R + b.
+    The most over the budgets X of the grid and over the steps; non-increasing in the buffer size. `tight`
+    False: every step the second way (the bound before the first, kept for benchmarks/tiling.py)."""
     if not math.isfinite(capacity) or capacity <= 0:
         return 0.0
-    grid, k, itemsize = _pieces(problem)
-    moved = grid - 2.0 * capacity - itemsize  # R for each budget X of the grid
-    useful = moved > 0
-    if not useful.any():
-        return 0.0
-    return float(np.max(moved[useful] * (k[useful] - 1)))
+    grid, k_tight, k_loose, itemsize = _pieces(problem)
+    if not tight:
+        return _most(grid, np.maximum(k_tight, k_loose), grid - 2.0 * capacity - itemsize)
+    return max(_most(grid, k_tight, grid - capacity - itemsize), _most(grid, k_loose, grid - 2.0 * capacity - itemsize))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,13 +29,11 @@ from solar.ir.ops import (
 )
 
 from .dtypes import STORAGE, to_compute, to_storage
-from .op_hooks import COUNTS, EXECUTE, READ_BYTES, WRITE_BYTES, Env
+from .op_hooks import CostQueries, Env, HookSet, Runner
 
-if TYPE_CHECKING:
-    from .cost import CostModel
-    from .executor import Program
+HOOKS = HookSet("the data-dependent ops")  # installed by the executor and the cost model
 
-Runner = Callable[[SelectionOp, list[np.ndarray]], list[np.ndarray]]
+ArrayRunner = Callable[[SelectionOp, list[np.ndarray]], list[np.ndarray]]
 
 
 def run_selection(op: SelectionOp, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -44,25 +41,25 @@ def run_selection(op: SelectionOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return _RUNNERS[op.opname](op, args)
 
 
-@EXECUTE.register(SelectionOp)
-def _run(program: Program, op: SelectionOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+@HOOKS.execute(SelectionOp)
+def _run(program: Runner, op: SelectionOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return run_selection(op, [env[a] for a in op.args])
 
 
-@COUNTS.register(SelectionOp)
-def _counts(model: CostModel, op: SelectionOp, loops: dict) -> Counts:
+@HOOKS.counts(SelectionOp)
+def _counts(model: CostQueries, op: SelectionOp, loops: dict) -> Counts:
     """Comparisons, at least, as vector work (docs/counts.md, "Data-dependent ops")."""
     n = selection_counts(op, model.values).comparisons
     return Counts(flops_vector=n, ops=Counter({"cmp": n}))
 
 
-@READ_BYTES.register(SelectionOp)
-def _reads(model: CostModel, op: SelectionOp, v: Value, full: int, loops: dict) -> int:
+@HOOKS.read_bytes(SelectionOp)
+def _reads(model: CostQueries, op: SelectionOp, v: Value, full: int, loops: dict) -> int:
     return fmin(full, read_bytes(op, v, model.values))
 
 
-@WRITE_BYTES.register(SelectionOp)
-def _writes(model: CostModel, op: SelectionOp, v: Value, loops: dict) -> int:
+@HOOKS.write_bytes(SelectionOp)
+def _writes(model: CostQueries, op: SelectionOp, v: Value, loops: dict) -> int:
     return write_bytes(op, v, model.values)
 
 
@@ -157,7 +154,7 @@ def _bounded(op: SelectionOp, rows: np.ndarray, bound: int, fill: int | float) -
     return out
 
 
-_RUNNERS: dict[str, Runner] = {
+_RUNNERS: dict[str, ArrayRunner] = {
     SortOp.opname: _sort, ArgsortOp.opname: _sort, TopkOp.opname: _topk, KthvalueOp.opname: _kthvalue,
     CummaxOp.opname: _cumulative, CumminOp.opname: _cumulative, NonzeroOp.opname: _nonzero,
     MaskedSelectOp.opname: _masked_select,

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from solar.backends.cost import CostModel, mode_result
+from solar.backends.cost import CostModel, Peaks, Work, mode_result
 from solar.backends.io_bound import io_bound
+from solar.backends.io_bound_global import GlobalDependency, Recompute, global_dependency
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import EinsumDesc, Mapping, TilingProblem, Unfusable, build_problem, desc_of
@@ -104,6 +105,15 @@ class IRChains:
             return None
         return io_bound(problem, capacity)
 
+    def forced(self, name: str, ops: Sequence[EinsumOp], capacity: float) -> GlobalDependency | None:
+        """The traffic beyond the compulsory one that a global dependency of the chain forces on every
+        schedule under the buffer (`global_dependency`), or None."""
+        try:
+            problem = self.problem(name, ops)
+        except Unfusable:
+            return None
+        return global_dependency(problem, capacity)
+
     def space(self, name: str, ops: Sequence[EinsumOp]) -> Space:
         return space_of(self.problem(name, ops))
 
@@ -113,7 +123,8 @@ class GroupResult:
     """A chain (a solar.group, or the einsums of one kernel) under one buffer, three ways: fused as a
     whole (intermediates stay on chip when their tiles fit), each unit (kernel) fused on its own, and
     each einsum on its own (intermediates through DRAM). Its traffic is the least of them. `floor`: the
-    traffic every schedule of the chain as a whole moves (`io_bound`; None where it is not a problem)."""
+    traffic every schedule of the chain as a whole moves (`io_bound`; None where it is not a problem);
+    `forced`: the traffic beyond the compulsory one a global dependency forces (`global_dependency`)."""
 
     name: str
     capacity: float
@@ -122,6 +133,7 @@ class GroupResult:
     per_unit: float | None
     per_einsum: float | None
     floor: float | None = None
+    forced: GlobalDependency | None = None
 
     @property
     def options(self) -> dict[str, float]:
@@ -170,18 +182,20 @@ def group_result(chains: IRChains, name: str, units: Sequence[Sequence[EinsumOp]
     per_einsum = total([[op] for op in einsums])
     if len(einsums) == 1:
         fused, _ = chains.solve(einsums[0].symbol, einsums, capacity, lower)
-    floor = chains.floor(name if len(einsums) > 1 else einsums[0].symbol, einsums, capacity) if lower else None
-    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor)
+    whole = name if len(einsums) > 1 else einsums[0].symbol
+    floor = chains.floor(whole, einsums, capacity) if lower else None
+    forced = chains.forced(whole, einsums, capacity) if lower else None
+    return GroupResult(name, capacity, fused, why, per_unit, per_einsum, floor, forced)
 
 
-def lower_bound(fused_bytes: float, tiled: float | None, unfused_bytes: float, floor: float | None) -> float:
-    """The cache-aware bytes of a group (docs/sol.md, "Why these are lower bounds"): the least traffic of the
-    tiling space (`tiled`, None where the space cannot express the group) is an estimate a real schedule can
-    beat (a buffer with room to spare keeps part of a slab across a reload), so it counts only down to the
-    traffic every schedule moves (`floor`); never below the fused bytes, nor above the unfused ones."""
-    if tiled is None or floor is None:
-        return fused_bytes
-    return max(fused_bytes, min(tiled, unfused_bytes, floor))
+def lower_bound(fused_bytes: float, floor: float | None, forced: float = 0.0) -> float:
+    """The cache-aware bytes of a group (docs/sol.md, "Why these are lower bounds"): the traffic every
+    schedule of the group moves under the buffer (`floor`, `io_bound`; None where the group is not a tiling
+    problem), never below the fused bytes plus the traffic a global dependency forces beyond them
+    (`forced`, `io_bound_global`). Neither the tiling space's least (an estimate a real schedule can
+    beat: a buffer with room to spare keeps part of a slab across a reload) nor the unfused bytes (each
+    kernel on an unbounded buffer of its own) caps it: neither is a schedule's traffic on this buffer."""
+    return max(fused_bytes + forced, floor or 0.0)
 
 
 class Tilings:
@@ -209,8 +223,10 @@ class Tilings:
         if key not in self._results and lower and plain is not None and plain.fused is not None:
             # A chain that fits the buffer: the lower-bound search (`lower`) finds the same mapping.
             einsums = [op for u in units for op in u]
-            floor = self.chains(func).floor(name if len(einsums) > 1 else einsums[0].symbol, einsums, capacity)
-            self._results[key] = dataclasses.replace(plain, floor=floor)
+            whole = name if len(einsums) > 1 else einsums[0].symbol
+            chains = self.chains(func)
+            self._results[key] = dataclasses.replace(plain, floor=chains.floor(whole, einsums, capacity),
+                                                     forced=chains.forced(whole, einsums, capacity))
         if key not in self._results:
             self._results[key] = group_result(self.chains(func), name, units, capacity, lower)
             self.solved += 1
@@ -288,18 +304,18 @@ def describe(m: Mapping, space: Space) -> dict[str, Any]:
 # ---- the cache-aware SOL mode -----------------------------------------------------------------------
 
 
-def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings | None = None) -> CacheAware:
+def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings | None = None,
+                peaks: Peaks | None = None) -> CacheAware:
     """Cache-aware bytes of every group of a CostModel (docs/sol.md, "Cache-aware mode"); with `tilings`
     (the module's analysis), chains already solved under this buffer are not solved again.
 
-    A group is priced by a tiling of the group as a whole (intermediates on chip). Where none is found
-    (the mapping space cannot express the group, no tiling fits, the group holds loop nests), it is priced
-    at its fused bytes, with the reason: its kernels tiled one by one are a schedule that runs, and pricing
-    by it could put the bound above a better schedule the model cannot express. Those per-unit and
-    per-einsum figures stay in the rows as information (`schedules`); where the whole-group tiling exists
-    they also enter the least. The tiling space's least is an estimate (a real buffer keeps part of a slab
-    across a reload, which the space does not credit), so it counts only down to the segment bound, which no
-    schedule beats (`lower_bound`, `io_bound`; the row's `segment_bound_bytes`)."""
+    A group's bytes are a bound every schedule of it obeys under the buffer (`lower_bound`): the fused
+    bytes, plus what a global dependency forces beyond them (`global_dependency`), or the segment bound
+    (`io_bound`), whichever is more; a group the tiling model cannot express keeps its fused bytes, with the
+    reason. Beside it, labelled as an estimate and never a bound, the least traffic of the tilings found
+    (the whole group as one nest, its kernels one by one, its einsums one by one: schedules that run, whose
+    model a real buffer can still beat) and the gap between the two. With `peaks`, a dependency whose
+    elements may be round-tripped or recomputed is priced at its least-time split (`price_recompute`)."""
     tilings = tilings if tilings is not None else Tilings(model.module)
     works, rows = [], []
     for w in model.groups:
@@ -316,31 +332,75 @@ def cache_aware(model: CostModel, capacity: float, label: str, tilings: Tilings 
                 reason = None if res.fused is not None else f"no tiling of the group as a whole: {res.fused_why}"
             except Exception as err:  # a construct the tiling model does not cover keeps the fused bytes
                 reason = f"not modelled: {err}"
-        tiled = res.traffic if res is not None and res.fused is not None else None
+        estimate = res.traffic if res is not None else None
         floor = res.floor if res is not None else None
-        # Between the fused bytes (an infinite buffer) and the unfused ones (which price every kernel at its
-        # compulsory traffic, as if each had an unbounded buffer of its own), and at most what every
-        # schedule moves: docs/sol.md says why.
-        chosen = lower_bound(w.bytes, tiled, unfused, floor)
-        strategy = res.strategy if tiled is not None and res is not None else "fused bytes"
-        if tiled is not None and chosen < min(tiled, unfused):
-            strategy = "segment bound" if chosen > w.bytes else "fused bytes"
-            reason = ("a real schedule may move less than the tiling space's least (partial slabs kept across "
-                      "reloads): priced at the traffic every schedule moves, at least the fused bytes")
-        works.append(dataclasses.replace(w, bytes=chosen))
+        forced = res.forced if res is not None else None
+        chosen = lower_bound(w.bytes, floor, forced.extra if forced is not None else 0.0)
+        work = dataclasses.replace(w, bytes=chosen)
+        argument = _argument(w.bytes, floor, forced)
+        if peaks is not None and forced is not None and forced.recompute is not None:
+            split = price_recompute(work, w.bytes, forced.recompute, model, peaks)
+            if split is not None and peaks.time(split).seconds > peaks.time(work).seconds:
+                work, chosen = split, float(split.bytes)
+                argument = (f"global dependency (per fibre: round trips or recomputing @{forced.recompute.producer}, "
+                            f"the least time; @{forced.reduction} over {', '.join(forced.fibre)})")
+        works.append(work)
 
         def scaled(x: float | None, trips: int = w.trips) -> int | None:
             return None if x is None else round(x * trips)
 
-        rows.append({"name": w.name, "bytes": round(chosen * w.trips), "fused_bytes": round(w.bytes * w.trips),
-                     "unfused_bytes": round(unfused * w.trips), "tiled_bytes": scaled(tiled),
+        rows.append({"name": w.name, "bytes": round(chosen * w.trips), "bound": argument,
+                     "fused_bytes": round(w.bytes * w.trips), "unfused_bytes": round(unfused * w.trips),
+                     "estimate_bytes": scaled(estimate),
+                     "gap": None if estimate is None or chosen <= 0 else estimate / chosen,
+                     "strategy": res.strategy if res is not None else "none",
                      "whole_group_bytes": scaled(res.fused.traffic if res is not None and res.fused else None),
                      "segment_bound_bytes": scaled(floor),
-                     "strategy": strategy,
+                     "forced_bytes": scaled(forced.extra if forced is not None else None),
                      "reason": reason,
                      "schedules": {"per_unit_bytes": scaled(res.per_unit if res else None),
                                    "per_einsum_bytes": scaled(res.per_einsum if res else None)}})
     return CacheAware(capacity, label, works, list(model.groups), rows)
+
+
+def price_recompute(work: Work, fused_bytes: float, rec: Recompute, model: CostModel, peaks: Peaks) -> Work | None:
+    """The group's work where `rec.elements` elements of a contraction's result are each round-tripped
+    (`rec.round_trip` bytes beyond the fused ones) or recomputed (`rec.points` points again, one FLOP each,
+    on the fastest unit and precision the contraction's kernel runs on: both lower than the truth), at the
+    split with the least roofline time: a time every schedule needs. Its bytes are the split's, at least the
+    group's bound. None where the contraction's kernel is not found."""
+    unit = next((u for u in model.units if any(isinstance(o, EinsumOp) and o.symbol == rec.producer
+                                              for o in u.ops)), None)
+    keys = [(d, True) for d in unit.flops_tensor] + [(d, False) for d in unit.flops_vector] if unit else []
+    if not keys:
+        return None
+    dtype, contraction = max(keys, key=lambda k: peaks.compute(*k))
+
+    def split(kept: float) -> Work:
+        """`kept` elements round-tripped, the others recomputed."""
+        flops = (work.flops_tensor if contraction else work.flops_vector).copy()
+        flops[dtype] += rec.points * (rec.elements - kept)
+        field = "flops_tensor" if contraction else "flops_vector"
+        return dataclasses.replace(work, bytes=max(work.bytes, fused_bytes + rec.round_trip * kept), **{field: flops})
+
+    low, high = 0.0, rec.elements  # the time is convex in the split (the max of monotone linear terms)
+    for _ in range(100):
+        a, b = low + (high - low) / 3, high - (high - low) / 3
+        if peaks.time(split(a)).seconds <= peaks.time(split(b)).seconds:
+            high = b
+        else:
+            low = a
+    return min((split(x) for x in (0.0, low, rec.elements)), key=lambda w: peaks.time(w).seconds)
+
+
+def _argument(fused_bytes: float, floor: float | None, forced: GlobalDependency | None) -> str:
+    """Which argument gives a group's cache-aware bytes (`lower_bound`)."""
+    with_forced = fused_bytes + (forced.extra if forced is not None else 0.0)
+    if floor is not None and floor > with_forced:
+        return "segment bound"
+    if forced is not None and forced.extra > 0:
+        return f"global dependency ({forced.argument}: @{forced.reduction} over {', '.join(forced.fibre)})"
+    return "fused bytes"
 
 
 def add_cache_aware(report: TargetReport, model: CostModel, buffer: str, tilings: Tilings | None = None) -> str | None:
@@ -351,7 +411,7 @@ def add_cache_aware(report: TargetReport, model: CostModel, buffer: str, tilings
         capacity = resolve_buffer(buffer, report.peaks.target)
     except (ValueError, TargetError) as err:
         return str(err)
-    ca = cache_aware(model, capacity, buffer, tilings)
+    ca = cache_aware(model, capacity, buffer, tilings, report.peaks)
     ca.mode = mode_result("cache_aware", ca.works, report.peaks)
     report.cache_aware = ca
     return None

@@ -6,18 +6,54 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_array
 
-from solar.backends.tiling_problem import AccessDim, Mapping, Slab, Use
+from solar.backends.tiling_problem import AccessDim, Mapping, Slab, TilingProblem, Use
 
-if TYPE_CHECKING:  # the space drives its formulations: only the annotation names it here
-    from solar.backends.tiling import Space
+
+class Space(Protocol):
+    """What a formulation reads of the mapping space it formulates (`solar.backends.tiling.Space`, which
+    drives its formulations, is the one): its uses, slabs and loops, the traffic model, and the caches that
+    formulations of one space share. Declared here so that the MILP need not import the space."""
+
+    problem: TilingProblem
+    extent: dict[str, int]
+    multi: bool
+    indices: tuple[str, ...]
+    shared: tuple[str, ...]
+    private: list[tuple[str, ...]]
+    hstar: tuple[str, ...]
+    batch: frozenset[str]
+    cands: dict[str, tuple[int, ...]]
+    uses: list[Use]
+    slabs: list[Slab]
+    merged: dict[str, tuple[int, ...]]
+    merged_of: dict[int, str]
+    merged_floor: dict[str, float]
+    compulsory: float
+    factor_cache: dict[tuple[Any, ...], tuple[list[float], list[float]]]
+    point_cache: dict[tuple[Any, ...], list[float]]
+
+    def footprint(self, dims: tuple[AccessDim, ...], span: dict[str, int]) -> int: ...
+
+    def components(self, dims: tuple[AccessDim, ...],
+                   loops: Iterable[str]) -> list[tuple[tuple[str, ...], tuple[AccessDim, ...]]]: ...
+
+    def group_traffic(self, idx: tuple[str, ...], windows: tuple[AccessDim, ...], tiles: dict[str, int | None],
+                      reload_of: Callable[[str], bool] = ...) -> int: ...
+
+    def common(self, a: int, b: int, by_loops: bool = False) -> set[str]: ...
+
+    def conflict(self, a: int, b: int, by_loops: bool = False) -> bool: ...
+
+    def evaluate(self, tiles: dict[str, int], tiled: dict[str, frozenset[str]], capacity: float = ...,
+                 solver: str = "milp") -> Mapping | None: ...
 
 # ---- the MILP ---------------------------------------------------------------------------------------
 

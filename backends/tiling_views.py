@@ -3,7 +3,8 @@
 through remapped subscripts (permute: the entries reordered; slice: `start + step·entry`, an index entry
 a constant; a reshape that splits dimensions: the entries of each split folded into one affine entry), a
 read of a broadcast is a read of its source with the broadcast dimensions left out (a size-1 source
-dimension is the constant 0), and a constant is read from no tensor at all (it moves no data)."""
+dimension is the constant 0), and a constant is read from no tensor at all (it moves no data). Each view
+says how it maps indices (`Op.index_map`); nothing here names a view's class."""
 
 from __future__ import annotations
 
@@ -11,61 +12,14 @@ from collections.abc import Callable
 
 from solar.backends.tiling_problem import EinsumDesc, Unfusable
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
-from solar.ir.expr import Binary, Expr, IndexRef, IntLit, evaluate_int, linear_form
-from solar.ir.ops import BroadcastOp, ConstantOp, PermuteOp, ReshapeOp, SliceOp, Value
+from solar.ir.expr import Expr, IndexRef, linear_form
+from solar.ir.index_map import NotAffine
+from solar.ir.ops import Value
 
 
 def _shape(v: Value, values: dict[str, int]) -> tuple[int, ...]:
     assert v.type is not None
     return v.type.concrete_shape(values)
-
-
-def _number(e: Expr | None, default: int, values: dict[str, int]) -> int:
-    if e is None:
-        return default
-    try:
-        return evaluate_int(e, dict(values))
-    except (KeyError, TypeError, ValueError) as err:
-        raise Unfusable("a slice bound that is not a number: not modelled") from err
-
-
-def _plus(a: Expr, b: Expr) -> Expr:
-    return Binary("+", a, b)
-
-
-def _times(k: int, e: Expr) -> Expr:
-    return e if k == 1 else Binary("*", IntLit(k), e)
-
-
-def _reshape(term: list[Expr], result: tuple[int, ...], source: tuple[int, ...]) -> list[Expr]:
-    """The source entries of a reshape read through `term`: each source dimension is a run of result
-    dimensions whose sizes multiply to its size (a split; row-major, so the entry is Σ stride·entry), size-1
-    dimensions on either side taking no part; a result dimension made of several source dimensions (a
-    merge) is not affine."""
-    merge = Unfusable("a reshape that merges dimensions is read: not modelled (not affine)")
-    out: list[Expr] = []
-    r = 0
-    for size in source:
-        if size == 1:
-            out.append(IntLit(0))
-            continue
-        entry: Expr | None = None
-        covered = 1
-        while covered < size:
-            if r >= len(result):
-                raise merge
-            n = result[r]
-            if n > 1:
-                if size % (covered * n):
-                    raise merge
-                entry = term[r] if entry is None else _plus(_times(n, entry), term[r])
-                covered *= n
-            r += 1
-        assert entry is not None
-        out.append(entry)
-    if any(n != 1 for n in result[r:]):
-        raise merge
-    return out
 
 
 def resolve(v: Value, term: tuple[Expr, ...], values: dict[str, int]) -> tuple[Value, tuple[Expr, ...]] | None:
@@ -74,33 +28,18 @@ def resolve(v: Value, term: tuple[Expr, ...], values: dict[str, int]) -> tuple[V
     entries = list(term)
     while True:
         owner = v.owner
-        if isinstance(owner, ConstantOp):
-            return None
-        if not isinstance(owner, PermuteOp | BroadcastOp | SliceOp | ReshapeOp) or not owner.operands:
+        if owner is None or not owner.is_view:
             return v, tuple(entries)
-        src = owner.operands[0]
-        shape, source = _shape(v, values), _shape(src, values)
-        if isinstance(owner, PermuteOp):
-            moved: list[Expr] = [IntLit(0)] * len(source)
-            for d, p in enumerate(owner.attrs["perm"]):
-                moved[p] = entries[d]
-            entries = moved
-        elif isinstance(owner, BroadcastOp):
-            dims = owner.attrs["dims"]
-            entries = [entries[dims[i]] if source[i] == shape[dims[i]] else IntLit(0) for i in range(len(source))]
-        elif isinstance(owner, SliceOp):
-            sliced: list[Expr] = []
-            k = 0
-            for e in owner.entries:
-                if e.index is not None:
-                    sliced.append(IntLit(_number(e.index, 0, values)))
-                    continue
-                start, step = _number(e.start, 0, values), _number(e.step, 1, values)
-                sliced.append(_plus(_times(step, entries[k]), IntLit(start)) if start else _times(step, entries[k]))
-                k += 1
-            entries = sliced
-        else:
-            entries = _reshape(entries, shape, source)
+        if not owner.operands:
+            return None  # a constant: no data
+        try:
+            index_map = owner.index_map(values)
+            if index_map is None:
+                return v, tuple(entries)
+            src = owner.operands[0]
+            entries = index_map.source_entries(entries, _shape(v, values), _shape(src, values))
+        except NotAffine as err:
+            raise Unfusable(str(err)) from err
         v = src
 
 

@@ -147,8 +147,8 @@ def compute_bounds(module: ModuleOp, targets: list[Target], sizes: dict[str, int
         if ca is not None:
             seconds["cache_aware"] = ca.mode.seconds
             bound_by["cache_aware"] = ca.mode.bound
-            notes += [f"cache-aware: {row['name']} keeps its fused bytes ({row['strategy']})"
-                      for row in ca.rows if str(row["strategy"]).startswith("not modelled")]
+            notes += [f"cache-aware: {row['name']} keeps its fused bytes ({row['reason']})"
+                      for row in ca.rows if str(row["reason"] or "").startswith("not modelled")]
         else:
             notes.append(f"no cache-aware mode: {why}")
         if not first_bytes:

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from .bounds import Bounds, BoundsError, compute_bounds
+from .conditions import Monitor, Probes, spread_of, system_probes
 from .measure import (
     FRAMEWORK_MODES,
     Measurement,
     TimingOptions,
+    cpu_count,
     cuda_available,
     cuda_device_info,
     detect_gpu_target,
@@ -46,6 +48,7 @@ class BenchOptions:
     timing: dict[str, Any] = field(default_factory=dict)  # TimingOptions fields
     source: str | None = None  # the original program of a .sir
     seed: int = 0
+    quiet_wait_s: float = 0.0  # --quiet-wait: how long to wait for a quiet machine before measuring
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,8 +70,9 @@ class Program:
     make_run: Any  # () -> (callable or model, inputs, declared shapes check)
 
 
-def bench_problem(path: str, opts: BenchOptions) -> dict[str, Any]:
-    """The record of one problem. Failures are recorded (stage and message), never raised."""
+def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None) -> dict[str, Any]:
+    """The record of one problem. Failures are recorded (stage and message), never raised. `probes` read the
+    machine's conditions around the measurement (this machine's /proc by default; tests inject them)."""
     start = time.perf_counter()
     rec: dict[str, Any] = {"version": RECORD_VERSION, "problem": path, "status": "ok", "errors": [],
                            "violations": [], "beats": [], "notes": []}
@@ -117,8 +121,20 @@ def bench_problem(path: str, opts: BenchOptions) -> dict[str, Any]:
         if machine is None:
             rec["notes"].append("no target of the measuring machine among --target (host on the CPU, the GPU's "
                                 "own): times are recorded without headroom")
+        monitor = Monitor(probes or system_probes(), cpu_count(), _threads_measured(machine, device))
+        monitor.wait_for_quiet(opts.quiet_wait_s)
+        monitor.start()
         measured = _measure(prog, opts, device, machine, bounds)
+        conditions = monitor.finish({m.mode: spread_of(m.median_s, m.min_s) for m in measured
+                                     if m.median_s is not None and m.min_s is not None})
+        rec["conditions"] = conditions.to_json()
+        rec["noisy"] = conditions.noisy
         rec["measurements"] = {m.mode: m.to_json() for m in measured}
+        if not measured:  # e.g. --frameworks jit on a PyTorch program: say so, never "skipped (--no-measure)"
+            applies = "jit" if prog.framework == "jax" else "eager, compile"
+            rec["errors"].append({"stage": "measure", "message": f"no mode of --frameworks {','.join(opts.frameworks)} "
+                                  f"applies to a {prog.framework} program ({applies})"})
+            rec["status"] = "error"
         for m in measured:
             if m.error:
                 rec["errors"].append({"stage": f"measure {m.mode}", "message": m.error})
@@ -172,6 +188,15 @@ def _device(choice: str) -> str:
     if choice == "auto":
         return "cuda" if cuda_available() else "cpu"
     return choice
+
+
+def _threads_measured(machine: Any, device: str) -> int:
+    """The CPU threads the measurement runs on: the host calibration's (torch is set to it), every CPU this
+    process may use without one, one host thread that drives a GPU."""
+    if device != "cpu":
+        return 1
+    calibrated = (machine.calibration or {}).get("threads") if machine is not None and machine.kind == "cpu" else None
+    return int(calibrated or cpu_count())
 
 
 def _machine_target(targets: list[Any], device: str) -> Any:

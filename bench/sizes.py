@@ -77,8 +77,11 @@ def parse_params(items: Iterable[str]) -> dict[str, int]:
     for item in items:
         for part in (p for p in item.split(",") if p.strip()):
             m = _PARAM.match(part)
-            if not m or int(m.group(2)) <= 0:
-                raise SizeError(f"bad --param '{part}': write NAME=V with a positive integer V, e.g. batch_size=4")
+            if not m or len(m.group(2)) > 19 or not 0 < int(m.group(2)) < 2**63:
+                raise SizeError(f"bad --param '{part}': write NAME=V with a positive integer V below 2^63, e.g. "
+                                "batch_size=4")
+            if m.group(1) in out:  # the last would silently win: say which value is meant
+                raise SizeError(f"--param {m.group(1)} is given twice ({out[m.group(1)]} and {m.group(2)})")
             out[m.group(1)] = int(m.group(2))
     return out
 

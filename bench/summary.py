@@ -41,9 +41,10 @@ def render_problem(rec: dict[str, Any]) -> str:
         table.add_column(f"{target} SOL", justify="right")
     headroom = rec.get("headroom", {})
     measured = [m for m in rec.get("measurements", {}).values() if m.get("min_s") is not None]
+    mark = " (noisy)" if rec.get("noisy") else ""  # a busy machine's headroom is never shown unmarked
     for machine, per_fw in headroom.items():
         for fw in per_fw:
-            table.add_column(f"{fw} ÷ {machine} SOL", justify="right")
+            table.add_column(f"{fw} ÷ {machine} SOL{mark}", justify="right")
     for mode in MODES:
         row = [LABELS[mode]]
         row += [seconds(b[mode]) if mode in b else "n/a" for b in bounds.values()]
@@ -62,8 +63,10 @@ def render_problem(rec: dict[str, Any]) -> str:
             console.print(f"{m['mode']}: skipped: {m['skipped']}", markup=False, highlight=False)
         elif m.get("error"):
             console.print(f"{m['mode']}: failed: {m['error']}", markup=False, highlight=False)
-    if not measured and rec.get("measurements") == {}:
+    if not measured and rec.get("measurements") == {} and "conditions" not in rec:
         console.print("measurement: skipped (--no-measure)")
+    if rec.get("noisy"):
+        console.print(noisy_line(rec), markup=False, highlight=False)
     for note in rec.get("notes", []):
         console.print(f"note: {note}", markup=False, highlight=False)
     for beat in beats_of(rec):
@@ -80,10 +83,24 @@ def _threads(t: dict[str, Any]) -> str:
 # ---- a batch ---------------------------------------------------------------------------------------------
 
 
+def noisy_line(rec: dict[str, Any]) -> str:
+    """The one line saying a record's measurement ran on a busy machine."""
+    reasons = rec.get("conditions", {}).get("reasons") or ["the machine was busy"]
+    return (f"noisy: {'; '.join(reasons)}: the headroom describes a busy machine, not the program "
+            "(violations are still judged on the minimum)")
+
+
+def noisy_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r.get("noisy")]
+
+
 def headroom_series(records: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[tuple[str, float]]]:
-    """(target, framework mode, SOL mode) → [(problem, median headroom)], over problems that have it."""
+    """(target, framework mode, SOL mode) → [(problem, median headroom)], over problems that have it and
+    were measured on a quiet machine (a noisy record's headroom is the machine's, not the program's)."""
     out: dict[tuple[str, str, str], list[tuple[str, float]]] = {}
     for rec in records:
+        if rec.get("noisy"):
+            continue
         for target, per_fw in rec.get("headroom", {}).items():
             for fw, per_mode in per_fw.items():
                 for mode, r in per_mode.items():
@@ -107,6 +124,7 @@ def coverage(records: list[dict[str, Any]]) -> dict[str, int]:
         "violations": sum(len(r.get("violations", [])) for r in records),
         "problems_with_violations": sum(1 for r in records if r.get("violations")),
         "cached_beats": sum(len(r.get("beats", [])) for r in records),
+        "noisy": sum(1 for r in records if r.get("noisy")),
     }
 
 
@@ -133,6 +151,11 @@ def render_summary(records: list[dict[str, Any]]) -> str:
             table.add_row(target, fw, LABELS.get(mode, mode), str(len(xs)), f"{statistics.median(xs):.3g}×",
                           f"{geomean(xs):.3g}×", f"{min(xs):.3g}×", str(sum(1 for x in xs if x < 1)))
         console.print(table)
+    noisy = noisy_records(records)
+    if noisy:
+        console.print(f"noisy: {len(noisy)} measured on a busy machine, left out of the headroom: "
+                      + ", ".join(r["problem"] for r in noisy[:10]) + (" ..." if len(noisy) > 10 else ""),
+                      markup=False, highlight=False)
     console.print(f"violations: {cov['violations']} in {cov['problems_with_violations']} problem(s); "
                   f"unfused model beaten with cached intermediates: {cov['cached_beats']}", markup=False,
                   highlight=False)
@@ -163,7 +186,9 @@ def plot_headroom(records: list[dict[str, Any]], path: str) -> None:
     fw_order = {m: i for i, m in enumerate(FRAMEWORK_MODES)}
     panels = sorted({(t, fw) for t, fw, _ in series}, key=lambda p: (p[0], fw_order.get(p[1], 9), p[1]))
     if not panels:
-        raise ValueError("no problem has a measured headroom to plot")
+        left_out = len(noisy_records(records))
+        raise ValueError("no problem has a measured headroom to plot"
+                         + (f" ({left_out} noisy record(s) left out)" if left_out else ""))
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)
     for ax, (target, fw) in zip(axes[0], panels, strict=True):
         for mode in MODES:
@@ -175,7 +200,8 @@ def plot_headroom(records: list[dict[str, Any]], path: str) -> None:
         ax.set_yscale("log")
         ax.set_xlabel("problems, sorted by headroom")
         ax.set_ylabel("measured ÷ SOL")
-        ax.set_title(f"{fw} on {target}")
+        left_out = len(noisy_records(records))
+        ax.set_title(f"{fw} on {target}" + (f" ({left_out} noisy left out)" if left_out else ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()

@@ -20,7 +20,9 @@ and the transformer and bottleneck blocks of benchmarks/gpu_corpus (each the lea
 before). Target (issue 13): at most 5 s per
 network.
 
-    python benchmarks/tiling.py [--wall] [--quick] [--network-only]
+    python benchmarks/tiling.py [--wall] [--quick] [--network-only] [--bound-only]
+
+The cache-aware bound's cost per group before and after issue 25 (benchmarks/tiling_bound.py) comes last.
 
 Times are CPU seconds of this process (HiGHS runs in it) unless --wall. Targets (issue 6): a median of at
 most 50 ms per (einsum, buffer size) and at most 1 s per 20-point curve.
@@ -33,6 +35,8 @@ import math
 import statistics
 import time
 from collections.abc import Callable
+
+from tiling_bound import gemm_batchnorm, run_bound
 
 from solar.backends.tiling import Space
 from solar.backends.tiling_ir import CURVE_BUFFERS
@@ -232,9 +236,15 @@ def main() -> None:
     parser.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
     parser.add_argument("--quick", action="store_true", help="5 buffer sizes per case instead of 20")
     parser.add_argument("--network-only", action="store_true", help="only the network-scale case")
+    parser.add_argument("--bound-only", action="store_true", help="only the cache-aware bound's cost per group")
     args = parser.parse_args()
     if args.wall:
         CLOCK = time.perf_counter
+    bound_cases = [*[(label, big) for label, big, _ in CASES],
+                   ("gemm+batchnorm 16384x4096x4096 (L2 39)", lambda: gemm_batchnorm(16384, 4096, 4096))]
+    if args.bound_only:
+        run_bound(bound_cases, CLOCK)
+        return
     network, baseline, count = run_network(24)
     print(f"network: residual MLP, 24 blocks, {count} einsums at GPU sizes: --tile-search {network:.2f} s per network "
           f"(target <= 5 s); baseline, each einsum on its own space: {baseline:.2f} s; "
@@ -249,6 +259,7 @@ def main() -> None:
         ok = "ok" if r["median"] <= 0.05 and r["curve"] <= 1.0 else "over target"
         print(f"{label:<11}{r['median'] * 1e3:>10.1f} ms{r['median_milp'] * 1e3:>10.1f} ms{r['warm'] * 1e3:>10.1f} ms"
               f"{r['curve']:>8.2f} s{r['ratio']:>11.1f}×  {ok}")
+    run_bound(bound_cases, CLOCK)
 
 
 if __name__ == "__main__":

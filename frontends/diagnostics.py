@@ -42,6 +42,8 @@ def _framework_dirs() -> tuple[str, ...]:
             continue
         for where in (spec.submodule_search_locations or []) if spec is not None else []:
             dirs.append(os.path.abspath(where) + os.sep)
+    # The frontends' own wrappers (callable_problem's `forward`) are never the user's line either.
+    dirs.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)
     return tuple(dirs)
 
 
@@ -90,6 +92,13 @@ class Problem:
         if self.where is not None and self.where.code:
             text += f"    {self.where.code}\n"
         return text
+
+
+def lowering_failed(op: str, err: Exception) -> str:
+    """The diagnostic of a lowering that raised something other than LoweringError (a bug in SOLAR's
+    lowering, not in the program): it names the op and the exception, so the user can report it."""
+    first = (str(err).strip().splitlines() or [""])[0]
+    return f"lowering {op} failed: {type(err).__name__}: {first} (an internal error in SOLAR: please report it)"
 
 
 class TranslationError(Exception):

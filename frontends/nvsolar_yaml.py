@@ -19,17 +19,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
+from solar.frontends.nvsolar_schema import DTYPES, SOLAR_KEY, GraphImportError, layer_problem, load_graph
+from solar.ir.diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, SourceManager
 from solar.ir.ops import ModuleOp
 from solar.ir.parser import parse_module
 from solar.ir.verifier import verify
 
-_DTYPES = {"torch.float64": "f64", "torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16",
-           "torch.float8_e4m3fn": "f8e4m3", "torch.float8_e5m2": "f8e5m2", "torch.int64": "i64",
-           "torch.int32": "i32", "torch.int8": "i8", "torch.bool": "i1", "float32": "f32", "fp32": "f32",
-           "float16": "f16", "fp16": "f16", "bfloat16": "bf16", "bf16": "bf16"}
+__all__ = ["GraphImportError", "nvsolar_to_sir", "translate_nvsolar"]
+
 _TOKEN = re.compile(r"[A-Z][0-9]*")
 _FUNCS = {"exp", "log", "tanh", "sigmoid", "erf", "sqrt", "rsqrt", "abs", "neg", "reciprocal", "sin", "cos",
           "exp2", "log2", "log1p", "expm1", "floor", "ceil", "round", "sign"}
@@ -38,15 +35,7 @@ _REDUCE = {"add": "+=", "sum": "+=", "mean": "+=", "max": "max=", "min": "min=",
            None: "="}
 _VIEWS = {"view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "contiguous"}
 _PERMUTES = {"permute", "transpose", "t"}
-
-
-class GraphImportError(ValueError):
-    """A graph this importer cannot translate; `line` is where the layer starts in the file."""
-
-    def __init__(self, message: str, line: int = 0, col: int = 0) -> None:
-        super().__init__(message)
-        self.line = line
-        self.col = col
+_FIRST_BODY_LINE = 3  # the generated SIR: the module's line, the function's line, then one line per layer
 
 
 @dataclass
@@ -56,39 +45,48 @@ class _Tensor:
     dtype: str
 
 
+@dataclass
+class GraphSIR:
+    """The SIR text of a graph, and the layer (with its line in the graph file) each body line came from."""
+
+    text: str
+    origins: list[tuple[str, int, int]]
+
+    def location(self, sir_line: int, file: str) -> tuple[str, Location]:
+        """The layer and the graph-file location a line of the generated SIR stands for."""
+        k = sir_line - _FIRST_BODY_LINE
+        if 0 <= k < len(self.origins):
+            lid, line, col = self.origins[k]
+            return lid, Location(file, line, col)
+        return "", Location(file, 1, 1)
+
+
 def translate_nvsolar(text: str, path: str) -> ModuleOp:
-    """The SIR module of an einsum graph; raises GraphImportError or DiagnosticError (the generated IR is verified)."""
-    sir = nvsolar_to_sir(text)
+    """The SIR module of an einsum graph; raises GraphImportError or DiagnosticError. The generated IR is
+    verified, and its errors are located at the layer's line in the graph file, not in the generated text."""
+    graph = graph_to_sir(text)
     engine = DiagnosticEngine()
-    module = parse_module(sir, f"{path} (as SIR)", engine)
+    module = parse_module(graph.text, f"{path} (as SIR)", engine)
     if engine.has_errors or not verify(module, engine):
-        raise DiagnosticError(engine.diagnostics, engine.sources)
+        sources = SourceManager()
+        sources.add(path, text)
+        located = []
+        for diag in engine.diagnostics:
+            lid, loc = graph.location(diag.loc.line, path)
+            where = f"layer '{lid}'" if lid else "the generated function"
+            located.append(Diagnostic(diag.severity, f"{where}: {diag.message}", loc))
+        raise DiagnosticError(located, sources)
     return module
 
 
 def nvsolar_to_sir(text: str) -> str:
-    try:
-        doc = yaml.safe_load(text)
-        lines = _layer_lines(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise GraphImportError(f"not valid YAML: {getattr(err, 'problem', err)}", mark.line + 1 if mark else 0,
-                           mark.column + 1 if mark else 0) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("layers"), dict):
-        raise GraphImportError("expected a mapping with 'model_name' and 'layers' (NVIDIA SOLAR's "
-                               "einsum_graph.yaml)", 1)
+    """The SIR text of an einsum graph; raises GraphImportError."""
+    return graph_to_sir(text).text
+
+
+def graph_to_sir(text: str) -> GraphSIR:
+    doc, lines = load_graph(text)
     return _Importer(doc, lines).run()
-
-
-def _layer_lines(text: str) -> dict[str, tuple[int, int]]:
-    root = yaml.compose(text)
-    found: dict[str, tuple[int, int]] = {}
-    if isinstance(root, yaml.MappingNode):
-        for key, value in root.value:
-            if key.value == "layers" and isinstance(value, yaml.MappingNode):
-                for k, _ in value.value:
-                    found[str(k.value)] = (k.start_mark.line + 1, k.start_mark.column + 1)
-    return found
 
 
 class _Importer:
@@ -99,6 +97,7 @@ class _Importer:
         self.tensors: dict[str, _Tensor] = {}
         self.args: list[_Tensor] = []
         self.body: list[str] = []
+        self.origins: list[tuple[str, int, int]] = []
         self.read: set[str] = set()
         self.made: list[str] = []
         self.taken: set[str] = set()
@@ -110,10 +109,17 @@ class _Importer:
     def ordered(self) -> list[tuple[str, dict[str, Any]]]:
         """The layers with each after the layers whose tensors it reads (file order where that holds)."""
         layers = [(str(k), v) for k, v in self.doc["layers"].items()]
+        maker: dict[str, str] = {}
         for lid, layer in layers:
-            if not isinstance(layer, dict) or not isinstance(layer.get("tensor_names"), dict):
-                raise self.error(lid, "is not a mapping with tensor_names")
-        maker = {name: lid for lid, layer in layers for name in layer["tensor_names"].get("outputs") or []}
+            problem = layer_problem(layer)
+            if problem:
+                raise self.error(lid, problem)
+            for name in layer["tensor_names"].get("outputs") or []:
+                if name in maker:  # one tensor, two producers: which one the readers mean is unknowable
+                    raise self.error(lid, f"makes tensor '{name}', which layer '{maker[name]}' makes too")
+                maker[name] = lid
+            if set(layer["tensor_names"].get("inputs") or []) & set(layer["tensor_names"].get("outputs") or []):
+                raise self.error(lid, "reads a tensor it makes itself")
         done: set[str] = set()
         out: list[tuple[str, dict[str, Any]]] = []
         pending = list(layers)
@@ -129,23 +135,32 @@ class _Importer:
             pending = [p for p in pending if p[0] not in done]
         return out
 
-    def run(self) -> str:
+    def run(self) -> GraphSIR:
         for lid, layer in self.ordered():
+            before = len(self.body)
             try:
                 self._layer(str(lid), layer)
-            except (KeyError, IndexError, TypeError) as err:
+            except GraphImportError:
+                raise
+            except (KeyError, IndexError, TypeError, ValueError) as err:
                 raise self.error(str(lid), f"missing or malformed field ({err})") from None
+            self.origins += [(lid, *self.lines.get(lid, (1, 1)))] * (len(self.body) - before)
         outputs = (self.doc.get("solar") or {}).get("outputs") or [n for n in self.made if n not in self.read]
         if not outputs:
             raise GraphImportError("the graph has no layer whose result nobody reads (nothing to return)", 1)
+        unknown = [n for n in outputs if n not in self.tensors]
+        if unknown:
+            raise GraphImportError(f"solar.outputs names tensor '{unknown[0]}', which no layer makes",
+                                   *self.lines.get(SOLAR_KEY, (1, 1)))
         results = [self.tensors[n] for n in outputs]
         header = f"solar.module @{self.model}"
         args = ", ".join(f"%{t.ssa}: {_type(t)}" for t in self.args)
         rtypes = ", ".join(_type(t) for t in results)
         ret = ", ".join(f"%{t.ssa}" for t in results)
         body = "".join(f"    {line}\n" for line in self.body)
-        return (f"{header} attributes {{origin = \"nvsolar-yaml\"}} {{\n"
-                f"  solar.func @forward({args}) -> ({rtypes}) {{\n{body}    solar.return {ret}\n  }}\n}}\n")
+        return GraphSIR(f"{header} attributes {{origin = \"nvsolar-yaml\"}} {{\n"
+                        f"  solar.func @forward({args}) -> ({rtypes}) {{\n{body}    solar.return {ret}\n  }}\n}}\n",
+                        self.origins)
 
     def _fresh(self, hint: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_]", "_", hint).strip("_").lower() or "t"
@@ -238,8 +253,9 @@ def _symbol(name: str) -> str:
 
 
 def _dtype(dtypes: dict[str, Any], side: str, k: int) -> str:
+    """The SIR dtype of a tensor; f32 where the graph names none (NVIDIA's files often omit tensor_dtypes)."""
     values = dtypes.get(side) or []
-    return _DTYPES.get(str(values[k]), "f32") if k < len(values) else "f32"
+    return DTYPES[values[k]] if k < len(values) else "f32"
 
 
 def _type(t: _Tensor) -> str:
@@ -275,7 +291,7 @@ def _tokens(term: str) -> list[str] | None:
 
 def _spec(equation: str, n_inputs: int) -> tuple[str | None, bool]:
     """The equation in SIR subscripts (one lowercase letter per rank), and whether it reduces."""
-    if "->" not in equation:
+    if equation.count("->") != 1:
         return None, False
     lhs, rhs = equation.replace(" ", "").split("->")
     terms = lhs.split(",") if lhs else []

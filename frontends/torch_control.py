@@ -17,17 +17,28 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from solar.ir.ops import Value
 
+from .diagnostics import Problem
 from .lowering.core import Emitter, LoweringError
 from .lowering.registry import op_key
+from .torch_problem import ArgSource
 
-if TYPE_CHECKING:
-    from .torch_export import GraphLowering
+
+class GraphLowering(Protocol):
+    """What lowering a loop needs of the graph lowering that meets it (torch_export.GraphLowering is one):
+    the body is lowered node by node as the main graph is."""
+
+    ep: torch.export.ExportedProgram
+    problems: list[Problem]
+
+    def lower_node(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], em: Emitter) -> None: ...
+
+    def arg_sources(self) -> dict[str, ArgSource]: ...
 
 WHILE_LOOP = torch.ops.higher_order.while_loop
 MAX_TRIPS = 1 << 20  # a static loop longer than this is surely a mistake (and slow to count)

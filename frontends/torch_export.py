@@ -22,6 +22,7 @@ from __future__ import annotations
 import operator
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -35,7 +36,7 @@ from solar.ir.ops import Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, SourceError, TranslationError, user_frame, user_frames
+from .diagnostics import Problem, SourceError, TranslationError, lowering_failed, user_frame, user_frames
 from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, ttype
@@ -50,8 +51,10 @@ from .torch_problem import (
     TorchTranslation,
     export_program,
     export_with_dims,
+    has_values,
     import_file,
     load_problem,
+    made_in_forward,
     quiet_framework,
 )
 from .torch_reference import (
@@ -240,7 +243,7 @@ class GraphLowering:
         em = Emitter(fb, fp32=torch_fp32_precision())
         for node, value in inlined.items():
             dtype = sir_dtype(value.dtype)
-            data = value.detach().cpu() if _has_values(value) else torch.zeros(0, dtype=value.dtype)
+            data = value.detach().cpu() if has_values(value) else torch.zeros(0, dtype=value.dtype)
             data = data.float() if data.dtype in (torch.bfloat16, torch.float16) else data
             env[node] = em.constant(data.tolist(), list(value.shape), dtype)
         outputs: list[Value] = []
@@ -271,7 +274,7 @@ class GraphLowering:
             raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
         kept = {str(a.key): self.ep.constants[str(a.key)] for a in arg_list
                 if a.kind == "constant" and made_in_forward(str(a.key))
-                and _has_values(self.ep.constants.get(str(a.key)))}
+                and has_values(self.ep.constants.get(str(a.key)))}
         return TorchTranslation(module, arg_list, dict(self.syms.defaults), self.syms.where,
                                 param_min=self.param_minimums(), constants=kept,
                                 scalars={users[n.name]: v for n, v in scalars.items()}, state=list(self.state))
@@ -297,7 +300,7 @@ class GraphLowering:
             if src is None or src.kind != "constant" or not made_in_forward(str(src.key)):
                 continue
             value = self.ep.constants.get(str(src.key))
-            if _has_values(value) and value.numel() <= MODULE_CONSTANT_LIMIT and value.dtype in TORCH_DTYPES:
+            if has_values(value) and value.numel() <= MODULE_CONSTANT_LIMIT and value.dtype in TORCH_DTYPES:
                 out[node] = value
         return out
 
@@ -334,23 +337,17 @@ class GraphLowering:
             env[node] = DATA_SIZE  # an error only where something computes with it (checked below)
             return
         if isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool) or node.target is operator.getitem:
-            try:
-                if node.target is operator.getitem:
-                    src = env.get(node.args[0])  # type: ignore[arg-type]
-                    env[node] = None if src is None else src[node.args[1]]  # type: ignore[index]
-                else:
-                    env[node] = self.syms.dim(val)
-            except LoweringError as err:
-                self.problem(node, str(err))
+            def scalar() -> Any:
+                if node.target is not operator.getitem:
+                    return self.syms.dim(val)
+                src = env.get(node.args[0])  # type: ignore[arg-type]
+                return None if src is None else src[node.args[1]]  # type: ignore[index]
+            self.attempt(node, env, scalar, "")
             return
         if node.target is WHILE_LOOP:
             where = user_frame(node.meta.get("stack_trace"))
             em.loc = where.location if where is not None else None
-            try:
-                lower_while_loop(self, node, env, em)
-            except LoweringError as err:
-                self.problem(node, str(err))
-                env[node] = None
+            self.attempt(node, env, lambda: lower_while_loop(self, node, env, em), "", keep=True)
             return
         key = op_key(node.target)
         if key in _IGNORED:
@@ -358,10 +355,13 @@ class GraphLowering:
         fn = TORCH_LOWERINGS.get(key)
         if fn is None:
             self.problem(node, f"unsupported op {display_name(node.target)}: no lowering for {key}")
+            env[node] = None
             return
-        # An input of this node failed to translate: its own failure is already reported.
+        # An input of this node failed to translate: its own failure is already reported, and this node's
+        # result is marked failed too, so that its users are skipped in turn (a failure poisons its users).
         if any(isinstance(a, torch.fx.Node) and a in env and env[a] is None and _is_tensor(a)
                for a in node.all_input_nodes):
+            env[node] = None
             return
         refused = refuse_reading_bounded(node, env, em, display_name(node.target))
         if refused:
@@ -371,15 +371,30 @@ class GraphLowering:
         where = user_frame(node.meta.get("stack_trace"))
         em.loc = where.location if where is not None else None
         em.hint = node.name
-        try:
+
+        def lowered() -> Any:
             args, present = self.bind(node, env)
             tn = TorchNode(em, key, node.target._schema.overload_name or "default", args, self.out_meta(val),
                            present)
             result = fn(tn)
             self.check(node, tn, result)
-            env[node] = result
+            return result
+        self.attempt(node, env, lowered, f"{display_name(node.target)}: ")
+
+    def attempt(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], step: Callable[[], Any], prefix: str,
+                keep: bool = False) -> None:
+        """Runs one node's lowering `step` into `env[node]` (`keep`: the step writes env itself). Any failure
+        becomes this node's located diagnostic, and its result is marked failed (None) so that its users
+        are skipped: translation goes on and reports every other node's problems too."""
+        try:
+            result = step()
+            if not keep:
+                env[node] = result
         except LoweringError as err:
-            self.problem(node, f"{display_name(node.target)}: {err}")
+            self.problem(node, prefix + str(err))
+            env[node] = None
+        except Exception as err:  # a bug in a lowering, not in the program: still located, never a traceback
+            self.problem(node, lowering_failed(display_name(node.target), err))
             env[node] = None
 
     def bind(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -437,16 +452,6 @@ def _draws_random(node: torch.fx.Node) -> bool:
         args = list(node.args)
         return bool(args[1] if len(args) > 1 else 0.0) and bool(args[2] if len(args) > 2 else node.kwargs.get("train"))
     return False
-
-
-def made_in_forward(target: str) -> bool:
-    """True for a constant that export lifted from a tensor made in `forward`: its lift pass names them
-    `lifted_tensor_N`; tensor attributes of the model keep their attribute path."""
-    return re.fullmatch(r"lifted_tensor_\d+", target) is not None
-
-
-def _has_values(value: Any) -> bool:
-    return isinstance(value, torch.Tensor) and value.device.type != "meta"
 
 
 def _is_tensor(node: torch.fx.Node) -> bool:
@@ -557,7 +562,7 @@ def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> To
             params = named_params(err, where)
             named = set(where[params[-1]]) if params else set()
             keep = asked - named - set(dropped)
-            reason = f"its size enters an expression the IR cannot express ({_first_error_line(err)})"
+            reason = f"its size enters an expression the IR cannot express ({_first_error_line(err, params[-1:])})"
             if not named or not keep or attempt == RELOWER_RETRIES:
                 ep, info, names = _export(problem, "batch")  # the last resort: only the batch shrinks
                 info.fallback = f"with more dims symbolic, the translation failed ({_first_error_line(err)})"
@@ -578,10 +583,10 @@ RELOWER_RETRIES = 2
 _PARAM_NAME = re.compile(r"\b(BATCH\d*|DIM\d+)\b")
 
 
-def _first_error_line(err: Exception) -> str:
-    """The first error line that names a size parameter (else the first line)."""
+def _first_error_line(err: Exception, params: list[str] | None = None) -> str:
+    """The first error line that names one of `params` (default: any size parameter), else the first line."""
     lines = [ln.split("error: ", 1)[-1] for ln in str(err).splitlines() if "error: " in ln]
-    named = [ln for ln in lines if _PARAM_NAME.search(ln)]
+    named = [ln for ln in lines if (set(_PARAM_NAME.findall(ln)) & set(params) if params else _PARAM_NAME.search(ln))]
     text = named[0] if named else lines[0] if lines else (str(err).strip().splitlines() or [""])[0]
     text = text.split(": `", 1)[0]
     return text if len(text) <= 120 else text[:119] + "…"

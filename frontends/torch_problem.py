@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import io
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch.overrides import TorchFunctionMode
 
 from solar.ir.ops import ModuleOp
 
@@ -62,6 +64,17 @@ class TorchTranslation:
 # A lifted constant with real values of at most this many elements becomes a `solar.constant` in the IR;
 # a larger one stays an argument whose value validation takes from the exported program.
 MODULE_CONSTANT_LIMIT = 4096
+
+
+def made_in_forward(target: str) -> bool:
+    """True for a constant that export lifted from a tensor made in `forward`: its lift pass names them
+    `lifted_tensor_N`, after the path of the submodule whose `forward` made it (`encoder.lifted_tensor_0`);
+    tensor attributes of the model keep their attribute path."""
+    return re.fullmatch(r"(?:[\w.]+\.)?lifted_tensor_\d+", target) is not None
+
+
+def has_values(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.device.type != "meta"
 
 
 # ---- building and exporting -----------------------------------------------------------------------
@@ -141,9 +154,22 @@ def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str 
     def export(spec: Any) -> torch.export.ExportedProgram:
         return torch.export.export(model, inputs, dynamic_shapes=(spec,) if varargs and spec else spec)
 
-    with quiet_framework():
+    with quiet_framework(), LiteralsKeepValues():
         ep, info = export_dynamic(export, inputs, dynamic, names, dims)
     return ep, info, names
+
+
+class LiteralsKeepValues(TorchFunctionMode):
+    """On the meta device, `torch.tensor(0.5, device=x.device)` in `forward` would become a constant with no
+    values (export lifts it as `lifted_tensor_N`, validation then has nothing to read). Made on the CPU and
+    moved, it keeps its values: export lifts the CPU tensor and records the move as a `to` node."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        device = kwargs.get("device")
+        if func in (torch.tensor, torch.as_tensor) and device is not None and torch.device(device).type == "meta":
+            return func(*args, **{**kwargs, "device": "cpu"}).to(device)
+        return func(*args, **kwargs)
 
 
 @contextlib.contextmanager

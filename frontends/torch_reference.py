@@ -158,4 +158,10 @@ def callable_problem(fn: Callable[..., Any], inputs: Sequence[Any], name: str) -
         def forward(self, *args: Any) -> Any:
             return fn(*args)
 
+    # Export records only the frames of `forward` methods in its nodes' stack traces, which would locate
+    # every op at the line above; its frames of `fn` (a function, a lambda) are kept once `fn` is an anchor.
+    anchor = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
+    if anchor is not None and hasattr(fn, "__code__"):
+        anchor(fn)
+
     return TorchProblem(_Wrap, lambda: [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], name)

@@ -2,22 +2,10 @@
 
 from solar.ir.pass_manager import NamedPipeline, PassRegistry
 
-PASSES: dict[str, str] = {
-    "bind-params": "solar.passes.bind_params:BindParams",
-    "fuse": "solar.passes.fuse:Fuse",
-    "inline": "solar.passes.inline:Inline",
-    "lift-affine": "solar.passes.lift_affine:LiftAffine",
-    "lift-einsum": "solar.passes.lift_einsum:LiftEinsum",
-    "list-params": "solar.passes.list_params:ListParams",
-    "print-counts": "solar.passes.print_counts:PrintCounts",
-    "print-intensity": "solar.passes.print_intensity:PrintIntensity",
-    "print-op-stats": "solar.passes.print_op_stats:PrintOpStats",
-    "reorder-einsum": "solar.passes.reorder_einsum:ReorderEinsum",
-    "sol": "solar.passes.sol:SOL",
-    "strip-debuginfo": "solar.passes.strip_debuginfo:StripDebuginfo",
-    "symbol-dce": "solar.passes.symbol_dce:SymbolDCE",
-    "tile-search": "solar.passes.tile_search:TileSearch",
-}
+from .catalog import CATALOG
+
+# Flag -> "module:Class", from the one list of passes (solar.passes.catalog), which imports no pass.
+PASSES: dict[str, str] = {name: info.target for name, info in CATALOG.items()}
 
 # Named pipelines: flags and -p names like passes, listed by --list-passes.
 PIPELINES: dict[str, NamedPipeline] = {

@@ -7,11 +7,11 @@ from typing import Literal
 
 from solar.backends.cost import CostError, CostModel, Work
 from solar.ir import attr_names
-from solar.ir.analysis.counts import Counts, einsum_counts, kernel_counts
+from solar.ir.analysis.counts import Counts
 from solar.ir.analysis.formula import Formula, NotSymbolic, Number, symbols
-from solar.ir.analysis.isl_model import UnsupportedForISL, evaluate, isl_name, loop_iterations
-from solar.ir.analysis.kernel_models import model_kernels, ops_with_loops
-from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, SymbolRef
+from solar.ir.analysis.isl_model import UnsupportedForISL, isl_name
+from solar.ir.analysis.op_counts import func_counts
+from solar.ir.ops import EinsumOp, ModuleOp, SymbolRef
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.tables import new_table, render_tables
 
@@ -46,28 +46,18 @@ class PrintCounts(Pass):
                                   f"--bind-params={missing[0]}=...", module.loc)
             return
         rows: list[tuple[str, str, Counts]] = []
-        params = [p.name for p in module.params]
-        # Kernels are modelled with every enclosing solar.for index as a parameter and counted summed over
-        # all iterations (a kernel may depend on %t); einsums cannot, so theirs are multiplied.
-        models = dict(model_kernels(module, all_loops=True))
+        # Each op's counts over all its runs (solar.ir.analysis.op_counts), marked ×runs inside solar.for.
         for func in module.funcs:
-            for op, loops in ops_with_loops(func):
-                if not isinstance(op, EinsumOp | KernelOp):
+            for op, counts in func_counts(module, func, values):
+                if isinstance(counts, UnsupportedForISL):
+                    ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {counts}", op.loc)
                     continue
-                n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
-                assert n is not None
-                suffix = "" if not loops else f" ×{n}"
+                suffix = f" ×{counts.runs}" if counts.in_loop else ""
+                kind = "kernel"
                 if isinstance(op, EinsumOp):
                     origin = op.attrs.get(attr_names.KERNEL)
                     kind = f"einsum ({origin.name})" if isinstance(origin, SymbolRef) else "einsum"
-                    rows.append((f"@{func.name}/@{op.symbol}", kind + suffix,
-                                 _scaled(einsum_counts(op, params, values), n)))
-                    continue
-                model = models[op]
-                if isinstance(model, UnsupportedForISL):
-                    ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
-                    continue
-                rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
+                rows.append((f"@{func.name}/@{op.symbol}", kind + suffix, counts.total))
         ctx.report(counts_table(rows))
 
     def _symbolic(self, ctx: PassContext, module: ModuleOp) -> None:
@@ -75,23 +65,15 @@ class PrintCounts(Pass):
         values = symbols(params, isl_name)
         names = {isl_name(p): p for p in params}
         rows: list[tuple[str, str, Counts]] = []
-        models = dict(model_kernels(module, all_loops=True))
         try:
             for func in module.funcs:
-                for op, loops in ops_with_loops(func):
-                    if not isinstance(op, EinsumOp | KernelOp):
+                for op, counts in func_counts(module, func, values):
+                    if isinstance(counts, UnsupportedForISL):
+                        ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {counts}", op.loc)
                         continue
-                    n = evaluate(loop_iterations(loops, params).card(), values) if loops else 1
-                    suffix = "" if not loops else f" ×{_text(n, names)}"
-                    if isinstance(op, EinsumOp):
-                        rows.append((f"@{func.name}/@{op.symbol}", "einsum" + suffix,
-                                     _scaled(einsum_counts(op, params, values), n)))
-                        continue
-                    model = models[op]
-                    if isinstance(model, UnsupportedForISL):
-                        ctx.diagnostics.remark(f"kernel @{op.symbol} is not counted: {model}", op.loc)
-                        continue
-                    rows.append((f"@{func.name}/@{op.symbol}", "kernel" + suffix, kernel_counts(model, values)))
+                    suffix = f" ×{_text(counts.runs, names)}" if counts.in_loop else ""
+                    kind = "einsum" if isinstance(op, EinsumOp) else "kernel"
+                    rows.append((f"@{func.name}/@{op.symbol}", kind + suffix, counts.total))
             cost = CostModel(module, values=values) if module.entry is not None else None
         except (NotSymbolic, TypeError) as err:
             ctx.diagnostics.error(f"print-counts: no closed form: {err}; bind the sizes (--bind-params) for "
@@ -113,16 +95,6 @@ class PrintCounts(Pass):
             whole = cost.whole_graph()
             lines.append("  whole graph: " + _work_text(whole, names))
         ctx.report("\n".join(lines) + "\n")
-
-
-def _scaled(c: Counts, n: int) -> Counts:
-    if n == 1:
-        return c
-    out = Counts(c.points * n, c.macs * n, c.flops_tensor * n, c.flops_vector * n)
-    out.ops.update({k: v * n for k, v in c.ops.items()})
-    out.bytes_read = {k: v * n for k, v in c.bytes_read.items()}
-    out.bytes_written = c.bytes_written * n
-    return out
 
 
 def _text(value: Number, names: dict[str, str]) -> str:

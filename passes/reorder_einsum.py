@@ -10,7 +10,7 @@ from solar.backends.contraction_order import OBJECTIVES, Cost, Network, Order, a
 from solar.backends.cost import Peaks, Work
 from solar.backends.report import quantity, seconds
 from solar.ir.analysis.counts import einsum_counts
-from solar.ir.analysis.einsum_chains import RELABEL_OPS, Atom, Chain, ChainFinder
+from solar.ir.analysis.einsum_chains import Atom, Chain, ChainFinder, relabel_map
 from solar.ir.analysis.units import Uses, walk_blocks
 from solar.ir.expr import Binary, Expr, FloatLit, NameRef
 from solar.ir.ops import (
@@ -209,7 +209,7 @@ class _Rewrite:
         """The ops that read `v`, looking through views."""
         out: list[Op] = []
         for r in self.uses.of_value(v):
-            if isinstance(r, RELABEL_OPS):
+            if relabel_map(r) is not None:
                 out.extend(self._readers(r.results[0]))
             else:
                 out.append(r)
@@ -350,7 +350,7 @@ def _name_atoms(terms: list[list[Atom]]) -> dict[Atom, str] | None:
 
 def _source(v: Value) -> Value:
     """The value a chain of views starts from."""
-    while isinstance(v.owner, RELABEL_OPS):
+    while relabel_map(v.owner) is not None:
         v = v.owner.operands[0]
     return v
 

@@ -36,6 +36,7 @@ from solar.ir.einsum_spec import SpecError
 from solar.ir.ops import EinsumOp, FuncOp, GroupOp, ModuleOp, Op
 from solar.ir.outputs import OutputError, save_figure, write_text_atomic
 from solar.ir.pass_manager import Pass, PassContext
+from solar.passes.sol import target_location, unplaced
 from solar.targets.loader import TargetError, load_target
 
 CURVE_SCHEMA = "solar.tile-curve"
@@ -87,7 +88,11 @@ class TileSearch(Pass):
         try:
             target = load_target(self.target)
             capacity = resolve_buffer(self.buffer, target)
-        except (ValueError, TargetError) as err:
+        except TargetError as err:  # located in the target's YAML file, as --sol places it
+            loc = target_location(err)
+            self.error(ctx, unplaced(err) if loc else str(err), loc or module.loc)
+            return
+        except ValueError as err:
             self.error(ctx, str(err), module.loc)
             return
         values = self.bound_params(ctx, module)

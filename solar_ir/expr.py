@@ -6,6 +6,7 @@ bounds, sizes) the verifier checks it with `affine_violation`, which points at t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import ClassVar, Union
 
@@ -477,3 +478,45 @@ def free_names(expr: Expr) -> Iterator[NameRef]:
 
 def free_indices(expr: Expr) -> Iterator[IndexRef]:
     return (e for e in walk(expr) if isinstance(e, IndexRef))
+
+
+INF = float("inf")
+
+
+def int_range(expr: Expr) -> tuple[float, float]:
+    """Bounds (lo, hi) that an integer size expression stays within for every value of its parameters (each
+    a size, so at least 0), by interval arithmetic: sound but not tight; ±inf where nothing is known."""
+    if isinstance(expr, IntLit):
+        return expr.value, expr.value
+    if isinstance(expr, NameRef):
+        return 0, INF
+    if isinstance(expr, Unary) and expr.op == "-":
+        lo, hi = int_range(expr.operand)
+        return -hi, -lo
+    if isinstance(expr, Call) and expr.func in ("max", "min") and expr.args:
+        ranges = [int_range(a) for a in expr.args]
+        pick = max if expr.func == "max" else min
+        return pick(r[0] for r in ranges), pick(r[1] for r in ranges)
+    if not isinstance(expr, Binary):
+        return -INF, INF
+    (alo, ahi), (blo, bhi) = int_range(expr.lhs), int_range(expr.rhs)
+    if expr.op == "+":
+        return alo + blo, ahi + bhi
+    if expr.op == "-":
+        return alo - bhi, ahi - blo
+    if expr.op == "*":
+        for (clo, chi), (lo, hi) in (((alo, ahi), (blo, bhi)), ((blo, bhi), (alo, ahi))):
+            if clo == chi and not math.isinf(clo):  # a constant factor scales the other's range
+                ends = (0, 0) if clo == 0 else (clo * lo, clo * hi)
+                return min(ends), max(ends)
+        if min(alo, blo) >= 0:
+            return alo * blo, ahi * bhi
+        return -INF, INF
+    divisor = constant_value(expr.rhs)
+    if divisor is None or divisor <= 0 or expr.op not in ("floordiv", "ceildiv", "mod"):
+        return -INF, INF
+    if expr.op == "mod":  # floor modulo by a positive constant: in [0, divisor)
+        return (alo, ahi) if alo >= 0 and ahi < divisor else (0, divisor - 1)
+    scaled = [v / divisor for v in (alo, ahi)]
+    rounding = math.floor if expr.op == "floordiv" else math.ceil
+    return tuple(v if math.isinf(v) else rounding(v) for v in scaled)  # type: ignore[return-value]

@@ -4,6 +4,7 @@ Lark parses (no parse tree). Operands are built as `UnresolvedUse`s, linked afte
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import lark
@@ -26,6 +27,7 @@ from .expr import (
     negate,
 )
 from .ops import (
+    OP_CLASSES,
     AffineFor,
     AffineIf,
     Assign,
@@ -86,6 +88,17 @@ def decode_string(literal: str) -> str:
     return "".join(out)
 
 
+# Operations that are not op classes of their own: the statements of a kernel body.
+_KERNEL_STATEMENTS = ("affine.for", "affine.if")
+
+
+def unknown_operation(name: str) -> str:
+    """The message for an operation name no op class has, with the closest one that exists."""
+    known = [*OP_CLASSES, *_KERNEL_STATEMENTS]
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"unknown operation '{name}'" + (f"; did you mean '{close[0]}'?" if close else "")
+
+
 class SyntaxIssue(Exception):
     """A mistake the grammar lets through (a bad escape, an unknown element type), found while building."""
 
@@ -119,6 +132,13 @@ class ParseBuilder(lark.Transformer):
 
     def _loc(self, tok: Token) -> Location:
         return Location(self.filename, tok.line, tok.column)  # type: ignore[arg-type]
+
+    def OP_NAME(self, tok: Token) -> Token:
+        """The name of an op of the generic form, looked up as it is read: an unknown one is the error, at
+        the name, whatever follows it."""
+        if not isinstance(OP_CLASSES.get(str(tok)), type) or not issubclass(OP_CLASSES[str(tok)], GenericOp):
+            raise SyntaxIssue(unknown_operation(str(tok)), self._loc(tok))
+        return tok
 
     # ---- files, modules, attributes --------------------------------------------------------------
     def file(self, children: list[Any]) -> ModuleOp:
@@ -372,7 +392,8 @@ class ParseBuilder(lark.Transformer):
 
     def generic_op(self, c: list[Any]) -> GenericOp:
         name, args, attrs, types = c
-        cls = GenericOp.registry[str(name)]
+        cls = OP_CLASSES[str(name)]
+        assert issubclass(cls, GenericOp)  # OP_NAME let no other name through
         op = cls(args or [], types.types, attrs.attrs if attrs is not None else None, self._loc(name))
         return op
 

@@ -5,7 +5,6 @@ built while parsing (no parse tree). SSA uses are linked to their definitions in
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from functools import cache
@@ -19,8 +18,8 @@ from .expr import Expr
 from .grammar_tables import LARK_OPTIONS, grammar_text, load_shipped
 from .lalr import Fallback, FastLALR
 from .limits import check_limits
-from .ops import Assign, GenericOp, KernelOp, ModuleOp
-from .parse_builder import ParseBuilder, SyntaxIssue, decode_string
+from .ops import OP_CLASSES, Assign, KernelOp, ModuleOp
+from .parse_builder import ParseBuilder, SyntaxIssue, decode_string, unknown_operation
 from .resolve import Resolver
 from .source import strip_bom
 
@@ -115,22 +114,19 @@ def _or_list(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-_DEFINING_OPS = ("solar.kernel", "solar.einsum", "solar.group", "solar.for", "solar.if", "solar.constant",
-                 "solar.slice", "solar.insert", *GenericOp.registry)
-_ALL_OPS = (*_DEFINING_OPS, "solar.module", "solar.func", "solar.call", "solar.return", "solar.yield",
-            "affine.for", "affine.if")
+# Ops without results of their own: a module, a function, the terminators and a call (which may have none).
+_NOT_DEFINING = ("solar.module", "solar.func", "solar.call", "solar.return", "solar.yield")
 
 
 def _operation_message(text: str, token: Token) -> str:
     """A dotted word where an operation cannot start: a known op in the wrong place, or an unknown op."""
     word = re.match(r"[A-Za-z_.]+", text[token.start_pos:])
     name = word.group(0) if word else str(token)
-    if name in _DEFINING_OPS:
+    if name in OP_CLASSES and name not in _NOT_DEFINING:
         return f"{name} defines values: write `%r = {name} ...`"
-    if name in _ALL_OPS:
+    if name in OP_CLASSES or name in ("affine.for", "affine.if"):
         return f"{name} cannot appear here"
-    close = difflib.get_close_matches(name, _ALL_OPS, n=1)
-    return f"unknown operation '{name}'" + (f"; did you mean '{close[0]}'?" if close else "")
+    return unknown_operation(name)
 
 
 def _hint(token: Any, expected: list[str]) -> str:

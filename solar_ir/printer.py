@@ -1,25 +1,49 @@
 """IR → text, in the one canonical form (two-space indents, one statement per line). Each op prints itself
-(`Op.print`); this module holds the printer they write to and the spellings they share."""
+(`Op.print`); this module holds the printer they write to and the spellings they share. It sits below the
+ops, which call it, and sees them through the protocol `Printable`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
+from .attr_values import SymbolRef, Word
+from .diagnostics import Location
 from .expr import format_float
-from .ops.base import Op, SymbolRef, Value, Word
 from .types import TensorType
 
-if TYPE_CHECKING:
-    from .ops.structural import ModuleOp
+
+class Named(Protocol):
+    """A value as the printer spells it: `%name`."""
+
+    @property
+    def name(self) -> str: ...
 
 
-def print_module(module: ModuleOp) -> str:
+class Printable(Protocol):
+    """What the printer needs of an op (every `solar.ir.ops.Op` is one): the values it names, its attributes,
+    the source it was translated from, and its own printing."""
+
+    @property
+    def results(self) -> Sequence[Named]: ...
+
+    @property
+    def attrs(self) -> dict[str, Any]: ...
+
+    @property
+    def src_loc(self) -> Location | None: ...
+
+    def print(self, p: Printer, indent: int) -> None: ...
+
+
+def print_module(module: Printable) -> str:
+    """The text of a module (a `solar.ir.ops.ModuleOp`)."""
     printer = Printer()
     module.print(printer, 0)
     return "".join(printer.out)
 
 
-def print_op(op: Op, indent: int = 0) -> str:
+def print_op(op: Printable, indent: int = 0) -> str:
     printer = Printer()
     printer.op(op, indent)
     return "".join(printer.out)
@@ -74,7 +98,7 @@ def format_types(types: list[TensorType]) -> str:
     return "(" + ", ".join(str(t) for t in types) + ")"
 
 
-def format_values(values: list[Value]) -> str:
+def format_values(values: Sequence[Named]) -> str:
     return ", ".join("%" + v.name for v in values)
 
 
@@ -84,25 +108,25 @@ class Printer:
     def __init__(self) -> None:
         self.out: list[str] = []
 
-    def op(self, op: Op, indent: int) -> None:
+    def op(self, op: Printable, indent: int) -> None:
         op.print(self, indent)
 
-    def block(self, ops: list[Op], indent: int) -> None:
+    def block(self, ops: Sequence[Printable], indent: int) -> None:
         for op in ops:
             op.print(self, indent)
 
     @staticmethod
-    def lhs(op: Op) -> str:
+    def lhs(op: Printable) -> str:
         """`%a, %b = ` naming the op's results, or nothing."""
         return format_values(op.results) + " = " if op.results else ""
 
     @staticmethod
-    def attrs_clause(op: Op) -> str:
+    def attrs_clause(op: Printable) -> str:
         """` attributes {...}` for ops with regions, or nothing."""
         return f" attributes {format_attr_dict(op.attrs)}" if op.attrs else ""
 
     @staticmethod
-    def src_loc(op: Op) -> str:
+    def src_loc(op: Printable) -> str:
         """` loc("file":line:col)` where the op was translated from other source, or nothing."""
         loc = op.src_loc
         return f" loc({format_string(loc.file)}:{loc.line}:{loc.col})" if loc is not None else ""

@@ -8,8 +8,9 @@ from .diagnostics import Diagnostic, DiagnosticError, Location
 BOM = "\ufeff"
 
 
-def decode_source(data: bytes, file: str) -> str:
-    """The text of `data`; raises DiagnosticError at the first byte that is not UTF-8."""
+def decode_source(data: bytes, file: str, kind: str = "SIR files") -> str:
+    """The text of `data`; raises DiagnosticError at the first byte that is not UTF-8 (`kind` names the files
+    in the message)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -19,7 +20,7 @@ def decode_source(data: bytes, file: str) -> str:
         # The column counts characters, as every other column does; the prefix of the line is valid UTF-8.
         col = len(before[line_start:].decode("utf-8", errors="replace")) + 1
         message = (f"invalid UTF-8 at byte offset {err.start} (byte 0x{data[err.start]:02x}): "
-                   "SIR files are UTF-8 text")
+                   f"{kind} are UTF-8 text")
         raise DiagnosticError([Diagnostic("error", message, Location(file, line, col))]) from None
     return strip_bom(text)
 

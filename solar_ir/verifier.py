@@ -1,27 +1,65 @@
 """The verifier: every structural, type and affinity rule of docs/ir.md, reporting all errors in one run.
 
 Each op checks itself (`Op.verify`); the `Verifier` is what they report to and the checks they share: types,
-symbols, blocks and their terminators, and (from its mixins) affine expressions and scalar types."""
+symbols, blocks and their terminators, and (from its mixins) affine expressions and scalar types. It sits
+below the ops, which call it, and sees them through the protocol `Checked`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol
 
 from .diagnostics import DiagnosticEngine, Location, note
 from .expr import Expr, affine_violation, free_names
-from .ops.base import Op, Value
 from .scalar_types import ScalarTypes
 from .types import TensorType, format_dim, types_equal
 from .verify_base import RESERVED_WORDS, dim_value, suggest
 
-if TYPE_CHECKING:
-    from .ops.structural import ModuleOp
-
-__all__ = ["RESERVED_WORDS", "InferenceError", "Verifier", "infer_result_types", "suggest", "verify"]
+__all__ = ["RESERVED_WORDS", "Checked", "InferenceError", "Verifier", "infer_result_types", "suggest", "verify"]
 
 
-def verify(module: ModuleOp, diagnostics: DiagnosticEngine) -> bool:
-    """Checks `module`, adding every problem to `diagnostics`; True when no error was found."""
+class CheckedValue(Protocol):
+    """A value as the checks see it (every `solar.ir.ops.Value` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> TensorType | None: ...
+
+
+class Checked(Protocol):
+    """What the verifier needs of an op (every `solar.ir.ops.Op` is one): its traits, where it was written,
+    the values it reads and names, the types it declares, and its own checks."""
+
+    opname: ClassVar[str]
+    is_terminator: ClassVar[bool]
+    results_may_be_unnamed: ClassVar[bool]
+
+    @property
+    def loc(self) -> Location: ...
+
+    @property
+    def src_loc(self) -> Location | None: ...
+
+    @property
+    def results(self) -> Sequence[CheckedValue]: ...
+
+    @property
+    def operands(self) -> Sequence[CheckedValue]: ...
+
+    def use_loc(self, value: Any) -> Location: ...
+
+    def declared_types(self) -> list[TensorType]: ...
+
+    def verify(self, v: Verifier, for_vars: set[str]) -> None: ...
+
+    def infer_result_types(self, v: Verifier) -> list[TensorType] | None: ...
+
+
+def verify(module: Checked, diagnostics: DiagnosticEngine) -> bool:
+    """Checks `module` (a `solar.ir.ops.ModuleOp`), adding every problem to `diagnostics`; True when no error
+    was found."""
     before = sum(d.severity == "error" for d in diagnostics.diagnostics)
     Verifier(diagnostics).module(module)
     return sum(d.severity == "error" for d in diagnostics.diagnostics) == before
@@ -35,14 +73,13 @@ class Verifier(ScalarTypes):
         super().__init__(diagnostics)
         self.symbols: dict[str, Location] = {}
 
-    def module(self, module: ModuleOp) -> None:
-        self.module_op = module
+    def module(self, module: Checked) -> None:
         module.verify(self, set())  # not through `op`: errors at module and function level carry no origin
 
     # ---- what every op's checks share ------------------------------------------------------------
-    def op(self, op: Op, for_vars: set[str]) -> None:
+    def op(self, op: Checked, for_vars: set[str]) -> None:
         """Checks what every op shares (its declared types, its named results), then lets it check itself."""
-        outer, self.current_op = self.current_op, op
+        outer, self.current_src_loc = self.current_src_loc, op.src_loc
         try:
             types = op.declared_types()
             for t in types:
@@ -54,9 +91,9 @@ class Verifier(ScalarTypes):
                 self.error(f"the result of {op.opname} is not named", op.loc)
             op.verify(self, for_vars)
         finally:
-            self.current_op = outer
+            self.current_src_loc = outer
 
-    def block(self, ops: list[Op], terminator: type[Op], expected: list[TensorType], for_vars: set[str],
+    def block(self, ops: Sequence[Checked], terminator: type[Checked], expected: list[TensorType], for_vars: set[str],
               owner_loc: Location, owner: str) -> None:
         """Checks a region that must end with `terminator` giving values of the `expected` types."""
         if not ops or not isinstance(ops[-1], terminator):
@@ -72,7 +109,8 @@ class Verifier(ScalarTypes):
                 continue
             self.op(op, for_vars)
 
-    def check_values_match(self, values: list[Value], types: list[TensorType], op: Op, what: str) -> None:
+    def check_values_match(self, values: Sequence[CheckedValue], types: list[TensorType], op: Checked,
+                           what: str) -> None:
         if len(values) != len(types):
             self.error(f"{what} gives {len(values)} value(s) but {len(types)} are expected", op.loc)
             return
@@ -106,7 +144,7 @@ class Verifier(ScalarTypes):
         else:
             self.symbols[symbol] = loc
 
-    def expect_type(self, op: Op, expected: TensorType, declared: TensorType) -> None:
+    def expect_type(self, op: Checked, expected: TensorType, declared: TensorType) -> None:
         """The type an op's operands and attributes give (`expected`) must be the one it declares."""
         if not types_equal(expected, declared):
             self.error(f"{op.opname} result type {declared} does not match the operands: expected {expected}",
@@ -124,7 +162,7 @@ class _Inference(Verifier):
         raise InferenceError(message)
 
 
-def infer_result_types(op: Op, params: dict[str, int | None] | None = None) -> list[TensorType]:
+def infer_result_types(op: Checked, params: dict[str, int | None] | None = None) -> list[TensorType]:
     """The result types of `op` as its operands and attributes give them (`Op.infer_result_types`); raises
     InferenceError when they do not, or when the op only declares its types. `params` are the size
     parameters the types may name, with their values where known."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from .diagnostics import DiagnosticEngine, Location, note
 from .dtypes import DType
@@ -20,11 +21,6 @@ from .expr import (
     free_names,
 )
 from .types import Dim, TensorType
-
-if TYPE_CHECKING:
-    from .ops.base import Op
-    from .ops.structural import ModuleOp
-
 
 # Words of SIR that cannot name a tensor of a kernel or einsum.
 RESERVED_WORDS = frozenset({"as", "to", "step", "local", "where", "into", "and", "or", "not", "floordiv", "ceildiv",
@@ -50,19 +46,32 @@ class KernelScope:
         self.elements = elements or {}  # einsum: bound operand name -> element type
 
 
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What a call checks of the function it calls."""
+
+    arg_types: list[TensorType]
+    result_types: list[TensorType]
+
+
 class Checker:
-    """The verifier's state while it walks a module, and its error reporting."""
+    """The verifier's state while it walks a module, and its error reporting. What the checks need of the
+    module is plain data, filled by the module op as it verifies itself."""
 
     def __init__(self, diagnostics: DiagnosticEngine) -> None:
         self.diag = diagnostics
         self.params: set[str] = set()
-        self.module_op: ModuleOp | None = None
-        self.current_op: Op | None = None
         self.defaults: dict[str, int] = {}
+        # The module's functions by name (the first of a name), and its size parameters' default values;
+        # both empty when an op is asked for its types alone (`infer_result_types`).
+        self.functions: dict[str, Signature] = {}
+        self.module_defaults: dict[str, int] = {}
+        # Where the op being checked was translated from, if it was.
+        self.current_src_loc: Location | None = None
 
     def error(self, message: str, loc: Location, notes: list[Any] | None = None) -> None:
         # An op translated from other source says where it came from.
-        src = self.current_op.src_loc if self.current_op is not None else None
+        src = self.current_src_loc
         if src is not None:
             notes = [*(notes or []), note("translated from here", src)]
         self.diag.error(message, loc, notes)

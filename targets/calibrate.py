@@ -37,7 +37,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from .loader import Target, TargetError, load_target_file, parse_target
+from .target import Target
+from .target_file import load_target_file, parse_target
+from .vocabulary import TargetError
 
 __all__ = ["CALIBRATION_VERSION", "cache_dir", "cache_path", "fingerprint", "host_target", "measure"]
 

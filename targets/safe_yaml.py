@@ -1,18 +1,23 @@
-"""Reading target YAML safely: no aliases, bounded nesting, duplicate keys refused, and the line of every key.
+"""Reading YAML safely: no aliases, bounded nesting, bounded integers, duplicate keys refused, and the line of
+every key. Target files and the einsum graphs of `solar-translate --from nvsolar-yaml` are read through it.
 
 PyYAML expands aliases while it builds the document, so nine levels of `&a [*a, *a, ...]` (a "billion laughs"
 file) take minutes and gigabytes, and its composer recurses once per level of nesting. Target files need
-neither aliases nor depth: the events are scanned first (iteratively, in constant memory), and an alias or a
-structure nested deeper than MAX_DEPTH is refused at its line before anything is built.
+neither aliases nor depth: the events are scanned first (iteratively, in constant memory), and an alias, a
+structure nested deeper than the limit or an integer of more than MAX_INT_DIGITS digits (Python refuses to
+convert one of 4,300, and a figure of 400 overflows a float) is refused at its line before anything is built.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
 MAX_DEPTH = 16  # a target file nests three levels (section, figure, range); NVIDIA's files one
+MAX_INT_DIGITS = 64  # far beyond any figure (at most 1e30 in SI units) or size (64 bits: 19 digits)
+_PLAIN_INT = re.compile(r"[-+]?[0-9][0-9_]*")
 
 
 class YAMLProblem(Exception):
@@ -50,26 +55,31 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _scan(text: str) -> None:
+def _scan(text: str, what: str, max_depth: int) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         mark = event.start_mark
         if isinstance(event, yaml.AliasEvent):
-            raise YAMLProblem(f"YAML aliases (*{event.anchor}) are not allowed in target files: write the value "
+            raise YAMLProblem(f"YAML aliases (*{event.anchor}) are not allowed in {what}: write the value "
                               "out", mark.line + 1, mark.column + 1)
         if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             depth += 1
-            if depth > MAX_DEPTH:
-                raise YAMLProblem(f"nested more than {MAX_DEPTH} levels deep (the limit for target files)",
+            if depth > max_depth:
+                raise YAMLProblem(f"nested more than {max_depth} levels deep (the limit for {what})",
                                   mark.line + 1, mark.column + 1)
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             depth -= 1
+        elif (isinstance(event, yaml.ScalarEvent) and event.style is None and len(event.value) > MAX_INT_DIGITS
+              and _PLAIN_INT.fullmatch(event.value)):
+            raise YAMLProblem(f"an integer of {len(event.value.lstrip('+-'))} digits is out of range (at most "
+                              f"{MAX_INT_DIGITS} digits)", mark.line + 1, mark.column + 1)
 
 
-def load_yaml(text: str) -> Any:
-    """The document in `text` (mappings are KeyLines); raises YAMLProblem."""
+def load_yaml(text: str, what: str = "target files", max_depth: int = MAX_DEPTH) -> Any:
+    """The document in `text` (mappings are KeyLines); raises YAMLProblem. `what` names the kind of file in
+    messages, `max_depth` bounds its nesting."""
     try:
-        _scan(text)
+        _scan(text, what, max_depth)
         return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark

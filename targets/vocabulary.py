@@ -155,7 +155,10 @@ def read_number(file: str, fld: str, raw: Any) -> float:
         raw = float(raw)
     if not isinstance(raw, int | float):
         raise field_error(file, fld, f"must be a number, got {raw!r}")
-    val = float(raw)
+    try:
+        val = float(raw)
+    except OverflowError:  # an integer beyond a float (over 308 digits): out of any figure's range
+        raise field_error(file, fld, f"an integer of {len(str(abs(raw)))} digits is out of range") from None
     if not math.isfinite(val) or val <= 0:
         raise field_error(file, fld, f"must be a positive number, got {raw!r}")
     return val

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -37,7 +38,8 @@ def build_parser() -> Parser:
                    "machine's target gives the headroom: host on the CPU, the GPU's own on a GPU)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=V",
                    help="a size: a module-level integer of the source or a size parameter of the IR (repeatable)")
-    p.add_argument("--scale", metavar="RULE", help="shrink every size: a factor such as 0.25, or a cap such as max=64")
+    p.add_argument("--scale", action="append", metavar="RULE",
+                   help="shrink every size: a factor such as 0.25, or a cap such as max=64 (once)")
     p.add_argument("--source", metavar="MODEL.py", help="the original program of a .sir")
     p.add_argument("--frameworks", default="eager,compile,jit",
                    help="framework modes to measure: eager, compile (torch.compile), jit (jax.jit); default all")
@@ -51,6 +53,9 @@ def build_parser() -> Parser:
     p.add_argument("--recalibrate", action="store_true", help="measure the host target again first")
     p.add_argument("--json", metavar="FILE", help="one problem: write its record as JSON")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet-wait", type=float, default=0.0, metavar="SECONDS",
+                   help="before measuring, wait up to this long for other processes to leave the CPUs free "
+                   "(default 0: measure at once; a busy run is marked noisy either way)")
     batch = p.add_argument_group("batch mode (PATH is a directory)")
     batch.add_argument("--out", metavar="FILE.jsonl", help="one JSON line per problem")
     batch.add_argument("--resume", action="store_true", help="skip the problems already in --out")
@@ -72,17 +77,25 @@ def _options(args: argparse.Namespace) -> Any:
     from solar.bench.problem import BenchOptions
     from solar.bench.sizes import SizeError, SizeRequest, parse_params, parse_scale
 
+    if args.scale and len(args.scale) > 1:
+        raise UsageError(f"--scale is given {len(args.scale)} times ({', '.join(args.scale)}): give one rule")
     try:
-        request = SizeRequest(parse_params(args.param), parse_scale(args.scale) if args.scale else None)
+        request = SizeRequest(parse_params(args.param), parse_scale(args.scale[0]) if args.scale else None)
     except SizeError as err:
         raise UsageError(str(err)) from None
     frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
     bad = [f for f in frameworks if f not in FRAMEWORK_MODES]
     if bad:
         raise UsageError(f"--frameworks: unknown mode '{bad[0]}' (choose from {', '.join(FRAMEWORK_MODES)})")
-    if args.budget <= 0 or args.warmup < 0 or args.min_runs < 1 or args.jobs < 1 or args.timeout <= 0:
-        raise UsageError("--budget and --timeout must be positive, --warmup at least 0, --min-runs and --jobs at "
-                          "least 1")
+    if not frameworks:
+        raise UsageError(f"--frameworks: give at least one mode ({', '.join(FRAMEWORK_MODES)})")
+    # nan compares false with everything, so `nan <= 0` would let it through and turn the limit off
+    if not all(math.isfinite(x) for x in (args.budget, args.timeout, args.quiet_wait)):
+        raise UsageError("--budget, --timeout and --quiet-wait must be finite numbers of seconds")
+    if (args.budget <= 0 or args.warmup < 0 or args.min_runs < 1 or args.jobs < 1 or args.timeout <= 0
+            or args.quiet_wait < 0):
+        raise UsageError("--budget and --timeout must be positive, --quiet-wait and --warmup at least 0, "
+                         "--min-runs and --jobs at least 1")
     targets = [t.strip() for t in args.target.split(",") if t.strip()]
     if not targets:
         raise UsageError("--target: give at least one target, e.g. host")
@@ -96,7 +109,8 @@ def _options(args: argparse.Namespace) -> Any:
     return BenchOptions(targets=targets, sizes=request.to_json(), frameworks=frameworks, measure=not args.no_measure,
                         device=args.device, timing={"budget_s": args.budget, "warmup": args.warmup,
                                                     "min_runs": args.min_runs},
-                        source=os.path.abspath(args.source) if args.source else None, seed=args.seed)
+                        source=os.path.abspath(args.source) if args.source else None, seed=args.seed,
+                        quiet_wait_s=args.quiet_wait)
 
 
 def run(argv: Sequence[str]) -> int:

@@ -259,11 +259,22 @@ def _nvsolar(args: argparse.Namespace) -> int:
     from solar.frontends.nvsolar_yaml import GraphImportError, translate_nvsolar
     from solar.ir import print_module
     from solar.ir.diagnostics import DiagnosticError
+    from solar.ir.source import decode_source
 
     if not args.source:
         raise UsageError("--from nvsolar-yaml needs the graph file, e.g. solar-translate --from nvsolar-yaml g.yaml")
-    with open(args.source, encoding="utf-8") as fh:
-        text = fh.read()
+    try:
+        with open(args.source, "rb") as fh:
+            text = decode_source(fh.read(), args.source, "einsum graph files")
+    except IsADirectoryError:
+        raise UsageError(f"{args.source}: is a directory, not an einsum graph file") from None
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise UsageError(f"cannot read '{args.source}': {err.strerror or err}") from None
+    except DiagnosticError as err:
+        sys.stderr.write(err.format())
+        return 1
     try:
         module = translate_nvsolar(text, args.source)
     except GraphImportError as err:

@@ -1,8 +1,8 @@
 """The prompts: the IR reference, the grammar and worked examples (the system message), then the task.
 
-Everything the model reads ships inside the package (`data/ir.md` is docs/ir.md, `data/examples/*.sir` are
-copies of examples/, the grammar is the `solar.grammar` package data), so a wheel install builds the same
-prompts as a checkout; a unit test keeps the copies equal to their originals.
+Everything the model reads is package data, each file its only copy: docs/ir.md is `solar.docs`, the
+examples are `solar.examples` (examples/), the grammar is `solar.grammar`. So a wheel install builds the
+same prompts as a checkout, and no copy can drift.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ EXAMPLES = ("mlp.sir", "softmax.sir", "params.sir", "embedding.sir")
 
 @functools.cache
 def reference_text() -> str:
-    return resources.files("solar.frontends.llm").joinpath("data", "ir.md").read_text(encoding="utf-8")
+    return resources.files("solar.docs").joinpath("ir.md").read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -32,7 +32,7 @@ def grammar_text() -> str:
 
 @functools.cache
 def example_texts() -> tuple[tuple[str, str], ...]:
-    root = resources.files("solar.frontends.llm").joinpath("data", "examples")
+    root = resources.files("solar.examples")
     return tuple((name, root.joinpath(name).read_text(encoding="utf-8")) for name in EXAMPLES)
 
 

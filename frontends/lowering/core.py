@@ -33,7 +33,7 @@ from solar.ir.expr import (
 )
 from solar.ir.ops import GenericOp, Op, SliceEntry, Value
 from solar.ir.rewriter import NameGenerator
-from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
+from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal, format_dim
 
 Shape = tuple[Dim, ...]
 Scalar = int | float | bool
@@ -274,6 +274,15 @@ class Emitter:
     def concat(self, xs: Sequence[Value], axis: int) -> Value:
         if len(xs) == 1:
             return xs[0]
+        first = _type(xs[0])
+        for x in xs[1:]:
+            t = _type(x)
+            for k, (a, b) in enumerate(zip(first.shape, t.shape, strict=False)):
+                # Export checked these sizes equal at the traced sizes only (a skip connection meeting an
+                # upsampled tensor: `D floordiv 2` and `2 * (D floordiv 4)`); the IR needs them equal for all.
+                if k != axis and not dims_equal(a, b):
+                    raise LoweringError(f"the operands of a concatenation have sizes {format_dim(a)} and "
+                                        f"{format_dim(b)} along dim {k}, which are equal only for some sizes")
         self.block.concat(list(xs), axis, hint="cat")
         return self._last()
 

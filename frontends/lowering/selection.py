@@ -10,8 +10,6 @@ on: work on the padding would be priced at the bound, above the true count.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from solar.ir.dtypes import DType
 from solar.ir.expr import IntLit
 from solar.ir.ops import (
@@ -29,10 +27,7 @@ from solar.ir.ops import (
 from solar.ir.types import TensorType
 
 from .core import Emitter, broadcast_shapes, norm_dim, prod_dims, ttype, vtype
-from .registry import TorchNode, jax_prim, torch_op
-
-if TYPE_CHECKING:
-    from ..jax_export import JaxNode
+from .registry import JaxNode, TorchNode, jax_prim, torch_op
 
 
 def _static_axis(t: TensorType, dim: int, what: str) -> tuple[int, int]:

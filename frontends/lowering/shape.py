@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from solar.ir.expr import Binary, Expr, IntLit
+from solar.ir.expr import Binary, Expr, IntLit, Unary, format_expr, int_range
 from solar.ir.ops import SliceEntry, Value
 from solar.ir.types import Dim, dims_equal
 
@@ -23,6 +23,7 @@ from .core import (
     lit,
     loops,
     norm_dim,
+    pointwise,
     select,
     ttype,
     vtype,
@@ -40,15 +41,23 @@ def lower_view(n: TorchNode) -> Value:
 
 
 @torch_op("alias", "detach", "detach_", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy",
-          "detach_copy", "copy")
+          "detach_copy")
 def lower_identity(n: TorchNode) -> Value:
-    if n.op == "aten::copy":
-        src = n.tensor("src", allow_empty=True)
-        t = vtype(src)
-        if t.dtype != n.out.dtype or not all(dims_equal(a, b) for a, b in zip(t.shape, n.out.shape, strict=False)):
-            raise n.unsupported("copy with a conversion or broadcast")
+    return n.tensor("self", allow_empty=True)  # an empty cache passes through copies to the `cat` that drops it
+
+
+@torch_op("copy", "copy_")
+def lower_copy(n: TorchNode) -> Value:
+    """`dst.copy_(src)` (left in the graph where `dst` is a tensor attribute: export does not functionalize
+    constants; a recurrent net's `self.hidden.copy_(h0)`) and its functional `copy`: the result is `src` in
+    `dst`'s shape and dtype, and export points every later read of `dst` at it. A conversion or a
+    broadcast is one copy kernel, as eager runs it."""
+    src = n.tensor("src", allow_empty=True)
+    t = vtype(src)
+    if t.dtype == n.out.dtype and len(t.shape) == len(n.out.shape) and \
+            all(dims_equal(a, b) for a, b in zip(t.shape, n.out.shape, strict=True)):
         return src
-    return n.tensor("self", allow_empty=True)
+    return pointwise(n.em, [src], n.out.dtype, lambda a: a[0], out_shape=n.out.shape)
 
 
 @torch_op("expand", "expand_as", "broadcast_to", "expand_copy")
@@ -360,16 +369,34 @@ def lower_pad(n: TorchNode) -> Value:
     with loops(kb, out) as idx:
         kb.assign(access("Y", idx), lit(value, t.dtype))
     # Copy the kept part of the input: crop where a pad is negative.
-    lo_in = [max(-lo, 0) for lo in lows]
-    hi_in = [canon(Binary("-", dexpr(d), IntLit(max(-hi, 0)))) for d, hi in zip(t.shape, highs, strict=True)]
+    lo_in = [_crop(n, lo) for lo in lows]
+    hi_in = [canon(Binary("-", dexpr(d), dexpr(_crop(n, hi)))) for d, hi in zip(t.shape, highs, strict=True)]
     with loops(kb, hi_in, "j", lower=lo_in) as jdx:
-        dst = [dexpr(canon(Binary("+", j, IntLit(lo)))) if lo else j for j, lo in zip(jdx, lows, strict=True)]
+        dst = [dexpr(canon(Binary("+", j, dexpr(lo)))) if not is_zero(lo) else j
+               for j, lo in zip(jdx, lows, strict=True)]
         kb.assign(access("Y", dst), access("X", jdx))
     return kb.results[0]
 
 
 @torch_op("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
           "replication_pad3d", "_pad_circular")
+def _crop(n: TorchNode, amount: Dim) -> Dim:
+    """How much a pad amount crops: `-amount` where it is negative, else 0. A symbolic amount (Swin's
+    `(window - W % window) % window`) must have one sign for every size, or the IR would need a branch."""
+    if isinstance(amount, int):
+        return max(-amount, 0)
+    lo, hi = int_range(amount)
+    if lo >= 0:
+        return 0
+    if hi <= 0:
+        return canon(Unary("-", amount))
+    raise n.unsupported(f"a pad amount `{format_expr(amount)}` that pads for some sizes and crops for others")
+
+
+def is_zero(d: Dim) -> bool:
+    return isinstance(d, int) and d == 0
+
+
 def lower_named_pad(n: TorchNode) -> Value:
     x = n.tensor("self")
     rank = vtype(x).rank
@@ -403,6 +430,9 @@ def border_pad(n: TorchNode, x: Value, lows: list[int], highs: list[int], mode: 
     t = vtype(x)
     if mode not in ("reflect", "replicate", "circular"):
         raise n.unsupported(f"padding mode '{mode}'")
+    symbolic = [format_expr(a) for a in (*lows, *highs) if not isinstance(a, int)]
+    if symbolic:
+        raise n.unsupported(f"{mode} padding by a symbolic amount (`{symbolic[0]}`)")
     padded = [d for d in range(t.rank) if lows[d] or highs[d]]
     for d in padded:
         size = t.shape[d]

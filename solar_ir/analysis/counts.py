@@ -13,17 +13,23 @@ Conventions (docs/counts.md):
 - bytes: each tensor's footprint (distinct elements read, the union over its accesses, padding halos
   excluded) times its element size; the result's elements written times its element size; a kernel's locals
   move no bytes;
-- a kernel inside solar.for loops whose indices it uses is counted summed over their iterations.
+- an op inside solar.for loops is counted over every run, summed over the loops' iterations
+  (`solar.ir.analysis.op_counts` gives them with the number of runs, and the counts of one run).
+
+A `Counts` is plain data: per tensor read, its elements and bytes (`elements_read`, `bytes_read`, by the
+name it is bound to), per output the same (`output_elements`, `output_bytes`), and the totals.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
 
+from solar.ir.analysis.formula import Formula
 from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
@@ -49,12 +55,43 @@ class Counts:
     flops_tensor: int = 0
     flops_vector: int = 0
     ops: Counter[str] = field(default_factory=Counter)
-    bytes_read: dict[str, int] = field(default_factory=dict)
-    bytes_written: int = 0
+    bytes_read: dict[str, int] = field(default_factory=dict)  # by operand name
+    bytes_written: int = 0  # all outputs together
+    elements_read: dict[str, int] = field(default_factory=dict)  # by operand name
+    output_elements: dict[str, int] = field(default_factory=dict)  # by output name: elements written
+    output_bytes: dict[str, int] = field(default_factory=dict)  # by output name: bytes written
 
     @property
     def flops(self) -> int:
         return self.flops_tensor + self.flops_vector
+
+    def scaled(self, n: int) -> Counts:
+        """The counts of `n` runs that each count these."""
+        if n == 1:
+            return self
+        return self._map(lambda v: v * n)
+
+    def per_run(self, runs: int) -> Counts:
+        """The counts of one of `runs` runs that these sum: exact when every run counts the same (a kernel
+        that uses a solar.for index may not: then the mean). A kernel inside a zero-trip loop never runs
+        (runs == 0, every count 0): its counts are these."""
+        symbolic = isinstance(runs, Formula)
+        if not symbolic and runs <= 1:
+            return self
+        out = self._map(lambda v: _divide(v, runs))
+        # An output's bytes are its elements' share times their size, as the bytes of one run.
+        out.output_bytes = {k: _divide(self.output_bytes[k], runs) if symbolic or isinstance(n, Formula)
+                            else _divide(n, runs) * (self.output_bytes[k] // n) if n else 0
+                            for k, n in self.output_elements.items()}
+        return out
+
+    def _map(self, fn: Callable[[int], int]) -> Counts:
+        return Counts(fn(self.points), fn(self.macs), fn(self.flops_tensor), fn(self.flops_vector),
+                      Counter({k: fn(v) for k, v in self.ops.items()}),
+                      {k: fn(v) for k, v in self.bytes_read.items()}, fn(self.bytes_written),
+                      {k: fn(v) for k, v in self.elements_read.items()},
+                      {k: fn(v) for k, v in self.output_elements.items()},
+                      {k: fn(v) for k, v in self.output_bytes.items()})
 
     def as_attr(self) -> dict[str, Any]:
         return {
@@ -71,10 +108,20 @@ class Counts:
         self.flops_tensor += other.flops_tensor
         self.flops_vector += other.flops_vector
         self.ops.update(other.ops)
-        for k, v in other.bytes_read.items():
-            self.bytes_read[k] = self.bytes_read.get(k, 0) + v
         self.bytes_written += other.bytes_written
+        for mine, theirs in ((self.bytes_read, other.bytes_read), (self.elements_read, other.elements_read),
+                             (self.output_elements, other.output_elements), (self.output_bytes, other.output_bytes)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
         return self
+
+
+def _divide(total: int, runs: int) -> int:
+    """One run's share of a count: exact when it divides, else the mean (a float); a formula's share is the
+    exact quotient (a whole number where every run counts the same)."""
+    if isinstance(total, Formula) or isinstance(runs, Formula):
+        return total / runs
+    return total // runs if total % runs == 0 else total / runs  # type: ignore[return-value]
 
 
 def expression_ops(expr: Expr) -> Counter[str]:
@@ -164,15 +211,19 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
            tuple(_type(b.value) for b in op.inputs), op.outputs[0].type, sharing,
            used, tuple(values.get(p) for p in used))
     counts = _einsum_counts(key, op, used, values)
+    output = op.outputs[0].name
     return Counts(counts.points, counts.macs, counts.flops_tensor, counts.flops_vector, Counter(counts.ops),
-                  {op.inputs[int(k)].name: v for k, v in counts.bytes_read.items()}, counts.bytes_written)
+                  {op.inputs[int(k)].name: v for k, v in counts.bytes_read.items()}, counts.bytes_written,
+                  {op.inputs[int(k)].name: v for k, v in counts.elements_read.items()},
+                  {output: counts.output_elements["0"]}, {output: counts.bytes_written})
 
 
 _CACHE: dict[tuple[Any, ...], Counts] = {}  # see einsum_counts; never mutated once stored
 
 
 def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], values: dict[str, int]) -> Counts:
-    """Counts with `bytes_read` keyed by the position of the first operand bound to each value."""
+    """Counts with `bytes_read` and `elements_read` keyed by the position of the first operand bound to each
+    value, and the output's elements under "0"."""
     if key in _CACHE:
         return _CACHE[key]
     model = einsum_model(op, list(used))
@@ -205,7 +256,9 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
         footprints[name] = footprints[name].union(rng) if name in footprints else rng
     for name, fp in footprints.items():
         k = int(name[1:])
-        counts.bytes_read[str(k)] = _value(fp.card(), values) * _type(op.inputs[k].value).dtype.itemsize
+        counts.elements_read[str(k)] = _value(fp.card(), values)
+        counts.bytes_read[str(k)] = counts.elements_read[str(k)] * _type(op.inputs[k].value).dtype.itemsize
+    counts.output_elements["0"] = out_elems
     counts.bytes_written = out_elems * op.outputs[0].type.dtype.itemsize
     if len(_CACHE) < 65536:
         _CACHE[key] = counts
@@ -242,15 +295,16 @@ def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
         else:
             counts.flops_vector += flops_of(ops) * points
         counts.ops.update({k: v * points for k, v in ops.items()})
-    outputs = {d.name for d in model.kernel.outputs}
     for b in model.kernel.inputs:
         fp = model.footprint(b.name)
         if fp is not None and b.value.type is not None:
-            counts.bytes_read[b.name] = total(fp.card()) * b.value.type.dtype.itemsize
-    for name in outputs:
-        fp = model.footprint(name, written=True)
-        if fp is not None:
-            counts.bytes_written += total(fp.card()) * model.tensors[name].dtype.itemsize
+            counts.elements_read[b.name] = total(fp.card())
+            counts.bytes_read[b.name] = counts.elements_read[b.name] * b.value.type.dtype.itemsize
+    for d in model.kernel.outputs:
+        fp = model.footprint(d.name, written=True)
+        counts.output_elements[d.name] = total(fp.card()) if fp is not None else 0
+        counts.output_bytes[d.name] = counts.output_elements[d.name] * model.tensors[d.name].dtype.itemsize
+        counts.bytes_written += counts.output_bytes[d.name]
     return counts
 
 

@@ -30,12 +30,23 @@ from solar.ir.expr import (
     evaluate_int,
     format_expr,
 )
-from solar.ir.ops import EinsumOp, Op, PermuteOp, ReshapeOp, Value
+from solar.ir.index_map import NotAffine, Permutation, Regroup
+from solar.ir.ops import EinsumOp, Op, Value
 from solar.ir.types import Dim, TensorType
 
 from .units import Uses
 
-RELABEL_OPS = (PermuteOp, ReshapeOp)
+
+def relabel_map(op: Op | None) -> Permutation | Regroup | None:
+    """The index map of a view that only relabels its operand's indices (a permutation, a split or merge of
+    dimensions: `Op.index_map`), which a chain follows through; None for any other op."""
+    if op is None or not op.is_view or not op.operands:
+        return None
+    try:
+        index_map = op.index_map({})
+    except NotAffine:
+        return None
+    return index_map if isinstance(index_map, Permutation | Regroup) else None
 
 
 class NotLinear(Exception):
@@ -323,8 +334,9 @@ class ChainFinder:
         assert source.type is not None and v.type is not None
         src_shape, dst_shape = self._shape(source.type), self._shape(v.type)
         inner: list[list[Atom]] = [[] for _ in src_shape]
-        if isinstance(producer, PermuteOp):
-            for d, p in enumerate(producer.attrs["perm"]):
+        index_map = relabel_map(producer)
+        if isinstance(index_map, Permutation):
+            for d, p in enumerate(index_map.perm):
                 inner[p] = labels[d]
         else:
             groups = reshape_groups(src_shape, dst_shape)
@@ -351,9 +363,9 @@ class ChainFinder:
             return ""
         if isinstance(producer, EinsumOp) and producer not in self.linear:
             return f"@{producer.symbol} {self.why_not[producer]}"
-        if not isinstance(producer, EinsumOp | PermuteOp | ReshapeOp):
+        if not isinstance(producer, EinsumOp) and relabel_map(producer) is None:
             return ""
-        if isinstance(producer, ReshapeOp):
+        if isinstance(relabel_map(producer), Regroup):
             src, dst = producer.operands[0].type, v.type
             assert src is not None and dst is not None
             if reshape_groups(self._shape(src), self._shape(dst)) is None:

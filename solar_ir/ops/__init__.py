@@ -10,15 +10,13 @@ walks through adding one."""
 
 from __future__ import annotations
 
+from ..attr_values import AttrValue, SymbolRef, Word
 from .base import (
     OP_CLASSES,
-    AttrValue,
     ExprFn,
     Op,
-    SymbolRef,
     TypeFn,
     Value,
-    Word,
     clone_ops,
     defined_inside,
     result_types_of,

@@ -9,40 +9,19 @@ module dispatches on its class (see docs/writing-an-op.md)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
 
+from ..attr_values import AttrValue
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Expr
+from ..index_map import IndexMap
+from ..printer import Printer
 from ..types import Dim, TensorType
-
-if TYPE_CHECKING:
-    from ..printer import Printer
-    from ..verifier import Verifier
+from ..verifier import Verifier
 
 TypeFn = Callable[[TensorType], TensorType]
 ExprFn = Callable[[Expr], Expr]
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """A bare word attribute value, such as `add` in `{reduce = add}`."""
-
-    name: str
-
-    def __post_init__(self) -> None:
-        # These spell literals, so as words they would read back as a float or a bool.
-        if self.name in ("inf", "nan", "true", "false") or not self.name.isidentifier():
-            raise ValueError(f"'{self.name}' cannot be a bare-word attribute value; use a string")
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolRef:
-    name: str  # without '@'
-
-
-AttrValue = Any  # int | float | bool | str | Word | SymbolRef | TensorType | list | dict
 
 
 class Value:
@@ -82,6 +61,9 @@ class Op:
     # Its results hold its operands' elements, rearranged (layout ops, slices, concat): whatever range an
     # operand's values keep to, the results keep to it too.
     forwards_values: ClassVar[bool] = False
+    # Where its backend hooks are declared: "module:name" of a `solar.backends.op_hooks.HookSet`, which a
+    # backend installs the first time it looks the class up. A string, so the IR core imports no backend.
+    backend_hooks: ClassVar[str] = ""
 
     __slots__ = ("attrs", "loc", "results", "src_loc", "use_locs")
 
@@ -172,6 +154,13 @@ class Op:
     def print(self, p: Printer, indent: int) -> None:
         """Appends this op's canonical text (one or more full lines) to `p`."""
         raise TypeError(f"cannot print {self!r}")
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap | None:
+        """For a layout op (`is_view`) with an operand: how its result's indices map to its operand's
+        (solar.ir.index_map), with the size parameters' `values`; None for every other op. Tiling, chain
+        following and the exporters read this, not the op's class. Raises NotAffine where the map has no
+        affine form at these values."""
+        return None
 
     def map_types(self, fn: TypeFn) -> None:
         """Replaces every type this op declares (results, outputs, locals) by `fn` of it; block arguments and

@@ -4,11 +4,13 @@ declares."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import UNKNOWN, Location
-from ..expr import Binary, Expr, IntLit, constant_value, format_expr
+from ..expr import Binary, Expr, IntLit, constant_value, evaluate_int, format_expr
+from ..index_map import IndexMap, NotAffine, Window, WindowDim
 from ..printer import Printer, format_attr_value
 from ..types import Dim, TensorType, canonical_dim, types_equal
 from ..verify_base import dim_value, expr_value
@@ -24,6 +26,7 @@ class TypedOp(Op):
     """An op with one result whose type it keeps in `type` (constants, slices, inserts)."""
 
     __slots__ = ()
+    backend_hooks = "solar.backends.composition_hooks:HOOKS"
     type: TensorType
 
     def declared_types(self) -> list[TensorType]:
@@ -229,6 +232,18 @@ class SliceOp(_SlicingOp):
         expected = self._infer(v, for_vars)
         if expected is not None:
             v.expect_type(self, expected[0], self.type)
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        def number(e: Expr | None, default: int) -> int:
+            if e is None:
+                return default
+            try:
+                return evaluate_int(e, dict(values))
+            except (KeyError, TypeError, ValueError) as err:
+                raise NotAffine("a slice bound that is not a number: not modelled") from err
+
+        return Window(tuple(WindowDim(index=number(e.index, 0)) if e.index is not None
+                            else WindowDim(start=number(e.start, 0), step=number(e.step, 1)) for e in self.entries))
 
 
 class InsertOp(_SlicingOp):

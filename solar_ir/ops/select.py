@@ -42,6 +42,7 @@ class SelectionOp(GenericOp):
     cummin, nonzero, masked_select."""
 
     __slots__ = ()
+    backend_hooks = "solar.backends.selection:HOOKS"
     moves_data = True  # its own unit of execution: it reads its input and writes its results
     operand_count: ClassVar[int] = 1
     required: ClassVar[tuple[str, ...]] = ("axis",)

@@ -4,15 +4,18 @@ type (`infer`); the parser, printer and verifier need nothing more to handle a n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from ..attr_values import AttrValue, Word
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Binary, Expr
+from ..index_map import Broadcast, IndexMap, Permutation, Regroup
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
 from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
-from .base import ArgsOp, AttrValue, TypeFn, Value, Word
+from .base import ArgsOp, TypeFn, Value
 
 if TYPE_CHECKING:
     from ..verifier import Verifier
@@ -21,12 +24,13 @@ SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
 class GenericOp(ArgsOp):
-    """An op of the generic syntax. A subclass sets `opname` (and adds it to the grammar's OP_NAME), its
-    `operand_count` (-1: one or more), `required` and `optional` attribute names, and implements `infer`;
-    one with several results sets `result_count` and implements `infer_all` instead."""
+    """An op of the generic syntax. A subclass sets `opname` (the parser finds it by that name in
+    `OP_CLASSES`; the grammar has one rule for every generic op), its `operand_count` (-1: one or more),
+    `required` and `optional` attribute names, and implements `infer`; one with several results sets
+    `result_count` and implements `infer_all` instead."""
 
     __slots__ = ("args", "result_types")
-    registry: ClassVar[dict[str, type[GenericOp]]] = {}
+    backend_hooks = "solar.backends.composition_hooks:HOOKS"
     operand_count: ClassVar[int] = 1
     result_count: ClassVar[int] = 1
     # The operand read as indices into `axis` of the first operand (gather, scatter), if any.
@@ -41,10 +45,6 @@ class GenericOp(ArgsOp):
         self.result_types = result_types
         if attrs:
             self.attrs.update(attrs)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        GenericOp.registry[cls.opname] = cls
 
     def set_declared_types(self, types: list[TensorType]) -> None:
         self.result_types = list(types)
@@ -145,15 +145,17 @@ class ReshapeOp(GenericOp):
             return None
         if src.dtype != declared.dtype:
             return declared.with_dtype(src.dtype)
-        defaults = v.module_op.param_values() if v.module_op else {}
         try:
-            before, after = src.num_elements(defaults), declared.num_elements(defaults)
+            before, after = src.num_elements(v.module_defaults), declared.num_elements(v.module_defaults)
         except (KeyError, ValueError):
             return None  # symbolic sizes without values: checked when bound
         if before != after:
             v.error(f"solar.reshape changes the element count from {before} ({src}) to {after} ({declared})",
                     self.loc)
         return None
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Regroup()
 
 
 class PermuteOp(GenericOp):
@@ -172,6 +174,9 @@ class PermuteOp(GenericOp):
                     self.loc)
             return None
         return TensorType(tuple(src.shape[p] for p in perm), src.dtype)
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Permutation(tuple(self.attrs["perm"]))
 
 
 class ConcatOp(GenericOp):
@@ -228,6 +233,9 @@ class BroadcastOp(GenericOp):
                 v.error(f"solar.broadcast cannot stretch input dimension {i} of size {format_dim(src.shape[i])} "
                         f"to {format_dim(declared.shape[d])}", self.loc)
         return None
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Broadcast(tuple(self.attrs["dims"]))
 
 
 class GatherOp(GenericOp):

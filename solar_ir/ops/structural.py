@@ -11,7 +11,7 @@ from ..dtypes import DType
 from ..expr import Expr, format_expr, free_indices
 from ..printer import Printer, format_types, format_values
 from ..types import PARAM_NAME, TensorType, types_equal
-from ..verify_base import suggest
+from ..verify_base import Signature, suggest
 from .base import ArgsOp, ExprFn, Op, TypeFn, Value
 
 if TYPE_CHECKING:
@@ -114,6 +114,11 @@ class ModuleOp(Op):
                 v.error(f"size parameter {p.name} must be positive, not {p.default}", p.loc)
         v.params = set(seen_params)
         v.defaults = self.param_values()
+        v.module_defaults = self.param_values()
+        v.functions = {}
+        for func in self.funcs:
+            v.functions.setdefault(func.name, Signature([a.type for a in func.args if a.type is not None],
+                                                        list(func.result_types)))
         seen_funcs: dict[str, FuncOp] = {}
         for func in self.funcs:
             if func.name in seen_funcs:
@@ -318,14 +323,11 @@ class CallOp(ArgsOp):
         self.result_types = [fn(t) for t in self.result_types]
 
     def verify(self, v: Verifier, for_vars: set[str]) -> None:
-        assert v.module_op is not None
-        callee = v.module_op.lookup(self.callee)
+        callee = v.functions.get(self.callee)
         if callee is None:
-            names = [f.name for f in v.module_op.funcs]
-            v.error(f"call to undefined function @{self.callee}{suggest(self.callee, names)}", self.loc)
+            v.error(f"call to undefined function @{self.callee}{suggest(self.callee, v.functions)}", self.loc)
             return
-        v.check_values_match(self.args, [a.type for a in callee.args if a.type is not None], self,
-                             f"the call to @{self.callee}")
+        v.check_values_match(self.args, callee.arg_types, self, f"the call to @{self.callee}")
         if len(self.result_types) != len(callee.result_types) or not all(
                 types_equal(a, b) for a, b in zip(self.result_types, callee.result_types, strict=False)):
             v.error(f"call to @{self.callee} declares results {_fmt_types(self.result_types)} but the function "

@@ -1,6 +1,7 @@
 """The orderings every SOL report must satisfy (docs/sol.md, "Why these are lower bounds"), checked on a
-module at several buffer sizes: whole graph ≤ fused ≤ cache-aware ≤ unfused in bytes and in time,
-cache-aware bytes never increasing with the buffer and equal to the fused bytes once the buffer holds
+module at several buffer sizes: whole graph ≤ fused ≤ unfused and fused ≤ cache-aware in bytes and in time
+(the cache-aware bound may pass the unfused figure, which gives every kernel an unbounded buffer), cache-aware
+bytes never increasing with the buffer and equal to the fused bytes once the buffer holds
 everything, and a JSON document without NaN or Infinity. Used by the example and the corpus tests."""
 
 from __future__ import annotations
@@ -64,10 +65,11 @@ def check_bound_invariants(module: ModuleOp, target: str = "h100") -> list[dict[
             m, ca = t["modes"], t["cache_aware"]
             assert ca is not None
             for key in ("bytes", "time_s"):
-                chain = [m["whole_graph"][key], m["fused"][key], ca[key], m["unfused"][key]]
+                chain = [m["whole_graph"][key], m["fused"][key], m["unfused"][key]]
                 assert all(_le(a, b) for a, b in itertools.pairwise(chain)), (buffer, key, chain)
+                assert _le(m["fused"][key], ca[key]), (buffer, key, ca[key])
             for g in ca["groups"]:
-                assert g["fused_bytes"] <= g["bytes"] <= g["unfused_bytes"], (buffer, g)
+                assert g["fused_bytes"] <= g["bytes"], (buffer, g)
                 assert all(math.isfinite(x) for x in (g["bytes"], g["fused_bytes"], g["unfused_bytes"]))
     for t in range(len(docs[0]["targets"])):
         rows = [doc["targets"][t]["cache_aware"] for doc in docs]

@@ -16,9 +16,10 @@ import yaml
 
 pytest.importorskip("torch")
 
-from solar.bench import measure, problem
+from solar.bench import conditions, measure, problem
 from solar.bench.batch import BatchOptions, ResultsFile, discover, run_batch
 from solar.bench.bounds import LOWER_BOUND_MODES
+from solar.bench.conditions import Probes
 from solar.bench.problem import BenchOptions, bench_problem
 from solar.bench.sizes import SizeError, SizeRequest, check_shapes, parse_params, parse_scale, resolve
 from solar.bench.summary import coverage, plot_headroom, render_problem, render_summary
@@ -27,6 +28,16 @@ from solar.tools.solar_bench import run as cli
 
 DATA = Path(__file__).parent / "data" / "bench"
 FAST = {"budget_s": 0.05, "warmup": 1, "min_runs": 3}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _unknown_machine_load() -> Any:
+    """These tests judge bounds and machinery, not the machine: the conditions probes read nothing, so no
+    record is marked noisy by this machine's real load (tests/unit/test_bench_conditions.py covers noise)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(problem, "system_probes", lambda: Probes(lambda: None, lambda: None))
+        mp.setattr(conditions, "SPREAD_LIMIT", math.inf)
+        yield
 
 
 def _opts(**kw: Any) -> BenchOptions:

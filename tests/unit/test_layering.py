@@ -1,6 +1,8 @@
 """Imports go only downward: each installed package sits on a floor, and a module may import from its own floor
 and the floors below it, never from one above. This table is the one place the floors are written down;
-docs/architecture.md draws it. Every import counts, also one inside a function or under TYPE_CHECKING."""
+docs/architecture.md draws it. Every import counts, also one inside a function or under TYPE_CHECKING.
+
+Within a floor, imports form no circle either: no module reaches itself through the modules it imports."""
 
 from __future__ import annotations
 
@@ -54,14 +56,88 @@ def imported(module: str, path: Path) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                name = ".".join(base + ([node.module] if node.module else []))
-            else:
-                name = node.module or ""
-            found.append((node.lineno, name))
+            found.append((node.lineno, _absolute(package, node)))
     return found
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """Module -> the modules of the packages it imports, each with the line of its first import. `from p
+    import x` names the module p.x where there is one, else p."""
+    known = {module for module, _ in modules()}
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in modules():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(package, node)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            for target in targets:
+                if target in known and target != module:
+                    edges.setdefault(target, node.lineno)
+        graph[module] = edges
+    return graph
+
+
+def _absolute(package: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    parts = parts[:len(parts) - (node.level - 1)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def describe_cycle(graph: dict[str, dict[str, int]], component: list[str]) -> str:
+    """One circle, with every import inside it (`module:line -> module`), to say where to cut it."""
+    inside = set(component)
+    arrows = [f"  {module}:{line} imports {target}" for module in component
+              for target, line in sorted(graph[module].items()) if target in inside]
+    return "import cycle between " + ", ".join(component) + ":\n" + "\n".join(arrows)
 
 
 def upward_arrows() -> list[str]:
@@ -86,6 +162,26 @@ def test_every_package_folder_has_a_floor() -> None:
 
 def test_no_import_goes_up() -> None:
     assert upward_arrows() == []
+
+
+def test_no_import_cycle() -> None:
+    graph = import_graph()
+    found = [describe_cycle(graph, c) for c in import_cycles(graph)]
+    assert not found, "\n".join(found)
+
+
+def test_the_cycle_finder_sees_a_function_local_circle() -> None:
+    graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3}, "d": {"a": 4}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert "c:3 imports a" in describe_cycle(graph, ["a", "b", "c"])
+    assert import_cycles({"a": {"b": 1}, "b": {}}) == []
+
+
+def test_the_import_graph_counts_nested_and_type_checking_imports() -> None:
+    graph = import_graph()
+    # targets/loader.py imports the calibration inside a function, to keep start-up cheap.
+    assert "solar.targets.calibrate" in graph["solar.targets.loader"]
+    assert "solar.ir.ops.base" in graph["solar.ir.ops.structural"]
 
 
 @pytest.mark.parametrize(("module", "target", "up"), [

@@ -130,14 +130,13 @@ def test_system_prompt_carries_reference_grammar_and_examples() -> None:
     assert "never executed as Python" in text
 
 
-def test_packaged_copies_match_the_repository() -> None:
-    """The prompt ships docs/ir.md and a few examples/ inside the package (a wheel has no docs/); after
-    editing those, copy them: cp docs/ir.md frontends/llm/data/ir.md; cp examples/X.sir frontends/llm/data/examples/."""
-    data = REPO / "frontends" / "llm" / "data"
-    assert (data / "ir.md").read_text(encoding="utf-8") == (REPO / "docs" / "ir.md").read_text(encoding="utf-8")
-    for name in prompt.EXAMPLES:
-        assert (data / "examples" / name).read_text(encoding="utf-8") == \
-            (REPO / "examples" / name).read_text(encoding="utf-8"), name
+def test_the_prompt_reads_the_one_copy_of_each_file() -> None:
+    """The prompt reads docs/ir.md and examples/ as package data (`solar.docs`, `solar.examples`): the files
+    of the repository themselves, with no second copy to keep in sync."""
+    assert prompt.reference_text() == (REPO / "docs" / "ir.md").read_text(encoding="utf-8")
+    assert dict(prompt.example_texts()) == {
+        name: (REPO / "examples" / name).read_text(encoding="utf-8") for name in prompt.EXAMPLES}
+    assert not (REPO / "frontends" / "llm" / "data").exists()
     for name, text in prompt.example_texts():
         parse_and_verify(text, name)
 

@@ -69,7 +69,7 @@ def test_sol_reuses_the_tilings_tile_search_found() -> None:
     PassManager(sol).run(module, ctx)
     assert ctx.analyses.cached(Tilings) is tilings and tilings.solved == solved
     (report,) = ctx.results["sol"]
-    assert report.cache_aware is not None and report.cache_aware.rows[0]["tiled_bytes"] is not None
+    assert report.cache_aware is not None and report.cache_aware.rows[0]["estimate_bytes"] is not None
 
 
 def test_sol_on_another_buffer_size_solves_again() -> None:

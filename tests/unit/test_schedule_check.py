@@ -23,6 +23,7 @@ from schedules import Chain, least_replay, mapping_schedule
 from test_tiling import CASES, DESCS, d
 
 from solar.backends.io_bound import io_bound
+from solar.backends.io_bound_global import global_dependency
 from solar.backends.tiling import Space
 from solar.backends.tiling_ir import lower_bound
 from solar.backends.tiling_problem import EinsumDesc, build_problem
@@ -44,9 +45,10 @@ def cache_aware_bound(descs: list[EinsumDesc], capacity: float) -> tuple[float, 
     einsums = [build_problem(x.name, [x]) for x in descs]
     per_einsum = sum(Space(p).solve_lower(capacity).traffic  # type: ignore[union-attr]
                      for p in einsums) if len(descs) > 1 else math.inf
-    unfused = sum(Space(p).compulsory for p in einsums)
     tiled = min(whole.traffic, per_einsum)
-    return lower_bound(space.compulsory, tiled, unfused, io_bound(problem, capacity)), space, whole, tiled
+    forced = global_dependency(problem, capacity)
+    bound = lower_bound(space.compulsory, io_bound(problem, capacity), forced.extra if forced is not None else 0.0)
+    return bound, space, whole, tiled
 
 
 def check(descs: list[EinsumDesc], capacity: float) -> tuple[float, float, float]:
@@ -91,6 +93,41 @@ def test_matmul_replay_of_the_milp_tiling_agrees_with_the_model(shape: tuple[int
         assert mapping.traffic * (1 - TOLERANCE) <= replayed <= mapping.traffic * (1 + 1e-9), (fraction, mapping)
 
 
+def gemm_batchnorm(batch: int, k: int, n: int) -> list[EinsumDesc]:
+    """A GEMM, a scale and batch norm in training (statistics over the batch b, used again over it)."""
+    return [d("gemm", "bk,nk->bn", [("x", (batch, k)), ("w", (n, k))], ("y", (batch, n))),
+            d("scale", "bn,n->bn", [("y", (batch, n)), ("s", (n,))], ("y2", (batch, n))),
+            d("mean", "bn->n", [("y2", (batch, n))], ("m", (n,))),
+            d("center", "bn,n->bn", [("y2", (batch, n)), ("m", (n,))], ("t", (batch, n))),
+            d("var", "bn->n", [("t", (batch, n))], ("v", (n,))),
+            d("norm", "bn,n->bn", [("t", (batch, n)), ("v", (n,))], ("z", (batch, n)))]
+
+
+def layernorm(rows: int, width: int) -> list[EinsumDesc]:
+    """A row sum used again over the row (the centring of a layer norm)."""
+    return [d("sum", "ij->i", [("x", (rows, width))], ("s", (rows,))),
+            d("center", "ij,i->ij", [("x", (rows, width)), ("s", (rows,))], ("y", (rows, width)))]
+
+
+@pytest.mark.parametrize(("descs", "argument"), [(gemm_batchnorm(8, 6, 6), "first completion"),
+                                                 (gemm_batchnorm(12, 4, 8), "first completion"),
+                                                 (layernorm(4, 32), "per fibre")], ids=["bn-8x6x6", "bn-12x4x8", "ln"])
+def test_global_dependency_bound_never_exceeds_a_schedule(descs: list[EinsumDesc], argument: str) -> None:
+    """A reduction used again over a fibre larger than the buffer: the fibre's elements must wait for the
+    reduction in the buffer, in DRAM or be recomputed (docs/tiling.md, "Global dependencies"). The forced
+    traffic lifts the bound above the compulsory traffic and stays under every replay."""
+    problem = build_problem("g", descs)
+    compulsory = Space(problem).compulsory
+    lifted = 0
+    for capacity in (32.0, 48.0, 64.0, 96.0, 160.0):
+        forced = global_dependency(problem, capacity)
+        bound, _, _ = check(descs, capacity)  # asserts bound ≤ the least replay
+        if forced is not None:
+            assert forced.argument == argument and bound >= compulsory + forced.extra
+            lifted += 1
+    assert lifted >= 3
+
+
 SHAPES = {
     "matmul": lambda a, b, c: [d("mm", "ik,kj->ij", [("a", (a, b)), ("b", (b, c))], ("c", (a, c)))],
     "conv-relu-residual": lambda a, b, c: [
@@ -104,6 +141,8 @@ SHAPES = {
     "softmax": lambda a, b, c: [d("max", "ij->i", [("x", (a, b))], ("m", (a,))),
                                 d("sum", "ij,i->i", [("x", (a, b)), ("m", (a,))], ("s", (a,))),
                                 d("norm", "ij,i,i->ij", [("x", (a, b)), ("m", (a,)), ("s", (a,))], ("y", (a, b)))],
+    "gemm-batchnorm": lambda a, b, c: gemm_batchnorm(a + 4, b, c),
+    "layernorm": lambda a, b, c: layernorm(a, 4 * b),
     "matmul-relu": lambda a, b, c: [d("mm", "ik,kj->ij", [("a", (a, b)), ("b", (b, c))], ("c", (a, c))),
                                     d("relu", "ij->ij", [("c", (a, c))], ("y", (a, c)))],
 }

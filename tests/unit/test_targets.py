@@ -617,3 +617,21 @@ def test_a_loaded_calibration_is_measured_twice(monkeypatch: pytest.MonkeyPatch,
     host = calibrate.host_target()
     assert len(passes) == 2 and host.calibration is not None and host.calibration["passes"] == 2
     assert host.dram_bandwidth == pytest.approx(passes[1]["memory"]["dram_bandwidth"]["value"] * 1e9)
+
+
+def test_a_figure_beyond_a_float_is_out_of_range_not_an_overflow() -> None:
+    from solar.targets.vocabulary import read_number
+
+    with pytest.raises(TargetError, match="an integer of 401 digits is out of range"):
+        read_number("t.yaml", "compute.fp32_vector.value", 10**400)
+    assert read_number("t.yaml", "compute.fp32_vector.value", 10**20) == 1e20
+
+
+def test_yaml_integers_are_bounded_before_python_converts_them() -> None:
+    from solar.targets.safe_yaml import YAMLProblem, load_yaml
+
+    with pytest.raises(YAMLProblem) as info:
+        load_yaml("a: 1\nb: " + "7" * 5000 + "\n")
+    assert (info.value.line, info.value.col) == (2, 4)
+    assert "5000 digits" in info.value.message
+    assert load_yaml("b: " + "7" * 64 + "\n") == {"b": int("7" * 64)}

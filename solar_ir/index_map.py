@@ -1,0 +1,118 @@
+"""What a layout op is, as data: how each index of its result maps to an index of its operand. A view op
+returns one from `Op.index_map`, and tiling, chain following (--reorder-einsum) and the exporters read that
+declaration instead of a list of op classes, so a new view op (a flip, a diagonal) needs only its class.
+
+    Permutation(perm)    result dim d is source dim perm[d]                       solar.permute
+    Broadcast(dims)      source dim i is result dim dims[i]; a size-1 one is 0    solar.broadcast
+    Window(dims)         source dim i is a fixed index, or start + step · a dim   solar.slice
+    Regroup()            row-major split or merge of dimensions                   solar.reshape
+    Flip(axes)           along each axis, index i reads n - 1 - i                 (any flip)
+
+`source_entries` turns the subscripts of a read of the result into those of the operand. A merge of
+dimensions has no affine inverse: it raises NotAffine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .expr import Binary, Expr, IntLit
+
+
+class NotAffine(ValueError):
+    """The map has no affine form for this read (a reshape that merges dimensions)."""
+
+
+def _plus(a: Expr, b: Expr) -> Expr:
+    return Binary("+", a, b)
+
+
+def _times(k: int, e: Expr) -> Expr:
+    return e if k == 1 else Binary("*", IntLit(k), e)
+
+
+@dataclass(frozen=True)
+class Permutation:
+    perm: tuple[int, ...]
+
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
+        moved: list[Expr] = [IntLit(0)] * len(source)
+        for d, p in enumerate(self.perm):
+            moved[p] = entries[d]
+        return moved
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    dims: tuple[int, ...]
+
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
+        return [entries[d] if source[i] == shape[d] else IntLit(0) for i, d in enumerate(self.dims)]
+
+
+@dataclass(frozen=True)
+class WindowDim:
+    """One source dimension of a window: a fixed `index`, or `start + step ·` the next result dimension."""
+
+    index: int | None = None
+    start: int = 0
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class Window:
+    dims: tuple[WindowDim, ...]
+
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
+        out: list[Expr] = []
+        k = 0
+        for w in self.dims:
+            if w.index is not None:
+                out.append(IntLit(w.index))
+                continue
+            scaled = _times(w.step, entries[k])
+            out.append(_plus(scaled, IntLit(w.start)) if w.start else scaled)
+            k += 1
+        return out
+
+
+@dataclass(frozen=True)
+class Regroup:
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
+        """Each source dimension is a run of result dimensions whose sizes multiply to its size (a split;
+        row-major, so the entry is Σ stride·entry), size-1 dimensions on either side taking no part."""
+        merge = NotAffine("a reshape that merges dimensions is read: not modelled (not affine)")
+        out: list[Expr] = []
+        r = 0
+        for size in source:
+            if size == 1:
+                out.append(IntLit(0))
+                continue
+            entry: Expr | None = None
+            covered = 1
+            while covered < size:
+                if r >= len(shape):
+                    raise merge
+                n = shape[r]
+                if n > 1:
+                    if size % (covered * n):
+                        raise merge
+                    entry = entries[r] if entry is None else _plus(_times(n, entry), entries[r])
+                    covered *= n
+                r += 1
+            assert entry is not None
+            out.append(entry)
+        if any(n != 1 for n in shape[r:]):
+            raise merge
+        return out
+
+
+@dataclass(frozen=True)
+class Flip:
+    axes: tuple[int, ...]
+
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
+        return [Binary("-", IntLit(shape[d] - 1), e) if d in self.axes else e for d, e in enumerate(entries)]
+
+
+IndexMap = Permutation | Broadcast | Window | Regroup | Flip
