@@ -350,13 +350,28 @@ def write_json(doc: dict[str, Any], path: str) -> None:
 
 def plot(reports: list[TargetReport], path: str) -> None:
     """One roofline panel per target, every unit (dots) and fusion group (squares) placed on it at its
-    arithmetic intensity and the FLOP rate its SOL time implies."""
+    arithmetic intensity and the FLOP rate its SOL time implies; no two labels overlap."""
+    import matplotlib.pyplot as plt
+
+    fig = draw_roofline(reports)
+    try:
+        save_figure(fig, path, "the roofline plot", dpi=PLOT_DPI)
+    finally:
+        plt.close(fig)
+
+
+PLOT_DPI = 120
+
+
+def draw_roofline(reports: list[TargetReport]) -> Any:
+    """The roofline figure (matplotlib, Agg); its point labels are placed by backends/label_layout.py."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(reports), figsize=(6.5 * len(reports), 5), squeeze=False)
+    fig, axes = plt.subplots(1, len(reports), figsize=(8 * len(reports), 5), squeeze=False, dpi=PLOT_DPI)
+    panels = []
     for ax, r in zip(axes[0], reports, strict=True):
         beta = r.peaks.bandwidth
         works = [w for w, _ in r.units] + [w for w, _ in r.groups]
@@ -368,22 +383,57 @@ def plot(reports: list[TargetReport], path: str) -> None:
         roofs = {(c.precision, c.unit): c.flop_per_s for c in r.peaks.used()}
         for (precision, unit), peak in sorted(roofs.items()):
             ax.plot(xs, [min(peak, beta * x) for x in xs], label=f"{precision} {unit}: {quantity(peak)}FLOP/s")
+        points = []
         for items, marker in ((r.units, "o"), (r.groups, "s")):
             for w, t in items:
                 if not w.total_bytes or t.seconds == 0 or not w.flops:
                     continue
                 ax.scatter([w.intensity], [w.flops / t.seconds], marker=marker, zorder=3)
-                ax.annotate(w.name, (w.intensity, w.flops / t.seconds), fontsize=7, xytext=(3, 3),
-                            textcoords="offset points")
+                points.append((w.intensity, w.flops / t.seconds, w.name, t.seconds))
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("FLOP/s at the speed of light")
         ax.set_title(f"{r.peaks.target.full_name}: β = {quantity(beta)}B/s")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    try:
-        save_figure(fig, path, "the roofline plot", dpi=120)
-    finally:
-        plt.close(fig)
+        panels.append((ax, points))
+    # Room right of each panel for the labels that fit nowhere inside it (label_layout's margin column).
+    fig.subplots_adjust(left=0.08 / len(reports), right=1 - 0.12 / len(reports), wspace=0.35, bottom=0.12)
+    fig.canvas.draw()
+    for ax, points in panels:
+        _label_points(fig, ax, points)
+    return fig
+
+
+def _label_points(fig: Any, ax: Any, points: list[tuple[float, float, str, float]]) -> None:
+    """Labels each point where it overlaps no other label, point or the legend (screen coordinates)."""
+    from solar.backends.label_layout import Box, place_labels
+
+    renderer = fig.canvas.get_renderer()
+    height = fig.bbox.height
+    order = sorted(range(len(points)), key=lambda i: -points[i][3])  # the costliest keeps the nearest place
+    screen = []
+    for i in order:
+        x, y = ax.transData.transform((points[i][0], points[i][1]))
+        screen.append((float(x), float(height - y)))
+    sizes = []
+    for i in order:
+        probe = ax.text(0, 0, points[i][2], fontsize=7)
+        ext = probe.get_window_extent(renderer)
+        probe.remove()
+        sizes.append((float(ext.width) + 2, float(ext.height) + 2))
+    box = ax.get_window_extent(renderer)
+    area = (float(box.x0), float(height - box.y1), float(box.x1), float(height - box.y0))
+    legend = ax.get_legend().get_window_extent(renderer)
+    obstacles = [Box(float(legend.x0), float(height - legend.y1), float(legend.width), float(legend.height))]
+    placed = place_labels(screen, sizes, area, area[2] + 4, point_radius=5.0, obstacles=obstacles)
+    to_data = ax.transData.inverted()
+    for i, spot in zip(order, placed, strict=True):
+        b = spot.box
+        # The box's lower-left corner, back in data coordinates (text anchors at its baseline-left).
+        anchor = to_data.transform((b.x + 1, height - (b.y + b.h) + 1))
+        ax.annotate(points[i][2], (points[i][0], points[i][1]), xytext=(anchor[0], anchor[1]), textcoords="data",
+                    fontsize=7, ha="left", va="bottom", annotation_clip=False, gid="point-label",
+                    arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.6} if spot.leader else None)

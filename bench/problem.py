@@ -70,9 +70,11 @@ class Program:
     make_run: Any  # () -> (callable or model, inputs, declared shapes check)
 
 
-def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None) -> dict[str, Any]:
+def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
+                  keep: list[Program] | None = None) -> dict[str, Any]:
     """The record of one problem. Failures are recorded (stage and message), never raised. `probes` read the
-    machine's conditions around the measurement (this machine's /proc by default; tests inject them)."""
+    machine's conditions around the measurement (this machine's /proc by default; tests inject them); `keep`
+    receives the loaded program (for the HTML report, which needs its IR and its run)."""
     start = time.perf_counter()
     rec: dict[str, Any] = {"version": RECORD_VERSION, "problem": path, "status": "ok", "errors": [],
                            "violations": [], "beats": [], "notes": []}
@@ -87,6 +89,8 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None) -
             rec["notes"].append("GPU: skipped (no CUDA device" + ("; measured on the CPU)" if opts.measure else ")"))
         stage = "translate"
         prog = load_program(path, request, opts)
+        if keep is not None:
+            keep.append(prog)
         rec["framework"] = prog.framework
         rec["translate"] = {"ok": True, "seconds": round(prog.translate_s, 3)}
         rec["sizes"] = prog.sizes

@@ -34,6 +34,7 @@ def commands() -> list[tuple[str, list[str]]]:
         ("solar-run --help", [tool("solar-run"), "--help"]),
         ("solar-translate --help", [tool("solar-translate"), "--help"]),
         ("solar-bench --help", [tool("solar-bench"), "--help"]),
+        ("python -c 'import solar' (the API)", [sys.executable, "-c", "import solar"]),
     ]
 
 

@@ -7,7 +7,9 @@ import os
 import re
 from dataclasses import dataclass
 
+from solar.ir import attr_names
 from solar.ir.diagnostics import Location
+from solar.ir.ops import KernelOp, Op
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n(?P<code>[^\n]*)')
 
@@ -60,12 +62,77 @@ def is_framework_file(path: str) -> bool:
             or path.startswith("<eval_with_key>"))
 
 
+def is_library_file(path: str) -> bool:
+    """A framework's file, or one of an installed package (transformers, say): not the user's own code."""
+    return is_framework_file(path) or "/site-packages/" in path or "/dist-packages/" in path
+
+
+def library_frame(stack_trace: str | None) -> str | None:
+    """The innermost frame of an FX node's `stack_trace` when it is library code (`torch/nn/modules/
+    linear.py:125`, the path under its install folder), as profilers show it after the user's line."""
+    frames = list(_FRAME.finditer(stack_trace or ""))
+    if not frames or not is_library_file(frames[-1].group("file")):
+        return None
+    if not any(not is_library_file(m.group("file")) for m in frames):
+        return None  # no user frame: the location is the library's own line already
+    return library_path(frames[-1].group("file"), int(frames[-1].group("line")))
+
+
+def mark_library_frame(ops: list[Op], stack_trace: str | None) -> None:
+    """Kernels made inside library code keep the library frame beside their loc (the user's line)."""
+    tag_library_frame(ops, library_frame(stack_trace))
+
+
+def tag_library_frame(ops: list[Op], frame: str | None) -> None:
+    """Sets `frame` on the kernels among `ops` (and inside them) that have none yet."""
+    if frame is None:
+        return
+    for op in (inner for top in ops for inner in top.walk()):
+        if isinstance(op, KernelOp):
+            op.attrs.setdefault(attr_names.LIBRARY_FRAME, frame)
+
+
+def library_path(file: str, line: int) -> str:
+    """`path:line` with the path under its install folder (`torch/nn/modules/linear.py:134`)."""
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in file:
+            file = file.rsplit(marker, 1)[1]
+            break
+    return f"{file}:{line}"
+
+
+def jax_library_frame(frames: list[tuple[str, int]], user: SourceLine | None) -> str | None:
+    """The library frame a JAX equation's traceback (`(file, line)`, innermost first) shows just inside the
+    user's line: the function of the library the user called (`jax/_src/nn/functions.py:…` for gelu)."""
+    if user is None:
+        return None
+    for k, (file, line) in enumerate(frames):
+        if file == user.file and line == user.line:
+            inner = k - 1
+            while inner > 0 and frames[inner][0].endswith(_JAX_WRAPPERS):  # decorators, not the library's code
+                inner -= 1
+            if inner >= 0 and is_library_file(frames[inner][0]) and not frames[inner][0].endswith(_JAX_WRAPPERS):
+                return library_path(*frames[inner])
+            return None
+    return None
+
+
+# JAX's decorator machinery (jit, custom_jvp, tracebacks) between a user's call and the function it calls.
+_JAX_WRAPPERS = tuple(f"jax/_src/{name}.py" for name in (
+    "traceback_util", "pjit", "api", "api_util", "linear_util", "custom_derivatives", "profiler", "core",
+    "dispatch", "interpreters/partial_eval", "interpreters/ad", "source_info_util"))
+
+
 def user_frame(stack_trace: str | None) -> SourceLine | None:
-    """The innermost user frame of an FX node's `stack_trace` (frames are printed outermost first)."""
+    """The innermost user frame of an FX node's `stack_trace` (frames are printed outermost first): the
+    innermost outside every installed package, else (a model that is all library code, such as a
+    transformers model) the innermost outside the frameworks."""
     if not stack_trace:
         return None
+    frames = list(_FRAME.finditer(stack_trace))
+    own = [m for m in frames if not is_library_file(m.group("file"))]
     best: SourceLine | None = None
-    for m in _FRAME.finditer(stack_trace):
+    for m in own or frames:
         file = m.group("file")
         if is_framework_file(file):
             continue

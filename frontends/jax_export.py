@@ -28,7 +28,14 @@ from solar.ir.ops import ModuleOp, SliceEntry, Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, SourceLine, TranslationError
+from .diagnostics import (
+    Problem,
+    SourceLine,
+    TranslationError,
+    jax_library_frame,
+    lowering_failed,
+    tag_library_frame,
+)
 from .lowering import JAX_LOWERINGS
 from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
 from .lowering.jax_ops import jax_precision
@@ -83,6 +90,14 @@ def _frame(eqn: Any) -> SourceLine | None:
         return None
     code = linecache.getline(fr.file_name, fr.start_line).strip()
     return SourceLine(fr.file_name, fr.start_line, max(fr.start_column, 0) + 1, code)
+
+
+def _frames(eqn: Any) -> list[tuple[str, int]]:
+    """The equation's traceback as (file, line), innermost first."""
+    try:
+        return [(fr.file_name, fr.line_num) for fr in eqn.source_info.traceback.frames]
+    except Exception:  # no traceback kept (jax's config can drop them)
+        return []
 
 
 def _aval_meta(aval: Any) -> OutMeta:
@@ -153,7 +168,9 @@ class JaxprLowering:
                 if fn is None:
                     raise LoweringError(f"unsupported primitive '{prim}': no lowering")
                 node = JaxNode(em, prim, inputs, dict(eqn.params), [_aval_meta(v.aval) for v in eqn.outvars])
+                first_new = len(em.block.ops)
                 res = fn(node)
+                tag_library_frame(em.block.ops[first_new:], jax_library_frame(_frames(eqn), where))
                 outs = list(res) if isinstance(res, list | tuple) else [res]
                 for v, meta in zip(outs, node.outs, strict=False):
                     if isinstance(v, Value) and v.type is not None and not types_equal(v.type, meta.type):
@@ -163,6 +180,9 @@ class JaxprLowering:
             msg = str(err)
             self.problems.append(Problem(prim, msg if msg.startswith(prim) or "primitive" in msg else f"{prim}: {msg}",
                                          where))
+            outs = [None] * len(eqn.outvars)
+        except Exception as err:  # a bug in a lowering, not in the program: still located, never a traceback
+            self.problems.append(Problem(prim, lowering_failed(prim, err), where))
             outs = [None] * len(eqn.outvars)
         for v, value in zip(eqn.outvars, outs, strict=True):
             env[v] = value

@@ -36,7 +36,15 @@ from solar.ir.ops import Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
 
-from .diagnostics import Problem, SourceError, TranslationError, lowering_failed, user_frame, user_frames
+from .diagnostics import (
+    Problem,
+    SourceError,
+    TranslationError,
+    lowering_failed,
+    mark_library_frame,
+    user_frame,
+    user_frames,
+)
 from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import Emitter, LoweringError, ttype
@@ -376,8 +384,10 @@ class GraphLowering:
             args, present = self.bind(node, env)
             tn = TorchNode(em, key, node.target._schema.overload_name or "default", args, self.out_meta(val),
                            present)
+            first_new = len(em.block.ops)
             result = fn(tn)
             self.check(node, tn, result)
+            mark_library_frame(em.block.ops[first_new:], node.meta.get("stack_trace"))
             return result
         self.attempt(node, env, lowered, f"{display_name(node.target)}: ")
 

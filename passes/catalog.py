@@ -94,6 +94,8 @@ CATALOG: dict[str, PassInfo] = {
          OptionInfo("fp32_precision", "str", "'framework'"),
          OptionInfo("allow_tf32", "bool", "False"),
          OptionInfo("report", "str", "''"),
+         OptionInfo("html", "str", "''"),
+         OptionInfo("command", "str", "''"),
          OptionInfo("plot", "str", "''"),
          OptionInfo("latency", "str", "''"),
          OptionInfo("annotate", "bool", "True"),

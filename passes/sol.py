@@ -11,7 +11,10 @@ from typing import Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.design_space import plot_designs
+from solar.backends.html_report import dot_of, module_params, report_inputs, sir_of_units, write_html
+from solar.backends.html_svg import sweep_curves
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
+from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep import CostSurface, SweepError, check_axes
 from solar.backends.sweep_report import (
     formulas_json,
@@ -76,6 +79,8 @@ class SOL(Pass):
     fp32_precision: str = "framework"  # how f32 contractions are priced: framework | highest | tf32
     allow_tf32: bool = False  # the same as fp32_precision=tf32
     report: str = ""  # a path for the JSON report
+    html: str = ""  # a path for the HTML report (docs/html-report.md)
+    command: str = ""  # the command line, for the HTML report's inputs section
     plot: str = ""  # a path for the roofline PNG
     latency: str = ""  # a latency target for the inverse roofline, e.g. 2ms
     annotate: bool = True
@@ -142,6 +147,10 @@ class SOL(Pass):
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         name = module.name or model.func.name
         ctx.report(render_report(reports, name))
+        base_dir = str(Path(module.loc.file).parent) if module.loc is not None else None
+        lines = [by_source_line(r, base_dir) for r in reports]
+        if lines[0].located:
+            ctx.report(render_source_lines(lines))
         ctx.results[self.name] = reports
         try:
             surface = None
@@ -149,7 +158,7 @@ class SOL(Pass):
                 surface = CostSurface(work, targets, fp32_precision=self.policy,
                                       buffer=tiling.buffer if tiling is not None else None)
             if self.report:
-                doc = to_json(reports, name, model.values, self.policy)
+                doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
                     doc["formulas"] = formulas_json(surface)
                 write_json(doc, self.report)
@@ -159,6 +168,11 @@ class SOL(Pass):
                 ctx.report(render_formulas(surface))
             if surface is not None and (self.sweep or self.design_space):
                 self._sweep(ctx, surface, name, latency)
+            if self.html:  # last: it shows the sweep's curves too
+                doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
+                swept = ctx.results.get("sweep")
+                curves = sweep_curves(sweep_json(swept, name)) if swept is not None and swept.sweep.swept else None
+                write_html(doc, self.html, sir_of_units(reports[0]), dot_of(work), self.inputs(module), sweep=curves)
         except OutputError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
             return
@@ -184,6 +198,11 @@ class SOL(Pass):
                  "fusion_gain": r.fusion_gain,
                  **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
                 for r in reports]
+
+    def inputs(self, module: ModuleOp) -> dict[str, Any]:
+        """What the HTML report says the run was made of."""
+        return report_inputs(module.loc.file if module.loc is not None else "", module_params(module),
+                             [t.strip() for t in self.target.split(",") if t.strip()], self.command)
 
     def _axes(self) -> dict[str, list[int]]:
         return parse_sweeps([s for s in self.sweep.split(";") if s.strip()])

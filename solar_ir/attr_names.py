@@ -17,3 +17,6 @@ SOL = "sol"  # on units, groups and the module (--sol): times per target
 ORIGIN = "origin"  # on the module: the frontend that made it
 VALIDATION = "validation"  # on the module: the validation report of the translation
 LLM = "llm"  # on the module: what the LLM translator did
+# On a kernel a frontend made inside library code (torch.nn, transformers): the innermost library frame,
+# `path:line` with the path under its install folder; the kernel's loc is the innermost frame in the user's file.
+LIBRARY_FRAME = "library_frame"

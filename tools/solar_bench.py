@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -52,6 +53,8 @@ def build_parser() -> Parser:
                    help="where to measure (default: a CUDA GPU when there is one, else the CPU)")
     p.add_argument("--recalibrate", action="store_true", help="measure the host target again first")
     p.add_argument("--json", metavar="FILE", help="one problem: write its record as JSON")
+    p.add_argument("--report", metavar="FILE.html", help="one problem: write the HTML report, with headroom, "
+                   "violations and each source line's measured share (docs/html-report.md)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet-wait", type=float, default=0.0, metavar="SECONDS",
                    help="before measuring, wait up to this long for other processes to leave the CPUs free "
@@ -120,7 +123,8 @@ def run(argv: Sequence[str]) -> int:
             raise UsageError(f"{args.path}: no such file or directory")
         if args.source and not os.path.isfile(args.source):
             raise UsageError(f"--source {args.source}: no such file")
-        for path, what in ((args.json, "the JSON report"), (args.out, "the results"), (args.plot, "the plot")):
+        for path, what in ((args.json, "the JSON report"), (args.out, "the results"), (args.plot, "the plot"),
+                           (args.report, "the HTML report")):
             if path:
                 check_writable(path, what)  # before any work: a typo in an output path costs nothing
         if args.plot:
@@ -130,18 +134,35 @@ def run(argv: Sequence[str]) -> int:
             return _batch(args, opts)
         if args.out or args.resume or args.plot or args.dask or args.match:
             raise UsageError("--out, --resume, --plot, --match and --dask are for a directory of problems")
-        return _single(args, opts)
+        return _single(args, opts, " ".join([PROG, *(shlex.quote(a) for a in argv)]))
     except (UsageError, OutputError) as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
 
 
-def _single(args: argparse.Namespace, opts: Any) -> int:
+def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
     from solar.bench.problem import bench_problem
     from solar.bench.summary import render_problem
 
-    rec = bench_problem(args.path, opts)
+    kept: list[Any] = []
+    rec = bench_problem(args.path, opts, keep=kept if args.report else None)
+    if args.report and kept and rec["status"] == "ok":
+        from solar.bench.html import write_bench_report
+
+        try:
+            write_bench_report(args.report, args.path, kept[0], rec, opts.targets, command)
+        except OutputError:
+            raise
+        except Exception as err:  # the record stands; only the page is missing
+            sys.stderr.write(f"{PROG}: error: the HTML report: {type(err).__name__}: {err}\n")
+            return 1
+    elif args.report:
+        sys.stderr.write(f"{PROG}: no HTML report: the problem failed before its bounds\n")
     sys.stdout.write(render_problem(rec))
+    if rec.get("source_lines"):
+        from solar.bench.html import render_measured_lines
+
+        sys.stdout.write(render_measured_lines(rec))
     if args.json:
         write_text_atomic(args.json, json.dumps(rec, indent=2) + "\n", "JSON report")
     if rec.get("violations"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -82,6 +83,8 @@ def build_parser() -> Parser:
     sol = p.add_argument_group("speed-of-light report (options of the --sol pass)")
     sol.add_argument("--list-targets", action="store_true", help="list the hardware targets")
     sol.add_argument("--sol-report", metavar="FILE.json", help="write the SOL report as JSON (docs/sol.md)")
+    sol.add_argument("--report", metavar="FILE.html",
+                     help="write the HTML report: one self-contained page (docs/html-report.md)")
     sol.add_argument("--plot", metavar="FILE.png", help="draw the roofline with every unit and group on it")
     sol.add_argument("--target-latency", metavar="TIME", help="inverse roofline for a latency, e.g. 2ms")
     sol.add_argument("--fp32-precision", choices=("framework", "highest", "tf32"),
@@ -173,11 +176,11 @@ def _list_passes() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[Any]:
-    """--sol-report, --plot, --target-latency, --fp32-precision and --allow-tf32 set the options of the --sol
-    pass."""
+def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: str = "") -> list[Any]:
+    """--sol-report, --report, --plot, --target-latency, --fp32-precision, --allow-tf32 and the sweep flags set
+    the options of the --sol pass (and the HTML report gets the command line)."""
     _check_sweep_syntax(args)
-    extra = {"report": args.sol_report, "plot": args.plot, "latency": args.target_latency,
+    extra = {"report": args.sol_report, "html": args.report, "plot": args.plot, "latency": args.target_latency,
              "allow_tf32": True if args.allow_tf32 else None, "fp32_precision": args.fp32_precision,
              "formula": True if args.sol_formula else None, "sweep": ";".join(args.sweep) or None,
              "sweep_report": args.sweep_report, "sweep_plot": args.sweep_plot, "design_space": args.design_space,
@@ -185,9 +188,11 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace) -> list[An
     extra = {k: v for k, v in extra.items() if v is not None}
     if not extra:
         return passes
+    if args.report:
+        extra["command"] = command
     sol = [p for p in passes if p.name == "sol"]
     if not sol:
-        flag = {"report": "--sol-report", "plot": "--plot", "latency": "--target-latency",
+        flag = {"report": "--sol-report", "html": "--report", "plot": "--plot", "latency": "--target-latency",
                 "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision", "formula": "--sol-formula",
                 "sweep": "--sweep", "sweep_report": "--sweep-report", "sweep_plot": "--sweep-plot",
                 "design_space": "--design-space", "design_plot": "--design-plot"}[next(iter(extra))]
@@ -256,9 +261,9 @@ def _check_outputs(passes: list[Any], args: argparse.Namespace) -> None:
         check_writable(args.output, "the output")
     for p in passes:
         if p.name == "sol":
-            for path, what in ((p.report, "the SOL report"), (p.plot, "the roofline plot"),
-                               (p.sweep_report, "the sweep report"), (p.sweep_plot, "the sweep plot"),
-                               (p.design_plot, "the design-space plot")):
+            for path, what in ((p.report, "the SOL report"), (p.html, "the HTML report"),
+                               (p.plot, "the roofline plot"), (p.sweep_report, "the sweep report"),
+                               (p.sweep_plot, "the sweep plot"), (p.design_plot, "the design-space plot")):
                 if path:
                     check_writable(path, what)
         elif p.name == "tile-search" and p.curve:
@@ -333,6 +338,7 @@ def load_plugins(argv: Sequence[str]) -> None:
 
 
 def run(argv: Sequence[str]) -> int:
+    command = " ".join([PROG, *(shlex.quote(a) for a in argv)])  # the HTML report's inputs name it
     try:
         load_plugins(argv)
         parser = build_parser()
@@ -352,7 +358,7 @@ def run(argv: Sequence[str]) -> int:
         if args.list_targets:
             sys.stdout.write(_list_targets())
             return 0
-        passes = _forward_sol_options(_build_pipeline(items), args)
+        passes = _forward_sol_options(_build_pipeline(items), args, command)
         passes = _forward_tile_options(passes, args)
         passes = _forward_reorder_target(passes)
         for name in args.print_ir_after:

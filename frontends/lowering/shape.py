@@ -76,6 +76,8 @@ def lower_permute(n: TorchNode) -> Value:
 def lower_transpose(n: TorchNode) -> Value:
     x = n.tensor("self")
     rank = vtype(x).rank
+    if rank == 0:  # torch allows dims 0 and -1 of a scalar: nothing moves
+        return x
     a = norm_dim(n.args.get("dim0", n.args.get("axis0", 0)), rank)
     b = norm_dim(n.args.get("dim1", n.args.get("axis1", 1)), rank)
     perm = list(range(rank))

@@ -14,8 +14,8 @@ def softmax(em: Emitter, x: Value, dim: int, out_dtype: DType, log: bool = False
     t = vtype(x)
     rank = t.rank
     dim = norm_dim(dim, rank)
-    if rank == 0:
-        raise ValueError("softmax of a scalar")
+    if rank == 0:  # torch takes dim 0 or -1 of a scalar: the softmax of its one-element view
+        return em.reshape(softmax(em, em.reshape(x, (1,)), 0, out_dtype, log, negate), ())
     kept = [k for k in range(rank) if k != dim]
     acc_t = acc_dtype(out_dtype)
     kb = em.kernel([(x, "X")], [("Y", ttype(t.shape, out_dtype))])

@@ -1,5 +1,6 @@
 """Invariants of the bounds on every example at several buffer sizes (bound_invariants.py): whole graph ≤
-fused ≤ cache-aware ≤ unfused in bytes and time, cache-aware bytes non-increasing in the buffer and equal to
+fused ≤ unfused and fused ≤ cache-aware in bytes and time (the cache-aware bound may pass the unfused figure),
+cache-aware bytes non-increasing in the buffer and equal to
 the fused bytes once it holds everything, no NaN or Infinity in the JSON. The corpus programs are checked
 the same way in test_frontend_corpus.py, on the modules it translates."""
 

@@ -250,3 +250,14 @@ def test_an_error_in_a_lambda_is_located_at_the_lambda() -> None:
     where = info.value.problems[0].where
     assert where is not None and where.file == __file__ and where.line == fn.__code__.co_firstlineno
     assert "torch_reference.py" not in info.value.format()
+
+
+# ---- found by tests/unit/test_frontend_fuzz.py ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [lambda v: torch.softmax(v.sum(), 0) * v, lambda v: torch.log_softmax(v.sum(), -1) + v,
+                                lambda v: v.sum().transpose(0, -1) * v], ids=["softmax", "log_softmax", "transpose"])
+def test_ops_on_a_scalar_that_torch_allows(fn: object) -> None:
+    problem = callable_problem(fn, [torch.randn(3)], "scalar")  # type: ignore[arg-type]
+    tr = translate_problem(problem, dynamic="none")
+    assert _validate(problem, tr).ok

@@ -1,0 +1,87 @@
+"""`Analysis.bench()`: the live program measured as `solar-bench` measures (bench/measure.py: warm-up, cache
+flush, timed runs within a budget), judged against the bounds of the measuring machine's target (headroom,
+violations), and, for PyTorch eager on the CPU, each source line's measured share (bench/line_profile.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from solar.errors import BadInputError, SolarError
+
+
+@dataclass(frozen=True)
+class Measurable:
+    """What bench() needs of an Analysis (plain data, so that this module needs not know the class)."""
+
+    live: tuple[Any, tuple[Any, ...]] | None  # the program and its example inputs
+    frontend: str  # torch | jax | sir
+    sir: str
+    params: dict[str, int]  # the size parameters at the analysed sizes
+    document: dict[str, Any]  # the --sol-report document: its source lines get the measured shares
+
+
+def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",), device: str = "auto",
+                   budget_s: float = 1.0, warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
+    """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes)."""
+    from solar.bench.bounds import BoundsError, compute_bounds
+    from solar.bench.html import sol_document
+    from solar.bench.line_profile import add_measured, profile_lines
+    from solar.bench.measure import (
+        TimingOptions,
+        cuda_available,
+        detect_gpu_target,
+        measure_jax,
+        measure_torch,
+        precision_flags,
+        tf32_allowed,
+    )
+    from solar.bench.verdict import judge
+    from solar.ir.parser import parse_module
+    from solar.targets.loader import load_target
+
+    live = analysis.live
+    if live is None:
+        raise BadInputError("bench() needs a live program: analyse a torch.nn.Module or a JAX function (a .sir has "
+                            "nothing to run; solar-bench runs a .sir with --source MODEL.py)")
+    program, inputs = live
+    if device == "auto":
+        device = "cuda" if analysis.frontend == "torch" and cuda_available() else "cpu"
+    if device == "cuda":
+        import torch
+
+        machine = detect_gpu_target(torch.cuda.get_device_name())
+        if machine is None:
+            raise SolarError(f"no target for {torch.cuda.get_device_name()}: bench() cannot judge its times")
+    else:
+        machine = "host"
+    allow_tf32 = device == "cuda" and (analysis.frontend == "jax" or tf32_allowed(precision_flags()))
+    module = parse_module(analysis.sir)
+    sizes = dict(analysis.params)
+    try:
+        bounds = compute_bounds(module, [load_target(machine)], sizes, allow_tf32)
+    except BoundsError as err:
+        raise SolarError(f"error: {err}") from None
+    timing = TimingOptions(budget_s=budget_s, warmup=warmup, min_runs=min_runs)
+    llc = bounds.targets[load_target(machine).name].llc_bytes
+    if analysis.frontend == "torch":
+        measured = measure_torch(program.eval(), list(inputs), [f for f in frameworks if f in ("eager", "compile")],
+                                 device, timing, llc, None)
+    else:
+        measured = [measure_jax(program, list(inputs), timing, llc)]
+    name = load_target(machine).name
+    headroom, beats = judge(bounds, name, measured)
+    rec: dict[str, Any] = {"device": {"kind": device}, "bounds": {name: bounds.targets[name].seconds},
+                           "measurements": {m.mode: m.to_json() for m in measured}, "headroom": {name: headroom},
+                           "violations": [b.to_json() for b in beats if b.violation],
+                           "beats": [b.to_json() for b in beats if not b.violation], "notes": []}
+    eager = rec["measurements"].get("eager", {})
+    if lines and analysis.frontend == "torch" and device == "cpu" and eager.get("min_s") is not None:
+        profile = profile_lines(lambda: program(*inputs))
+        machine_doc, _, _ = sol_document(module, sizes, [machine], allow_tf32)
+        add_measured(machine_doc, profile, name)
+        add_measured(analysis.document, profile, name)
+        rec["source_lines"] = machine_doc["targets"][0]["source_lines"]
+        rec["notes"].append(f"source lines: measured share from {profile.runs} profiled eager runs (torch.profiler, "
+                            "CPU)")
+    return rec

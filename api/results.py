@@ -1,0 +1,277 @@
+"""`Analysis`: the one model of an analysis's results, and its views (terminal, JSON, HTML, Jupyter, pandas,
+the roofline PNG). Every view renders the same numbers: the `--sol-report` document and the reports it is
+built from (docs/python-api.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from solar.errors import OutputPathError, SweepSpecError
+
+if TYPE_CHECKING:
+    from solar.backends.report import TargetReport
+    from solar.backends.source_lines import LineCost
+    from solar.ir.ops import ModuleOp
+
+MODES = ("unfused", "fused", "whole_graph")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where the analysed program came from: its frontend, its source file and its size parameters."""
+
+    frontend: str  # torch | jax | sir
+    file: str
+    params: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModeTotal:
+    """One mode's SOL on one target."""
+
+    target: str
+    mode: str  # unfused | fused | whole_graph | cache_aware
+    seconds: float
+    bound: str  # tensor | vector | memory | none
+    flops: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    """One unit of execution (a kernel as the framework runs it): counts, and its SOL per target."""
+
+    name: str
+    kind: str
+    flops: int
+    bytes: int
+    seconds: dict[str, float]  # per target
+    bound: dict[str, str]
+    source: str | None  # file:line of the user's code that made it
+
+
+@dataclass(frozen=True)
+class GroupCost:
+    """One fusion group: counts, its SOL per target, and the source lines of its units."""
+
+    name: str
+    flops: int
+    bytes: int
+    seconds: dict[str, float]
+    bound: dict[str, str]
+    lines: list[str]
+
+
+class Analysis:
+    """The speed of light of one program on one or more targets (what `solar.analyze` returns)."""
+
+    def __init__(self, name: str, targets: list[str], totals: dict[str, dict[str, ModeTotal]], units: list[UnitCost],
+                 groups: list[GroupCost], sir: str, document: dict[str, Any], origin: Origin,
+                 reports: list[TargetReport], module: ModuleOp) -> None:
+        self.name = name
+        self.targets = targets  # the targets' catalogue names (h100-sxm for h100)
+        self.totals = totals  # target → mode → ModeTotal
+        self.units = units
+        self.groups = groups
+        self.sir = sir  # the analysed module's SIR text (as translated, before the passes)
+        self.origin = origin
+        self._document = document
+        self._reports = reports
+        self._module = module
+        self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
+        self.measured: dict[str, Any] | None = None  # set by bench()
+        self.sweeps: list[dict[str, Any]] = []  # the documents of sweep(), in order
+        self._surface: Any = None  # the CostSurface, built on the first sweep
+
+    @classmethod
+    def from_run(cls, module: ModuleOp, reports: list[TargetReport], sir: str, requested: list[str],
+                 origin: Origin, fp32_precision: str) -> Analysis:
+        from solar.backends.report import to_json
+        from solar.backends.source_lines import add_to_json, group_lines, unit_location
+
+        name = module.name or "module"
+        values = {p.name: p.default for p in module.params if p.default is not None}
+        doc = add_to_json(to_json(reports, name, values, fp32_precision), reports)
+        totals = {r.name: {m: ModeTotal(r.name, m, res.seconds, res.bound, res.flops, res.bytes)
+                           for m, res in r.modes.items()} for r in reports}
+        for r in reports:
+            if r.cache_aware is not None and r.cache_aware.mode is not None:
+                res = r.cache_aware.mode
+                totals[r.name]["cache_aware"] = ModeTotal(r.name, "cache_aware", res.seconds, res.bound, res.flops,
+                                                          res.bytes)
+        first = reports[0]
+        units = []
+        for k, (w, _) in enumerate(first.units):
+            loc = unit_location(w)
+            units.append(UnitCost(w.name, w.kind, w.flops, w.total_bytes,
+                                  {r.name: r.units[k][1].seconds for r in reports},
+                                  {r.name: r.units[k][1].bound for r in reports},
+                                  f"{loc.file}:{loc.line}" if loc is not None else None))
+        spans = group_lines(first)
+        groups = [GroupCost(w.name, w.flops, w.total_bytes, {r.name: r.groups[k][1].seconds for r in reports},
+                            {r.name: r.groups[k][1].bound for r in reports}, spans.get(w.name, []))
+                  for k, (w, _) in enumerate(first.groups)]
+        return cls(name, [r.name for r in reports], totals, units, groups, sir, doc, origin, reports, module)
+
+    # ---- figures ----------------------------------------------------------------------------------------
+    def total(self, mode: str = "fused", target: str | None = None) -> float:
+        """The SOL in seconds of one mode on one target (the first when None)."""
+        return self.totals[target or self.targets[0]][mode].seconds
+
+    def by_source_line(self, target: str | None = None) -> list[LineCost]:
+        """The program's source lines, costliest (fused SOL) first, on one target (the first when None)."""
+        from solar.backends.source_lines import by_source_line
+
+        return by_source_line(self._report(target)).lines
+
+    def _report(self, target: str | None) -> TargetReport:
+        name = target or self.targets[0]
+        for r in self._reports:
+            if r.name == name:
+                return r
+        raise KeyError(f"no target '{name}' in this analysis (it has {', '.join(self.targets)})")
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The `--sol-report` document itself (to_json() returns a copy with the measurement and sweeps)."""
+        return self._document
+
+    # ---- views ------------------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The `--sol-report` document (docs/sol.md), with the measurement and sweeps when there are any."""
+        doc = json.loads(json.dumps(self._document))  # a copy the caller may change
+        if self.measured is not None:
+            doc["measured"] = self.measured
+        if self.sweeps:
+            doc["sweeps"] = self.sweeps
+        return doc
+
+    def save_json(self, path: str) -> None:
+        from solar.backends.report import write_json
+
+        with _output_errors():
+            write_json(self.to_json(), path)
+
+    def to_html(self, path: str | None = None) -> str:
+        """The HTML report (one self-contained page); written atomically to `path` when given."""
+        from solar.backends.html_report import dot_of, render_html, report_inputs, sir_of_units
+        from solar.backends.html_svg import sweep_curves
+        from solar.ir.outputs import write_text_atomic
+
+        inputs = report_inputs(self.origin.file, self.origin.params or self._document["params"], self.targets,
+                               f"solar.analyze(<{self.origin.frontend} program>, targets={tuple(self.targets)!r})")
+        page = render_html(self._document, sir_of_units(self._reports[0]), dot_of(self._module), inputs,
+                           self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
+        if path is not None:
+            with _output_errors():
+                write_text_atomic(path, page, "the HTML report")
+        return page
+
+    def plot(self, path: str) -> None:
+        """The roofline PNG, one panel per target (labels never overlap)."""
+        from solar.backends.report import plot
+
+        with _output_errors():
+            plot(self._reports, path)
+
+    def to_pandas(self, table: str = "units") -> Any:
+        """A DataFrame of `units`, `groups`, `lines` or `totals` (pandas is optional: installed, it works)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Analysis.to_pandas needs pandas: pip install pandas") from None
+        if table == "units":
+            rows = [{"name": u.name, "kind": u.kind, "flops": u.flops, "bytes": u.bytes, "source": u.source,
+                     **{f"{t}_s": s for t, s in u.seconds.items()}} for u in self.units]
+        elif table == "groups":
+            rows = [{"name": g.name, "flops": g.flops, "bytes": g.bytes, "lines": ", ".join(g.lines),
+                     **{f"{t}_s": s for t, s in g.seconds.items()}} for g in self.groups]
+        elif table == "lines":
+            rows = [{"file": ln.file, "line": ln.line, "code": ln.code, "flops": ln.flops, "bytes": ln.bytes,
+                     "unfused_s": ln.unfused_s, "fused_s": ln.fused_s} for ln in self.by_source_line()]
+        elif table == "totals":
+            rows = [vars(m) for per in self.totals.values() for m in per.values()]
+        else:
+            raise ValueError(f"no table '{table}': choose units, groups, lines or totals")
+        return pd.DataFrame(rows)
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        from solar.backends.report import render_report
+        from solar.backends.source_lines import by_source_line, render_source_lines
+
+        text = render_report(self._reports, self.name)
+        lines = [by_source_line(r) for r in self._reports]
+        if lines[0].located:
+            text += render_source_lines(lines)
+        return Group(Text(text))
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        t = self.targets[0]
+        return (f"<Analysis @{self.name} on {', '.join(self.targets)}: unfused {self.total('unfused', t):.3g} s, "
+                f"fused {self.total('fused', t):.3g} s on {t}>")
+
+    # ---- more work on the same program ------------------------------------------------------------------
+    def bench(self, frameworks: tuple[str, ...] = ("eager",), device: str = "auto", budget_s: float = 1.0,
+              warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
+        """Measures the live program as `solar-bench` does (docs/bench.md): its times per framework mode, the
+        headroom over every SOL mode of the measuring machine's target, the violations, and (PyTorch eager
+        on the CPU, `lines`) each source line's measured share. The record is kept in `measured` and shown by
+        every view."""
+        from solar.measuring import Measurable, bench_analysis
+
+        program = Measurable(self.live, self.origin.frontend, self.sir, dict(self.origin.params), self._document)
+        self.measured = bench_analysis(program, frameworks, device, budget_s, warmup, min_runs, lines)
+        return self.measured
+
+
+    def sweep(self, axes: Mapping[str, Sequence[int] | str] | None = None, /, latency: str | None = None,
+              **sizes: Sequence[int] | str) -> dict[str, Any]:
+        """Every mode on every target at every point of a grid of size parameters, from the symbolic counts
+        (backends/sweep.py: a point costs a formula's evaluation, not a run of the passes). Each size takes a
+        list of values or a range as `--sweep` writes it (`"1..1024*2"`). Returns the `--sweep-report`
+        document (records, crossovers); the HTML report draws its curves."""
+        from solar.backends.sweep import CostSurface, SweepError
+        from solar.backends.sweep_report import run_sweep, sweep_json
+        from solar.backends.sweep_spec import parse_sweep
+        from solar.ir.outputs import OutputError
+        from solar.passes.sol import parse_latency
+        from solar.targets.loader import load_target
+
+        wanted = {**(axes or {}), **sizes}
+        try:
+            grid = {name: parse_sweep(f"{name}={values}")[1] if isinstance(values, str) else [int(v) for v in values]
+                    for name, values in wanted.items()}
+            if not grid:
+                raise SweepError("give at least one size to sweep, e.g. sweep(BATCH='1..64*2')")
+            latency_s = parse_latency(latency) if latency else None
+            if self._surface is None:
+                self._surface = CostSurface(self._module, [load_target(t) for t in self.targets],
+                                            fp32_precision=self._document["fp32_precision"])
+            doc = sweep_json(run_sweep(self._surface, grid, latency_s), self.name)
+        except (SweepError, ValueError, OutputError) as err:
+            raise SweepSpecError(f"sweep: {err}") from None
+        self.sweeps.append(doc)
+        return doc
+
+
+class _output_errors:
+    """An OutputError of a lower floor as the API's OutputPathError (the same one-line message)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> bool:
+        from solar.ir.outputs import OutputError
+
+        if isinstance(err, OutputError):
+            raise OutputPathError(str(err)) from None
+        return False

@@ -1,0 +1,290 @@
+"""The HTML report: one self-contained file (styles, scripts and charts inline; nothing fetched when it is
+opened) rendered from the `--sol-report` document, the one model of the results (docs/html-report.md).
+
+Every figure the page shows comes from that document; each totals cell carries the exact number in
+`data-value`, so a browser test can compare the page with the JSON. Tables sort when a header is clicked.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import subprocess
+from typing import Any
+
+from solar.backends.html_svg import curves_svg, roofline_svg
+from solar.backends.report import TargetReport, quantity, seconds, strict_json
+from solar.ir.ops import ModuleOp
+from solar.ir.outputs import write_text_atomic
+from solar.ir.printer import print_op
+
+_LABELS = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph",
+           "cache_aware": "cache-aware (Σ groups)"}
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1d2430;
+background:#fff;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dde;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}
+th,td{border:1px solid #d6dbe4;padding:3px 8px;text-align:right;vertical-align:top}
+th{background:#eef2f8;cursor:pointer;user-select:none;white-space:nowrap}
+th.sorted-asc::after{content:" ▲"}th.sorted-desc::after{content:" ▼"}
+td.text,th.text{text-align:left}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+pre{background:#f6f8fa;padding:8px;overflow-x:auto;max-height:360px}
+details{margin:4px 0}summary{cursor:pointer}.note{color:#566;font-size:12px}
+.violation{color:#b00020;font-weight:600}.graph svg{max-width:100%;height:auto}
+"""
+
+# Sorting: a click on a header orders the rows by that column (numbers by data-value, else by text); a
+# second click reverses. Plain DOM, no library.
+_JS = """
+document.querySelectorAll('table.sortable').forEach(function(table){
+  table.querySelectorAll('th').forEach(function(th, col){
+    th.addEventListener('click', function(){
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = !th.classList.contains('sorted-asc');
+      table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+      th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
+      function key(row){var c = row.cells[col]; var v = c.getAttribute('data-value');
+        return v !== null && v !== '' && !isNaN(Number(v)) ? Number(v) : c.textContent.trim();}
+      rows.sort(function(a, b){var x = key(a), y = key(b);
+        var r = (typeof x === 'number' && typeof y === 'number') ? x - y : String(x).localeCompare(String(y));
+        return asc ? r : -r;});
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+});
+"""
+
+
+def _cell(text: str, value: Any = None, cls: str = "") -> str:
+    attrs = f' data-value="{html.escape(repr(value) if isinstance(value, float) else str(value))}"' \
+        if value is not None else ""
+    attrs += f' class="{cls}"' if cls else ""
+    return f"<td{attrs}>{html.escape(text)}</td>"
+
+
+def _table(table_id: str, headers: list[str], rows: list[str], text_cols: set[int]) -> str:
+    head = "".join(f'<th class="text">{html.escape(h)}</th>' if k in text_cols else f"<th>{html.escape(h)}</th>"
+                   for k, h in enumerate(headers))
+    body = "".join(f"<tr>{r}</tr>" for r in rows)
+    return f'<table id="{table_id}" class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _totals(doc: dict[str, Any]) -> str:
+    rows = []
+    for t in doc["targets"]:
+        modes = dict(t["modes"])
+        if t.get("cache_aware"):
+            modes["cache_aware"] = t["cache_aware"]
+        for m, res in modes.items():
+            cells = [_cell(t["name"], cls="text"), _cell(_LABELS.get(m, m), cls="text"),
+                     _cell(quantity(res["flops"]), res["flops"]), _cell(quantity(res["bytes"]), res["bytes"])]
+            sol = f'<td id="total-{html.escape(t["name"])}-{m}" data-value="{res["time_s"]!r}">' \
+                  f'{html.escape(seconds(res["time_s"]))}</td>'
+            rows.append("".join(cells) + sol + _cell(res["bound"], cls="text"))
+    return _table("totals", ["target", "mode", "FLOPs", "bytes", "SOL", "bound"], rows, {0, 1, 5}) + \
+        "".join(f'<p class="note">{html.escape(t["name"])}: fusion gain (unfused ÷ fused) '
+                f'<span id="gain-{html.escape(t["name"])}" data-value="{t["fusion_gain"]!r}">'
+                f'{t["fusion_gain"]:.2f}×</span></p>' for t in doc["targets"])
+
+
+def _works(table_id: str, target: dict[str, Any], key: str) -> str:
+    rows = []
+    for w in target[key]:
+        tensor = sum(w["flops_tensor"].values())
+        vector = sum(w["flops_vector"].values())
+        where = w.get("loc")
+        place = f'{where["file"]}:{where["line"]}' if where else ", ".join(w.get("lines", []))
+        ai = w["intensity"]
+        rows.append("".join([
+            _cell(w["name"] + (f" ×{w['trips']}" if w["trips"] > 1 else ""), cls="text"),
+            _cell(w["kind"], cls="text"), _cell(quantity(tensor), tensor), _cell(quantity(vector), vector),
+            _cell(quantity(w["bytes"]), w["bytes"]), _cell("∞" if ai is None else f"{ai:.3g}", ai if ai is not None
+                                                           else float("inf")),
+            _cell(seconds(w["time_s"]), w["time_s"]), _cell(w["bound"], cls="text"), _cell(place, cls="text")]))
+    return _table(table_id, ["name", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B", "SOL", "bound",
+                             "source"], rows, {0, 1, 7, 8})
+
+
+def _lines(target: dict[str, Any]) -> str:
+    rows = []
+    for ln in target.get("source_lines", []):
+        where = f'{ln["file"]}:{ln["line"]}' if ln["file"] else "<no source line>"
+        code = ln["code"] + (f'  ← {", ".join(ln["library_frames"])}' if ln["library_frames"] else "")
+        rows.append("".join([
+            _cell(where, cls="text"), _cell(quantity(ln["flops"]), ln["flops"]),
+            _cell(quantity(ln["bytes"]), ln["bytes"]), _cell(seconds(ln["unfused_s"]), ln["unfused_s"]),
+            _cell(f'{100 * ln["unfused_share"]:.1f}%', ln["unfused_share"]),
+            _cell(seconds(ln["fused_s"]), ln["fused_s"]), _cell(f'{100 * ln["fused_share"]:.1f}%', ln["fused_share"]),
+            _cell("" if ln.get("measured_share") is None else f'{100 * ln["measured_share"]:.1f}%',
+                  ln.get("measured_share")),
+            _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom")),
+            _cell(", ".join(ln["groups"]), cls="text"), _cell(code, cls="text")]))
+    return _table(f'lines-{target["name"]}', ["line", "FLOPs", "bytes", "unfused", "share", "fused", "share",
+                                              "measured share", "headroom", "groups", "source"], rows, {0, 9, 10})
+
+
+def _per_unit(target: dict[str, Any], sir: dict[str, str]) -> str:
+    parts = []
+    for w in target["units"]:
+        why = (f'{w["bound"]}-bound: tensor {seconds(w["tensor_s"])}, vector {seconds(w["vector_s"])}, memory '
+               f'{seconds(w["memory_s"])} ({quantity(w["bytes"])}B at {quantity(target["dram_bandwidth"])}B/s); '
+               f'the SOL is the largest of the three')
+        counts = (f'counts: {_dtype_counts(w["flops_tensor"])} contraction FLOPs (tensor-core eligible), '
+                  f'{_dtype_counts(w["flops_vector"])} other FLOPs, {w["bytes"]} bytes'
+                  + (f' (over {w["trips"]} runs)' if w["trips"] > 1 else ""))
+        peaks = "; ".join(f'{p["work"]} {p["dtype"]}: {p["precision"]} {p["unit"]} {quantity(p["flop_per_s"])}FLOP/s '
+                          f'({p["reason"]})' for p in w["peaks"])
+        parts.append(f'<details><summary><code>{html.escape(w["name"])}</code> — {html.escape(seconds(w["time_s"]))}'
+                     f' ({html.escape(w["bound"])})</summary><p>{html.escape(counts)}</p><p>{html.escape(why)}</p>'
+                     f'<p class="note">{html.escape(peaks)}</p>'
+                     f'<pre>{html.escape(sir.get(w["name"], ""))}</pre></details>')
+    return "".join(parts)
+
+
+def _dtype_counts(by_dtype: dict[str, int]) -> str:
+    return " + ".join(f"{n} {d}" for d, n in by_dtype.items() if n) or "0"
+
+
+def _measured(measured: dict[str, Any] | None) -> str:
+    """A solar-bench record: each framework mode's times, its headroom over every SOL mode, the violations."""
+    if not measured:
+        return ""
+    times = []
+    for mode, m in measured.get("measurements", {}).items():
+        median = seconds(m["median_s"]) if m.get("median_s") else m.get("skipped") or m.get("error") or ""
+        least = seconds(m["min_s"]) if m.get("min_s") else ""
+        times.append(_cell(mode, cls="text") + _cell(m.get("device") or "", cls="text")
+                     + _cell(median, m.get("median_s")) + _cell(least, m.get("min_s"))
+                     + _cell(str(m.get("runs", 0)), m.get("runs")))
+    rows = []
+    for target, per_framework in measured.get("headroom", {}).items():
+        for framework, per_mode in per_framework.items():
+            for mode, ratio in per_mode.items():
+                rows.append(_cell(target, cls="text") + _cell(framework, cls="text") + _cell(mode, cls="text")
+                            + _cell(f'{ratio["median"]:.3g}×', ratio["median"])
+                            + _cell(f'{ratio["min"]:.3g}×', ratio["min"]))
+    out = "<h2>Measured</h2>" + _table("measured", ["framework mode", "device", "median", "min", "runs"], times,
+                                       {0, 1})
+    if rows:
+        out += "<h3>Headroom (measured ÷ SOL)</h3>" + _table(
+            "headroom", ["target", "framework mode", "SOL mode", "median", "min"], rows, {0, 1, 2})
+    violations = "".join(
+        f'<p class="violation">violation: {html.escape(v["framework_mode"])} ran in '
+        f'{html.escape(seconds(v["measured_s"]))}, below the {html.escape(v["mode"])} SOL '
+        f'{html.escape(seconds(v["bound_s"]))} on {html.escape(v["target"])}: {html.escape(v["why"])}</p>'
+        for v in measured.get("violations", []))
+    out += violations or '<p class="note">no violations: no run was faster than a bound.</p>'
+    lines = [ln for ln in measured.get("source_lines", []) if ln.get("measured_s") is not None]
+    if lines:
+        out += "<h3>Measured by source line</h3>" + _table("measured-lines", [
+            "line", "measured", "share", "SOL (unfused)", "headroom", "source"], [
+            _cell(f'{ln["file"]}:{ln["line"]}', cls="text") + _cell(seconds(ln["measured_s"]), ln["measured_s"])
+            + _cell(f'{100 * (ln["measured_share"] or 0):.1f}%', ln["measured_share"])
+            + _cell(seconds(ln["unfused_s"]), ln["unfused_s"])
+            + _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom"))
+            + _cell(ln["code"], cls="text") for ln in lines], {0, 5})
+    out += "".join(f'<p class="note">{html.escape(v["framework_mode"])} beats the {html.escape(v["mode"])} model on '
+                   f'{html.escape(v["target"])}: {html.escape(v["why"])}</p>' for v in measured.get("beats", []))
+    return out
+
+
+def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg: str | None = None,
+                inputs: dict[str, Any] | None = None, measured: dict[str, Any] | None = None,
+                sweep: list[dict[str, Any]] | None = None) -> str:
+    """The page. `sir`: each unit's SIR by name; `dot_svg`: the fusion graph (None: a list of groups);
+    `measured`: a solar-bench record (headroom, violations); `sweep`: curves, each {"name", "x", "series"}."""
+    doc = strict_json(doc)
+    name = html.escape(doc["module"])
+    out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SOLAR: @{name}</title>'
+           f"<style>{_CSS}</style></head><body><h1>Speed of light of @{name}</h1>"]
+    out.append("<h2>Totals</h2>" + _totals(doc))
+    out.append(_measured(measured))
+    for t in doc["targets"]:
+        tn = html.escape(t["name"])
+        out.append(f'<h2>{tn} ({html.escape(t["full_name"])})</h2>')
+        out.append(f'<div class="roofline" id="roofline-{tn}">{roofline_svg(t)}</div>')
+        out.append("<h3>Units of execution</h3>" + _works(f"units-{tn}", t, "units"))
+        if t["groups"]:
+            out.append("<h3>Fusion groups</h3>" + _works(f"groups-{tn}", t, "groups"))
+        if any(ln["file"] for ln in t.get("source_lines", [])):  # hand-written SIR has no source lines
+            out.append("<h3>By source line</h3>" + _lines(t) +
+                       '<p class="note">fused time of a line: its part of each fusion group\'s time, split in '
+                       "proportion to the unfused times of the group's lines.</p>")
+    out.append("<h2>Fusion-group graph</h2>")
+    if dot_svg:
+        out.append(f'<div class="graph">{dot_svg}</div>')
+    else:
+        items = "".join(f'<li><code>{html.escape(g["name"])}</code>: {html.escape(", ".join(g.get("lines", [])))}'
+                        f"</li>" for g in doc["targets"][0]["groups"]) if doc["targets"] else ""
+        out.append(f'<ul id="group-list">{items or "<li>no fusion groups (run --fuse)</li>"}</ul>'
+                   '<p class="note">(Graphviz `dot` was not found: the groups as a list.)</p>')
+    if doc["targets"]:
+        out.append("<h2>Per unit: SIR, counts and the bound</h2>" + _per_unit(doc["targets"][0], sir or {}))
+    if sweep:
+        out.append("<h2>Sweep</h2>" + "".join(curves_svg(c) for c in sweep))
+    facts = {"module": doc["module"], "params": doc.get("params", {}), "fp32_precision": doc.get("fp32_precision"),
+             **(inputs or {})}
+    out.append("<h2>Inputs</h2><table id=\"inputs\"><tbody>" + "".join(
+        f'<tr><th class="text">{html.escape(k)}</th><td class="text">{html.escape(_fact(v))}</td></tr>'
+        for k, v in facts.items()) + "</tbody></table>")
+    out.append(f'<script type="application/json" id="solar-report">{_script_json(doc)}</script>')
+    out.append(f"<script>{_JS}</script></body></html>\n")
+    return "".join(out)
+
+
+def _fact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _script_json(doc: dict[str, Any]) -> str:
+    # Inside <script>, `</` would end the element: escape it (JSON allows \/).
+    return json.dumps(doc, allow_nan=False).replace("</", "<\\/")
+
+
+def write_html(doc: dict[str, Any], path: str, sir: dict[str, str] | None = None, dot_svg: str | None = None,
+               inputs: dict[str, Any] | None = None, measured: dict[str, Any] | None = None,
+               sweep: list[dict[str, Any]] | None = None) -> None:
+    write_text_atomic(path, render_html(doc, sir, dot_svg, inputs, measured, sweep), "the HTML report")
+
+
+# ---- what the page shows beside the document ------------------------------------------------------
+
+
+def sir_of_units(report: TargetReport) -> dict[str, str]:
+    """Each unit's ops as SIR text, by the unit's name."""
+    return {w.name: "\n".join(print_op(op) for op in w.ops) for w, _ in report.units}
+
+
+def dot_of(module: ModuleOp) -> str | None:
+    """The einsum graph (`--emit=dot`) as SVG when Graphviz's `dot` is installed, else None."""
+    exe = shutil.which("dot")
+    if exe is None:
+        return None
+    from solar.backends.export_dot import emit_dot  # graphviz's Python package: only when drawing
+
+    try:
+        text = emit_dot(module)
+        done = subprocess.run([exe, "-Tsvg"], input=text, capture_output=True, text=True, timeout=60, check=True)
+    except Exception:  # a graph dot cannot draw still gets the list
+        return None
+    svg = done.stdout
+    return svg[svg.find("<svg"):] if "<svg" in svg else None
+
+
+def module_params(module: ModuleOp) -> dict[str, int]:
+    return {p.name: p.default for p in module.params if p.default is not None}
+
+
+def report_inputs(file: str, params: dict[str, int], targets: list[str], command: str) -> dict[str, Any]:
+    """The inputs section: the file, sizes, targets, SOLAR's version and the command line."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        solar_version = version("solar-sol")
+    except PackageNotFoundError:
+        solar_version = "unknown"
+    return {"file": file, "sizes": params, "targets": targets, "solar_version": solar_version, "command": command}
+

@@ -1,0 +1,143 @@
+"""Inline SVG charts of the HTML report: the roofline of one target (points labelled without overlaps,
+backends/label_layout.py) and sweep curves. Drawn from the `--sol-report` document's numbers alone."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from solar.backends.label_layout import place_labels
+from solar.backends.report import quantity, seconds
+
+WIDTH, HEIGHT = 760, 420
+PLOT = (70, 20, 560, 370)  # left, top, right, bottom of the axes; labels that fit nowhere go right of it
+CHAR_W, LABEL_H = 6.2, 12.0  # an 11px sans-serif label's average character width and its line height
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+
+def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
+    span = math.log10(hi) - math.log10(lo)
+    return lambda v: a + (math.log10(v) - math.log10(lo)) / span * (b - a)
+
+
+def label_width(text: str) -> float:
+    return len(text) * CHAR_W + 4
+
+
+def roofline_svg(target: dict[str, Any]) -> str:
+    """The roofline of one target of the document: a roof per peak its units use, every unit (dot) and
+    fusion group (square) at its intensity and the FLOP rate its SOL implies."""
+    beta = target["dram_bandwidth"]
+    points = []
+    for kind, works in (("unit", target["units"]), ("group", target["groups"])):
+        for w in works:
+            flops = sum(w["flops_tensor"].values()) + sum(w["flops_vector"].values())
+            if w["bytes"] and w["time_s"] and flops and w["intensity"]:
+                points.append((w["intensity"], flops / w["time_s"], w["name"], kind, w["time_s"]))
+    roofs = sorted({(p["precision"], p["unit"], p["flop_per_s"]) for w in target["units"] for p in w["peaks"]})
+    if not points:
+        return '<p class="note">no unit does arithmetic on DRAM data: nothing to place on the roofline.</p>'
+    xs = [p[0] for p in points]
+    peak_hi = max([r[2] for r in roofs] or [max(p[1] for p in points)])
+    x_lo, x_hi = min([*xs, 0.1]) / 4, max([*xs, 1000.0]) * 4
+    y_lo = min([beta * x_lo, *(p[1] for p in points)]) / 2
+    y_hi = peak_hi * 2
+    left, top, right, bottom = PLOT
+    sx, sy = _log_scale(x_lo, x_hi, left, right), _log_scale(y_lo, y_hi, bottom, top)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} '
+           f'{HEIGHT}" font-family="sans-serif" font-size="11">',
+           f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" stroke="#99a"/>']
+    for decade in range(math.ceil(math.log10(x_lo)), math.floor(math.log10(x_hi)) + 1):
+        x = sx(10.0 ** decade)
+        out.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#99a"/>'
+                   f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{quantity(10.0 ** decade)}</text>')
+    for decade in range(math.ceil(math.log10(y_lo)), math.floor(math.log10(y_hi)) + 1):
+        y = sy(10.0 ** decade)
+        out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#99a"/>'
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{quantity(10.0 ** decade)}</text>')
+    out.append(f'<text x="{(left + right) / 2}" y="{HEIGHT - 8}" text-anchor="middle">arithmetic intensity '
+               f'(FLOP/byte)</text><text x="14" y="{(top + bottom) / 2}" text-anchor="middle" '
+               f'transform="rotate(-90 14 {(top + bottom) / 2})">FLOP/s at the speed of light</text>')
+    for k, (precision, unit, peak) in enumerate(roofs):
+        colour = _COLOURS[k % len(_COLOURS)]
+        knee = peak / beta
+        flat = min(peak, beta * x_hi)
+        path = [(x_lo, beta * x_lo), (min(max(knee, x_lo), x_hi), flat), (x_hi, flat)]
+        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(max(y, y_lo)):.1f}" for i, (x, y) in enumerate(path))
+        out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+                   f'<text x="{right + 8}" y="{top + 14 + 14 * k}" fill="{colour}">{html.escape(precision)} '
+                   f'{html.escape(unit)}: {quantity(peak)}FLOP/s</text>')
+    order = sorted(range(len(points)), key=lambda i: -points[i][4])  # the costliest keeps the nearest place
+    screen = [(sx(points[i][0]), sy(points[i][1])) for i in order]
+    sizes = [(label_width(points[i][2]), LABEL_H) for i in order]
+    legend_h = 14 * len(roofs) + 20
+    placed = place_labels(screen, sizes, (left, top, right, bottom), right + 8)
+    for (px, py), i, spot in zip(screen, order, placed, strict=True):
+        _, _, name, kind, _ = points[i]
+        marker = (f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="#334"/>' if kind == "unit" else
+                  f'<rect x="{px - 4:.1f}" y="{py - 4:.1f}" width="8" height="8" fill="#a33"/>')
+        box = spot.box
+        y = box.y + (legend_h if box.x >= right else 0)  # the margin column starts below the roofs' legend
+        if spot.leader:
+            out.append(f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{box.x:.1f}" y2="{y + box.h / 2:.1f}" '
+                       f'stroke="#bbc" stroke-width="0.8"/>')
+        out.append(marker + f'<text class="point-label" x="{box.x + 2:.1f}" y="{y + box.h - 3:.1f}" '
+                   f'data-box="{box.x:.1f},{y:.1f},{box.w:.1f},{box.h:.1f}">{html.escape(name)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def curves_svg(curve: dict[str, Any]) -> str:
+    """One sweep: `{"name", "x" (the swept parameter), "points" (its values), "series": {mode: [seconds]}}`
+    on log-log axes."""
+    xs = [float(v) for v in curve["points"]]
+    series = {m: [float(t) for t in ts] for m, ts in curve["series"].items()}
+    ys = [t for ts in series.values() for t in ts if t > 0]
+    if len(xs) < 2 or not ys or min(xs) <= 0:
+        return ""
+    left, top, right, bottom = PLOT
+    sx = _log_scale(min(xs), max(xs), left, right) if max(xs) > min(xs) else (lambda v: (left + right) / 2)
+    lo, hi = min(ys) / 1.5, max(ys) * 1.5
+    sy = _log_scale(lo, hi, bottom, top)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sweep" width="{WIDTH}" height="{HEIGHT}" '
+           f'font-family="sans-serif" font-size="11"><rect x="{left}" y="{top}" width="{right - left}" '
+           f'height="{bottom - top}" fill="none" stroke="#99a"/>'
+           f'<text x="{(left + right) / 2}" y="{HEIGHT - 8}" text-anchor="middle">{html.escape(str(curve["x"]))}'
+           f"</text>"]
+    for v in xs:
+        out.append(f'<line x1="{sx(v):.1f}" y1="{bottom}" x2="{sx(v):.1f}" y2="{bottom + 4}" stroke="#99a"/>'
+                   f'<text x="{sx(v):.1f}" y="{bottom + 16}" text-anchor="middle">{quantity(v)}</text>')
+    for decade in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1):
+        y = sy(10.0 ** decade)
+        out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#99a"/>'
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{seconds(10.0 ** decade)}</text>')
+    for k, (mode, ts) in enumerate(series.items()):
+        colour = _COLOURS[k % len(_COLOURS)]
+        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(t):.1f}"
+                     for i, (x, t) in enumerate(zip(xs, ts, strict=True)) if t > 0)
+        out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
+                   f'<text x="{right + 8}" y="{top + 14 + 14 * k}" fill="{colour}">{html.escape(mode)}</text>')
+    out.append(f'<text x="{left + 4}" y="{top + 14}">{html.escape(str(curve.get("name", "")))} '
+               f"(SOL time, log-log)</text></svg>")
+    return "".join(out)
+
+
+def sweep_curves(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The curves of a sweep document (`--sweep-report`'s): per target and swept size, each mode's time along
+    that size with the other swept sizes at their first values."""
+    axes: dict[str, list[int]] = doc.get("swept") or {}
+    first = {name: values[0] for name, values in axes.items()}
+    curves = []
+    for target in doc["targets"]:
+        for name, values in axes.items():
+            if len(values) < 2:
+                continue
+            series: dict[str, dict[int, float]] = {}
+            for rec in doc["records"]:
+                point = rec["point"]
+                if rec["target"] == target and all(point.get(k) == v for k, v in first.items() if k != name):
+                    series.setdefault(rec["mode"], {})[point[name]] = rec["time_s"]
+            curves.append({"name": f"{target}: SOL against {name}", "x": name, "points": values,
+                           "series": {m: [ts.get(v, 0.0) for v in values] for m, ts in series.items()}})
+    return curves
