@@ -175,7 +175,27 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
 @HOOKS.read_bytes(GatherOp)
 def _gather_reads(model: CostQueries, op: GatherOp, v: Value, full: int, loops: dict) -> int:
     # A gather reads of its table only the rows it picks: at most as many bytes as it produces.
-    return fmin(full, model.nbytes(op.results[0])) if v is op.args[0] else full
+    if v is not op.args[0]:
+        return full
+    picked = fmin(full, model.nbytes(op.results[0]))
+    rows = _least_distinct_rows(op.args[1])
+    table = v.type
+    if rows is not None and table is not None and table.rank and isinstance(table.shape[0], int):
+        # Rows picked by a top-k (experts chosen by a router): any routing may send every token to the same
+        # k rows, so k rows is the least a lower bound may read (docs/llm.md, mixture of experts).
+        return fmin(picked, rows * (model.nbytes(v) // table.shape[0]))
+    return picked
+
+
+def _least_distinct_rows(index: Value) -> int | None:
+    """How many distinct rows indices must name at least: k for the indices of a top-k (through views)."""
+    while index.owner is not None and index.owner.is_view and index.owner.operands:
+        index = index.owner.operands[0]
+    owner = index.owner
+    if owner is not None and owner.opname == "solar.topk" and len(owner.results) > 1 and index is owner.results[1]:
+        k = owner.attrs.get("k")
+        return k if isinstance(k, int) else None
+    return None
 
 
 @HOOKS.read_bytes(ScatterOp)
@@ -197,3 +217,21 @@ def _insert_reads(model: CostQueries, op: InsertOp, v: Value, full: int, loops: 
 @HOOKS.write_bytes(InsertOp)
 def _insert_writes(model: CostQueries, op: InsertOp, v: Value, loops: dict) -> int:
     return model.nbytes(op.value)
+
+
+# A concat with `append = true` appends its later operands to its first in place, as a serving engine
+# appends a token's keys and values to a KV cache allocated with room for them: the first operand is
+# not copied, and only the appended elements are written; readers of the result read the buffer through
+# it as through a view (the cost model's _read_bytes). docs/ir.md, "Attributes".
+APPEND = "append"
+
+
+def is_append(op: Op) -> bool:
+    return isinstance(op, ConcatOp) and op.attrs.get(APPEND) is True
+
+
+@HOOKS.write_bytes(ConcatOp)
+def _concat_writes(model: CostQueries, op: ConcatOp, v: Value, loops: dict) -> int:
+    if is_append(op):
+        return sum((model.nbytes(a) for a in op.args[1:]), 0)
+    return model.nbytes(v)

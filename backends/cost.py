@@ -38,6 +38,7 @@ from solar.ir.ops import (
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
+from .composition_hooks import is_append
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 
 
@@ -235,7 +236,8 @@ class CostModel:
         if op.is_terminator:
             return 0  # returning or yielding a value moves nothing
         full = self._source_bytes(v)
-        if op.is_view:
+        # A buffer appended to in place is read as a view is: as far as the readers of the result read it.
+        if op.is_view or (is_append(op) and v is op.operands[0]):
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]

@@ -237,18 +237,21 @@ class GraphLowering:
                 self.problems.append(Problem("input", f"input '{node.name}' is a {type(val).__name__}, not a "
                                              "tensor or a Python number: it is not supported", None))
                 continue
+            if val.numel() == 0 and not data_dependent(val.shape):  # an empty cache: no argument (Emitter.constant)
+                inlined[node] = val
+                continue
             arg_types.append((_sanitize_value(node.name), self.tensor_type(val)))
             arg_list.append(sources.get(node.name, ArgSource("input", node.name)))
         fb = mb.func("forward", arg_types)
         env: dict[torch.fx.Node, Any] = {}
-        tensor_nodes = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor)]
+        tensor_nodes = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor) and n not in inlined]
         for node, value in zip(tensor_nodes, fb.args, strict=True):
             env[node] = value
         env.update(scalars)
         em = Emitter(fb, fp32=torch_fp32_precision())
         for node, value in inlined.items():
             dtype = sir_dtype(value.dtype)
-            data = value.detach().cpu()
+            data = value.detach().cpu() if has_values(value) else torch.zeros(0, dtype=value.dtype)
             data = data.float() if data.dtype in (torch.bfloat16, torch.float16) else data
             env[node] = em.constant(data.tolist(), list(value.shape), dtype)
         outputs: list[Value] = []

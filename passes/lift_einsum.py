@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from solar.ir import attr_names
 from solar.ir.analysis.counts import einsum_counts
 from solar.ir.analysis.dependences import always_before, ever_before, touching
+from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
+from solar.ir.analysis.mask_domains import restrict_masked_domains
 from solar.ir.expr import (
     Access,
     Binary,
@@ -39,7 +41,7 @@ from solar.ir.ops import (
     Value,
 )
 from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.rewriter import NameGenerator, Rewriter, blocks
+from solar.ir.rewriter import NameGenerator, Rewriter, blocks, erase_dead
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 
 _LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
@@ -75,6 +77,7 @@ class LiftEinsum(Pass):
         params = [p.name for p in module.params]
         values = module.param_values()
         for func in module.funcs:
+            _masks_as_where_clauses(ctx, func, params)
             for block in list(blocks(func)):
                 rewriter = Rewriter(block.ops)
                 while rewriter.index < len(block.ops):
@@ -98,6 +101,25 @@ class LiftEinsum(Pass):
                     for old, new in zip(op.results, finals, strict=True):
                         new.name = old.name  # the kernel's result keeps its name for readers of the IR
                     rewriter.replace_op(op, einsums, finals)
+
+
+def _masks_as_where_clauses(ctx: PassContext, func: FuncOp, params: list[str]) -> None:
+    """Kernels that read masks computed from index comparisons iterate only over the live points (causal,
+    sliding window); the mask computations nothing reads any more are dropped. Runs over the whole
+    function before lifting, while the masks' producers are still kernels."""
+    values = IndexValues(params)
+    dropped: list[Value] = []
+    for block in blocks(func):
+        for op in block.ops:
+            if not isinstance(op, KernelOp):
+                continue
+            before = {b.name: b.value for b in op.inputs}
+            outcome = restrict_masked_domains(op, values)
+            dropped += [before[name] for name in outcome.applied]
+            for tensor, why in outcome.dense:
+                ctx.diagnostics.remark(f"kernel @{op.symbol} counts every point of mask {tensor}: {why}", op.loc)
+    if dropped:
+        erase_dead(func, dropped)
 
 
 @dataclass

@@ -200,3 +200,29 @@ def apply_patterns(root: Op, patterns: Sequence[RewritePattern], max_rounds: int
     driver = PatternDriver(patterns, max_rounds)
     driver.run(root)
     return driver.rewrites
+
+
+def erase_dead(root: Op, values: Iterable[Value]) -> int:
+    """Erases the ops defining `values` once nothing reads their results, and then, transitively, the ops
+    that only they read. Ops with regions and terminators stay. Returns how many ops were erased."""
+    where: dict[int, list[Op]] = {}
+    for block in blocks(root):
+        for op in block.ops:
+            where[id(op)] = block.ops
+    uses = uses_of(root.regions[0]) if root.regions else {}
+    work = [v.owner for v in values if v.owner is not None]
+    erased = 0
+    while work:
+        op = work.pop()
+        ops = where.get(id(op))
+        if ops is None or op.regions or op.is_terminator or any(uses.get(r) for r in op.results):
+            continue
+        ops.remove(op)
+        del where[id(op)]
+        erased += 1
+        for k, v in enumerate(op.operands):
+            users = uses.get(v, [])
+            uses[v] = [(o, i) for o, i in users if not (o is op and i == k)]
+            if v.owner is not None:
+                work.append(v.owner)
+    return erased

@@ -80,6 +80,9 @@ _MEMORY_FIELDS: dict[str, tuple[Dimension, bool]] = {
 _CHIP_FIELDS: dict[str, tuple[Dimension, bool]] = {
     "sm_count": ("count", True),
     "tdp": ("power", True),
+    # Per-chip NVLink bandwidth, both directions together (the datasheet's figure): tensor parallelism's
+    # all-reduce moves through it (solar-llm, docs/llm.md).
+    "nvlink_bandwidth": ("bandwidth", False),
 }
 
 

@@ -303,10 +303,19 @@ class Emitter:
         return list(op.results)
 
     def constant(self, value: Scalar | list, shape: Shape, dtype: DType) -> Value:
+        if any(isinstance(d, int) and d == 0 for d in shape):
+            # SIR sizes are positive, so an empty tensor (a KV cache before its first append) is never
+            # emitted: `cat` drops it, and any other op that reads it is refused (`TorchNode.tensor`).
+            return Value("empty", ttype(shape, dtype))
         if not isinstance(value, list):
             value = lit(value, dtype).value  # type: ignore[attr-defined]
         self.block.constant(value, ttype(shape, dtype), hint="cst")
         return self._last()
+
+
+def is_empty(v: Value) -> bool:
+    """An empty tensor (a size-0 dim) that `Emitter.constant` left out of the IR."""
+    return v.type is not None and any(isinstance(d, int) and d == 0 for d in v.type.shape)
 
 
 def _same_shape(a: Sequence[Dim], b: Sequence[Dim]) -> bool:

@@ -9,7 +9,21 @@ from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, FloatLit, Unary
 from solar.ir.ops import SliceEntry, Value
 
-from .core import LoweringError, cast, dexpr, fcall, lit, norm_dim, pointwise, promote, select, smax, smin, vtype
+from .core import (
+    LoweringError,
+    cast,
+    dexpr,
+    fcall,
+    is_empty,
+    lit,
+    norm_dim,
+    pointwise,
+    promote,
+    select,
+    smax,
+    smin,
+    vtype,
+)
 from .registry import TorchNode, torch_op
 from .selection import nonzero_columns
 
@@ -438,9 +452,11 @@ def lower_glu(n: TorchNode) -> Value:
 
 @torch_op("_to_copy", "to", "type_as")
 def lower_to_copy(n: TorchNode) -> Value:
-    x = n.tensor("self")
+    x = n.tensor("self", allow_empty=True)
     dt = n.out.dtype
     src = vtype(x).dtype
     if src == dt:
-        return x  # a copy or a device move: no conversion, nothing to compute
+        return x  # a copy or a device move: no conversion, nothing to compute (an empty cache passes)
+    if is_empty(x):
+        return n.em.constant(0, n.out.shape, dt)  # an empty tensor converted: still empty (never emitted)
     return pointwise(n.em, [x], dt, lambda e: cast(e[0], src, dt), compute=src, result=dt)

@@ -19,6 +19,7 @@ from .core import (
     access,
     canon,
     dexpr,
+    is_empty,
     lit,
     loops,
     norm_dim,
@@ -39,9 +40,10 @@ def lower_view(n: TorchNode) -> Value:
     return n.em.reshape(n.tensor("self"), n.out.shape)
 
 
-@torch_op("alias", "detach", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy", "detach_copy")
+@torch_op("alias", "detach", "detach_", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy",
+          "detach_copy")
 def lower_identity(n: TorchNode) -> Value:
-    return n.tensor("self")
+    return n.tensor("self", allow_empty=True)  # an empty cache passes through copies to the `cat` that drops it
 
 
 @torch_op("copy", "copy_")
@@ -50,7 +52,7 @@ def lower_copy(n: TorchNode) -> Value:
     constants; a recurrent net's `self.hidden.copy_(h0)`) and its functional `copy`: the result is `src` in
     `dst`'s shape and dtype, and export points every later read of `dst` at it. A conversion or a
     broadcast is one copy kernel, as eager runs it."""
-    src = n.tensor("src")
+    src = n.tensor("src", allow_empty=True)
     t = vtype(src)
     if t.dtype == n.out.dtype and len(t.shape) == len(n.out.shape) and \
             all(dims_equal(a, b) for a, b in zip(t.shape, n.out.shape, strict=True)):
@@ -191,13 +193,19 @@ def lower_unbind(n: TorchNode) -> list[Value]:
 
 @torch_op("cat", "concat", "concatenate")
 def lower_cat(n: TorchNode) -> Value:
-    xs = [x for x in n["tensors"] if isinstance(x, Value)]
-    # torch skips 1-D empty tensors; SIR types have positive sizes, so those never reach here.
+    # torch skips 1-D empty tensors (an empty KV cache before its first append: `cat([tensor([]), k])`).
+    xs = [x for x in n["tensors"] if isinstance(x, Value) and not _is_empty_1d(x)]
     if not xs:
         raise n.unsupported("cat of no tensors")
+    if len(xs) == 1:
+        return xs[0]  # appending to an empty tensor: the result is the appended tensor itself
     rank = vtype(xs[0]).rank
     dim = norm_dim(n.get("dim", 0), rank)
     return n.em.concat(xs, dim)
+
+
+def _is_empty_1d(x: Value) -> bool:
+    return is_empty(x) and vtype(x).rank == 1
 
 
 @torch_op("stack")

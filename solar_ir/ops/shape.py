@@ -185,6 +185,7 @@ class ConcatOp(GenericOp):
     forwards_values = True
     operand_count = -1
     required = ("axis",)
+    optional = ("append",)  # true: the later operands are appended to the first in place (a KV cache)
     __slots__ = ()
 
     def infer(self, v: Verifier, args: list[TensorType], declared: TensorType | None) -> TensorType | None:

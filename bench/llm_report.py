@@ -1,0 +1,195 @@
+"""`solar-llm`'s analysis and its views: one `LlmAnalysis` (every point, phase, target and mode) rendered as
+tables, JSON (`{"version": 1, "points": [...]}`) and a latency/throughput plot against batch (docs/llm.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from solar.backends.report import quantity, seconds, strict_json
+from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes, load_config
+from solar.ir.outputs import save_figure, write_text_atomic
+from solar.ir.tables import new_table, render_tables
+from solar.targets.loader import Target
+
+from .llm_serving import (
+    MODES,
+    ServingPoint,
+    StepModel,
+    check_one_layer_fits,
+    check_tensor_parallel,
+    crossover_batch,
+    model_memory,
+    price_phase,
+    serving_point,
+)
+
+JSON_VERSION = 1
+
+
+@dataclass
+class LlmRequest:
+    config: str
+    targets: list[Target]
+    phases: tuple[str, ...] = ("prefill", "decode")
+    batches: list[int] = field(default_factory=lambda: [1])
+    prompts: list[int] = field(default_factory=lambda: [512])
+    contexts: list[int] = field(default_factory=lambda: [1024])
+    generate: int = 1
+    tensor_parallel: int = 1
+    all_logits: bool = False
+    dtype: str | None = None
+
+
+@dataclass
+class LlmAnalysis:
+    config: LlmConfig
+    request: LlmRequest
+    points: list[ServingPoint]
+    crossovers: dict[tuple[str, str, int], int | None]  # (target, mode, context) -> least compute-bound batch
+    remarks: list[str]
+    notes: list[str]
+
+
+def analyse_llm(request: LlmRequest) -> LlmAnalysis:
+    check_sizes({"batch": request.batches, "prompt": request.prompts, "context": request.contexts,
+                 "generate": [request.generate]})
+    cfg = load_config(request.config, request.dtype)
+    check_tensor_parallel(cfg, request.tensor_parallel)
+    memory = model_memory(cfg)
+    tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])
+    check_one_layer_fits(memory, cfg, max(request.batches), tokens, request.tensor_parallel, request.targets)
+    # Export at the largest sizes asked (at least 2, so export keeps them symbolic): branches the model
+    # takes on its sizes (a window shorter than the prompt) then hold at every point evaluated.
+    example_batch = max(2, *request.batches)
+    points: list[ServingPoint] = []
+    crossovers: dict[tuple[str, str, int], int | None] = {}
+    remarks: list[str] = []
+    steps: dict[str, StepModel] = {}
+    for phase in request.phases:
+        lengths = request.prompts if phase == "prefill" else request.contexts
+        example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
+        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits)
+        steps[phase] = step
+        extra = range(request.generate) if phase == "decode" else range(1)
+        step.prefetch(request.batches, [n + g for n in lengths for g in extra])
+        remarks += [r for r in step.remarks if r not in remarks]
+        for target in request.targets:
+            for mode in MODES:
+                for batch in request.batches:
+                    for length in lengths:
+                        points.append(serving_point(step, cfg, memory, target, mode, batch, length,
+                                                    request.tensor_parallel, request.generate))
+                if phase == "decode":
+                    for context in request.contexts:
+                        crossovers[(target.name, mode, context)] = crossover_batch(step, target.name, mode, context)
+    notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
+             + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
+                f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
+    if cfg.shape.experts:
+        notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
+                     f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "
+                     "any routing allows); JSON points carry the uniform-routing estimate, labelled as such")
+    if cfg.shape.sliding_window:
+        notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs; the cache "
+                     "figures keep every token (a rolling cache would keep the window)")
+    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes)
+
+
+# ---- views ---------------------------------------------------------------------------------------
+
+
+def render(analysis: LlmAnalysis) -> str:
+    s = analysis.config.shape
+    head = (f"{analysis.config.path}: {s.model_type}, {s.layers} layers, hidden {s.hidden}, {s.heads} heads "
+            f"({s.kv_heads} key-value), {str(s.dtype).replace('torch.', '')}; KV cache "
+            f"{quantity(s.kv_bytes_per_token)}B per token")
+    tables: list[Any] = [head]
+    for phase in analysis.request.phases:
+        rows = [p for p in analysis.points if p.phase == phase]
+        if not rows:
+            continue
+        label = "TTFT bound" if phase == "prefill" else "TPOT bound"
+        length = "prompt" if phase == "prefill" else "context"
+        table = new_table(f"{phase}", ["target", "mode", "batch", length, label, "tokens/s", "weights",
+                                        "KV cache", "fits", "bound"], text_columns=2)
+        for p in rows:
+            table.add_row(p.target, MODES[p.mode], str(p.batch), str(p.prompt if phase == "prefill" else p.context),
+                          seconds(p.time_s), quantity(p.tokens_per_s), f"{quantity(p.weight_bytes)}B",
+                          f"{quantity(p.kv_cache_bytes)}B", "yes" if p.fits else "no", p.bound)
+        tables.append(table)
+    if analysis.crossovers:
+        table = new_table("decode turns compute-bound at batch", ["target", "mode", "context", "batch"], 2)
+        for (target, mode, context), b in analysis.crossovers.items():
+            table.add_row(target, MODES[mode], str(context), f"{b:,}" if b else "never (≤ 2^20)")
+        tables.append(table)
+    tables += [f"note: {n}" for n in analysis.notes] + [f"remark: {r}" for r in analysis.remarks]
+    return render_tables(tables)
+
+
+def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
+    s = analysis.config.shape
+    return {"version": JSON_VERSION, "config": analysis.config.path, "model_type": s.model_type,
+            "layers": s.layers, "kv_bytes_per_token": s.kv_bytes_per_token,
+            "points": [p.as_record() for p in analysis.points],
+            "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
+                           for (t, m, c), b in analysis.crossovers.items()],
+            "remarks": analysis.remarks, "notes": analysis.notes}
+
+
+def write_json(analysis: LlmAnalysis, path: str) -> None:
+    text = json.dumps(strict_json(analysis_json(analysis)), indent=1, allow_nan=False) + "\n"
+    write_text_atomic(path, text, "the solar-llm report")
+
+
+def plot(analysis: LlmAnalysis, path: str, mode: str = "fused") -> None:
+    """Decode latency (TPOT) and throughput against batch at the first context, one line per target, each
+    crossover marked (prefill's TTFT when only prefill ran)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    phase = "decode" if "decode" in analysis.request.phases else "prefill"
+    first = analysis.request.contexts[0] if phase == "decode" else analysis.request.prompts[0]
+    fig, (lat, thr) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for target in analysis.request.targets:
+        pts = sorted((p for p in analysis.points if p.phase == phase and p.target == target.name and p.mode == mode
+                      and (p.context if phase == "decode" else p.prompt) == first), key=lambda p: p.batch)
+        xs = [p.batch for p in pts]
+        line, = lat.plot(xs, [p.time_s for p in pts], marker=".", label=target.name)
+        thr.plot(xs, [p.tokens_per_s for p in pts], marker=".", label=target.name, color=line.get_color())
+        b = analysis.crossovers.get((target.name, mode, first))
+        if b:
+            for ax in (lat, thr):
+                ax.axvline(b, color=line.get_color(), linestyle=":", linewidth=1)
+            lat.annotate(f"compute-bound from {b:,}", (b, pts[0].time_s if pts else 0), fontsize=7,
+                         color=line.get_color(), xytext=(4, 4), textcoords="offset points")
+    what = f"context {first}" if phase == "decode" else f"prompt {first}"
+    lat.set_title(f"{'TPOT' if phase == 'decode' else 'TTFT'} bound ({MODES[mode]}, {what})")
+    thr.set_title("tokens/s bound")
+    for ax in (lat, thr):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("batch")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    lat.set_ylabel("seconds")
+    fig.tight_layout()
+    try:
+        save_figure(fig, path, "the solar-llm plot", dpi=120)
+    finally:
+        plt.close(fig)
+
+
+def phases_of(text: str) -> tuple[str, ...]:
+    if text == "both":
+        return ("prefill", "decode")
+    if text in ("prefill", "decode"):
+        return (text,)
+    raise LlmError(f"--phase {text}: expected prefill, decode or both")
+
+
+__all__ = ["LlmAnalysis", "LlmRequest", "analyse_llm", "analysis_json", "phases_of", "plot", "render",
+           "write_json"]

@@ -1,0 +1,317 @@
+"""Serving figures of a language model from its own code: prefill (time to first token), decode (time per
+output token) at a context, tokens/s, weights and KV-cache bytes, memory fit, compute- or memory-bound, and
+the batch at which decode turns compute-bound (docs/llm.md).
+
+Each step is exported once (frontends/llm_models.py) with batch, prompt and context as size parameters,
+lifted and fused, and priced as a `CostSurface` (backends/sweep.py): a point of a sweep is an evaluation of
+exact formulas, not a run of the passes. When every decoder layer is the same computation, twins with 2 and
+3 layers are exported instead of all of them: every mode's work is a sum over units, so the model's is the
+2-layer twin's plus (layers − 2) times the difference, exactly.
+
+Tensor parallelism over N chips splits weights, heads and the KV cache: a chip does at least 1/N of every
+unit's FLOPs and bytes, and each layer all-reduces its attention and MLP outputs. An all-reduce of M bytes
+moves at least (N − 1)/N · M through each chip's links each way, at half the bidirectional NVLink figure.
+The all-reduce may overlap compute (as asynchronous tensor parallelism does), so the bound is the larger of
+the two, never their sum.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from solar.backends.sweep import CostSurface
+from solar.frontends.llm_models import LlmConfig, LlmError, PhaseExport, build_model, export_phase, weight_bytes
+from solar.ir.analysis.isl_model import isl_name
+from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.ops import ModuleOp
+from solar.ir.pass_manager import PassContext, PassManager
+from solar.passes.fuse import Fuse
+from solar.passes.inline import Inline
+from solar.passes.lift_einsum import LiftEinsum
+from solar.targets.loader import PeakUnavailable, Target
+
+MODES = {"unfused": "unfused", "fused": "fused", "whole_graph": "whole-graph"}
+TWIN_LAYERS = (2, 3)
+MAX_CROSSOVER_BATCH = 1 << 20
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One step at one point on one target in one mode, for the whole model on one chip."""
+
+    seconds: float
+    tensor_s: float
+    vector_s: float
+    memory_s: float
+    flops: int
+    bytes: int
+    macs: int
+
+    @property
+    def bound(self) -> str:
+        return "compute" if max(self.tensor_s, self.vector_s) > self.memory_s else "memory"
+
+
+@dataclass
+class StepModel:
+    """One phase, priced: the surfaces of its twins and which parameters are batch and length."""
+
+    phase: str
+    layers: int
+    twins: dict[int, CostSurface]
+    sizes: dict[str, str]
+    remarks: list[str] = field(default_factory=list)
+    # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
+    _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
+
+    @property
+    def length_name(self) -> str:
+        return "prompt" if self.phase == "prefill" else "context"
+
+    def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
+        """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
+        b_name, l_name = self.sizes["batch"], self.sizes[self.length_name]
+        batches, lengths = sorted(set(batches)), sorted(set(lengths))
+        for layers, surface in self.twins.items():
+            sweep = surface.grid({b_name: batches, l_name: lengths})
+            isl = {isl_name(n): sweep.env[n] for n in surface.params}
+            tensor_flops = surface.formulas("unfused")["flops_tensor"]
+            macs = (tensor_flops.evaluate_grid(isl) if hasattr(tensor_flops, "evaluate_grid")
+                    else np.full(sweep.shape, tensor_flops, dtype=object))
+            for index, point in sweep.points():
+                for target, modes in sweep.arrays.items():
+                    for mode, a in modes.items():
+                        self._table[(layers, point[b_name], point[l_name], target, mode)] = StepCost(
+                            float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
+                            float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]),
+                            int(macs[index]) // 2)
+
+    def _twin(self, layers: int, values: dict[str, int], target: str, mode: str) -> StepCost:
+        key = (layers, values[self.sizes["batch"]], values[self.sizes[self.length_name]], target, mode)
+        if key not in self._table:
+            self._table[key] = _at(self.twins[layers], values, target, mode)
+        return self._table[key]
+
+    def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
+        values = {self.sizes["batch"]: batch, self.sizes[self.length_name]: length}
+        per = {n: self._twin(n, values, target, mode) for n in self.twins}
+        if len(per) == 1:
+            return next(iter(per.values()))
+        (la, a), (lb, b) = sorted(per.items())
+        k = Fraction(self.layers - la, lb - la)
+
+        def scale(x: Any, y: Any) -> Any:
+            return x + (y - x) * k
+
+        tensor, vector, memory = (float(scale(getattr(a, f), getattr(b, f))) for f in ("tensor_s", "vector_s",
+                                                                                        "memory_s"))
+        seconds = max(tensor, vector, memory) if mode == "whole_graph" else float(scale(a.seconds, b.seconds))
+        return StepCost(seconds, tensor, vector, memory, int(scale(a.flops, b.flops)), int(scale(a.bytes, b.bytes)),
+                        int(scale(a.macs, b.macs)))
+
+
+def _at(surface: CostSurface, values: dict[str, int], target: str, mode: str) -> StepCost:
+    point = surface.point({k: v for k, v in values.items() if k in surface.params})
+    cost = next(c for c in surface.at(point) if c.target == target and c.mode == mode)
+    tensor_flops = surface.formulas("unfused")["flops_tensor"]
+    isl_point = {isl_name(k): v for k, v in point.items()}
+    flops_tc = tensor_flops.evaluate(isl_point) if hasattr(tensor_flops, "evaluate") else tensor_flops
+    return StepCost(cost.seconds, cost.tensor_s, cost.vector_s, cost.memory_s, cost.flops, cost.bytes,
+                    int(flops_tc) // 2)
+
+
+def lifted(module: ModuleOp) -> tuple[ModuleOp, list[str]]:
+    """The module after inline, lift-einsum (masks as where-clauses) and fuse; the remarks that matter."""
+    work = copy.deepcopy(module)
+    engine = DiagnosticEngine()
+    ctx = PassContext(engine, report=lambda _text: None)
+    work = PassManager([Inline(), LiftEinsum(), Fuse()], verify_each=False).run(work, ctx)
+    if engine.has_errors:
+        raise LlmError(engine.format_all())
+    remarks = [d.message for d in engine.diagnostics if "mask" in d.message]
+    return work, remarks
+
+
+def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
+                all_logits: bool = False) -> StepModel:
+    """Exports and prices one phase (twins when the layers are alike) at an example size."""
+    total = cfg.shape.layers
+    counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
+    twins: dict[int, CostSurface] = {}
+    sizes: dict[str, str] = {}
+    remarks: list[str] = []
+    for layers in counts:
+        exported: PhaseExport = export_phase(cfg, phase, batch, length, layers, all_logits)
+        module, notes = lifted(exported.module)
+        twins[layers] = CostSurface(module, targets)
+        sizes = exported.sizes
+        remarks = sorted(set(remarks) | set(notes))
+    for key in ("batch", "prompt" if phase == "prefill" else "context"):
+        if key not in sizes:
+            raise LlmError(f"the {phase} step's {key} did not stay a size parameter under export")
+    return StepModel(phase, total, twins, sizes, remarks)
+
+
+# ---- serving figures -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Memory:
+    weight_bytes: int
+    layer_weight_bytes: int
+    kv_bytes_per_token: int
+    expert_bytes: int = 0  # one routed expert of one layer (0: dense)
+
+
+def model_memory(cfg: LlmConfig) -> Memory:
+    model = build_model(cfg.config, cfg.shape.dtype)
+    layers = getattr(getattr(model, "model", model), "layers", None)
+    layer = weight_bytes(layers[0]) if layers is not None and len(layers) else 0
+    experts = 0
+    if cfg.shape.experts and layers is not None and len(layers):
+        routed = [m for name, m in layers[0].named_modules() if name.endswith("experts")]
+        experts = weight_bytes(routed[0]) // cfg.shape.experts if routed else 0
+    return Memory(weight_bytes(model), layer, cfg.shape.kv_bytes_per_token, experts)
+
+
+def uniform_routing_estimate(cfg: LlmConfig, memory: Memory, tokens: int) -> dict[str, float]:
+    """An *estimate*, not a bound: the experts a step reads per layer when each token picks k of E
+    uniformly, E·(1 − (1 − k/E)^tokens), and the weight bytes that reads. The bound itself reads k experts
+    per layer, the least any routing allows."""
+    e, k = cfg.shape.experts, cfg.shape.top_k
+    experts_read = e * (1 - (1 - k / e) ** tokens)
+    dense = memory.weight_bytes - cfg.shape.layers * e * memory.expert_bytes
+    return {"experts_read_per_layer": experts_read,
+            "weight_bytes_read": dense + cfg.shape.layers * experts_read * memory.expert_bytes,
+            "least_weight_bytes_read": dense + cfg.shape.layers * k * memory.expert_bytes}
+
+
+def allreduce_seconds(cfg: LlmConfig, tokens: int, chips: int, target: Target) -> float:
+    """Two all-reduces per layer (attention and MLP outputs) of `tokens` hidden states."""
+    if chips == 1:
+        return 0.0
+    try:
+        link = target.require("nvlink_bandwidth") / 2  # per direction
+    except PeakUnavailable as err:
+        raise LlmError(f"--tensor-parallel {chips}: target {target.name} has no nvlink_bandwidth ({err})") from None
+    message = tokens * cfg.shape.hidden * cfg.shape.dtype_bytes
+    return 2 * cfg.shape.layers * (chips - 1) / chips * message / link
+
+
+def check_tensor_parallel(cfg: LlmConfig, chips: int) -> None:
+    s = cfg.shape
+    if chips < 1:
+        raise LlmError(f"--tensor-parallel {chips}: must be a positive integer")
+    if s.heads % chips:
+        raise LlmError(f"--tensor-parallel {chips} does not divide the {s.heads} attention heads")
+    if s.kv_heads % chips and chips % s.kv_heads:
+        raise LlmError(f"--tensor-parallel {chips} neither divides nor is a multiple of the {s.kv_heads} "
+                       "key-value heads")
+
+
+def check_one_layer_fits(memory: Memory, cfg: LlmConfig, batch: int, tokens: int, chips: int,
+                         targets: Sequence[Target]) -> None:
+    """A model whose single layer (weights and cache) does not fit a chip cannot run at all."""
+    per_layer_kv = memory.kv_bytes_per_token // cfg.shape.layers * batch * tokens
+    need = (memory.layer_weight_bytes + per_layer_kv) / chips
+    for t in targets:
+        if need > t.dram_capacity:
+            raise LlmError(f"one layer needs {need / 1e9:.3g} GB per chip ({memory.layer_weight_bytes / 1e9:.3g} GB "
+                           f"of weights, {per_layer_kv / 1e9:.3g} GB of cache for {batch} × {tokens} tokens"
+                           f"{f', over {chips} chips' if chips > 1 else ''}), more than {t.name}'s "
+                           f"{t.dram_capacity / 1e9:.3g} GB")
+
+
+@dataclass
+class ServingPoint:
+    phase: str
+    batch: int
+    prompt: int | None
+    context: int | None
+    target: str
+    mode: str
+    cost: StepCost
+    weight_bytes: int
+    kv_cache_bytes: int
+    allreduce_s: float
+    chips: int
+    fits: bool
+    generate: int = 1
+    moe_estimate: dict[str, float] | None = None  # uniform routing (labelled an estimate), MoE models only
+
+    @property
+    def time_s(self) -> float:
+        return max(self.cost.seconds / self.chips, self.allreduce_s)
+
+    @property
+    def bound(self) -> str:
+        if self.allreduce_s > self.cost.seconds / self.chips:
+            return "memory"  # the interconnect: data movement, not arithmetic
+        return self.cost.bound
+
+    @property
+    def tokens_per_s(self) -> float:
+        tokens = self.batch * (self.prompt or 1) if self.phase == "prefill" else self.batch
+        return tokens / self.time_s if self.time_s > 0 else float("inf")
+
+    def as_record(self) -> dict[str, Any]:
+        return {"phase": self.phase, "batch": self.batch, "prompt": self.prompt, "context": self.context,
+                "target": self.target, "mode": MODES[self.mode], "macs": self.cost.macs, "flops": self.cost.flops,
+                "bytes": self.cost.bytes, "weight_bytes": self.weight_bytes, "kv_cache_bytes": self.kv_cache_bytes,
+                "time_s": self.time_s, "bound": self.bound, "fits": self.fits, "tokens_per_s": self.tokens_per_s,
+                "tensor_parallel": self.chips, "allreduce_s": self.allreduce_s, "generate": self.generate,
+                **({"moe_uniform_routing_estimate": self.moe_estimate} if self.moe_estimate else {})}
+
+
+def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Target, mode: str, batch: int,
+                  length: int, chips: int = 1, generate: int = 1) -> ServingPoint:
+    """The figures of one point. Decode with `generate` G > 1 is the mean over contexts P .. P + G − 1."""
+    if step.phase == "prefill":
+        cost = step.cost(batch, length, target.name, mode)
+        tokens_in_cache, tokens = length, batch * length
+    else:
+        costs = [step.cost(batch, length + g, target.name, mode) for g in range(generate)]
+        cost = _mean(costs)
+        tokens_in_cache, tokens = length + generate, batch
+    kv = memory.kv_bytes_per_token * batch * tokens_in_cache
+    fits = (memory.weight_bytes + kv) / chips <= target.dram_capacity
+    estimate = uniform_routing_estimate(cfg, memory, tokens) if cfg.shape.experts and memory.expert_bytes else None
+    return ServingPoint(step.phase, batch, length if step.phase == "prefill" else None,
+                        length if step.phase == "decode" else None, target.name, mode, cost,
+                        memory.weight_bytes // chips, kv // chips, allreduce_seconds(cfg, tokens, chips, target),
+                        chips, fits, generate, estimate)
+
+
+def _mean(costs: list[StepCost]) -> StepCost:
+    n = len(costs)
+    return StepCost(sum(c.seconds for c in costs) / n, sum(c.tensor_s for c in costs) / n,
+                    sum(c.vector_s for c in costs) / n, sum(c.memory_s for c in costs) / n,
+                    sum(c.flops for c in costs) // n, sum(c.bytes for c in costs) // n, sum(c.macs for c in costs) // n)
+
+
+def crossover_batch(step: StepModel, target: str, mode: str, context: int) -> int | None:
+    """The least batch at which a decode step is compute-bound (None: memory-bound up to 2^20)."""
+    def compute_bound(b: int) -> bool:
+        return step.cost(b, context, target, mode).bound == "compute"
+
+    if compute_bound(1):
+        return 1
+    hi = 2
+    while not compute_bound(hi):
+        if hi >= MAX_CROSSOVER_BATCH:
+            return None
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if compute_bound(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -1,0 +1,69 @@
+"""solar-llm's cost on a 32-layer 7B config (tests/unit/data/hf_configs/llama-2-7b.json), beside the baseline
+of importing torch and `torch.export`-ing the same model's full 32-layer decode step, in the same process.
+
+Measured: the decode step priced (2- and 3-layer twins exported, translated, lifted, fused, cost surfaces
+built), then a 100-point batch × context sweep of it. The issue's targets: ≤ 60 s and ≤ 4 GB for the
+first, ≤ 5 s for the sweep. The peak resident memory is the process's (baseline included).
+
+    python benchmarks/llm.py [--config FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "tests", "unit", "data", "hf_configs", "llama-2-7b.json")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default=CONFIG)
+    args = ap.parse_args()
+
+    start = time.perf_counter()
+    import torch
+    from torch.export import Dim
+
+    imported = time.perf_counter() - start
+
+    from solar.bench.llm_serving import model_memory, price_phase, serving_point
+    from solar.frontends.llm_models import _Decode, build_model, load_config
+    from solar.targets.loader import load_target
+
+    cfg = load_config(args.config)
+    s = cfg.shape
+    t0 = time.perf_counter()
+    lm = build_model(cfg.with_layers(s.layers), s.dtype)
+    with torch.device("meta"):
+        cache = [torch.zeros(2, s.kv_heads, 64, s.head_dim, dtype=s.dtype) for _ in range(2 * s.layers)]
+        inputs = (torch.zeros(2, 1, dtype=torch.long), cache)
+    torch.export.export(_Decode(lm, cfg.with_layers(s.layers)), inputs,
+                        dynamic_shapes={"ids": {0: Dim.AUTO}, "cache": [{0: Dim.AUTO, 2: Dim.AUTO}] * len(cache)})
+    baseline = imported + time.perf_counter() - t0
+
+    target = load_target("h100")
+    t1 = time.perf_counter()
+    step = price_phase(cfg, "decode", [target], 64, 4096)
+    priced = time.perf_counter() - t1
+    memory = model_memory(cfg)
+    t2 = time.perf_counter()
+    batches = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    contexts = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+    step.prefetch(batches, contexts)
+    points = [serving_point(step, cfg, memory, target, "fused", b, c) for b in batches for c in contexts]
+    swept = time.perf_counter() - t2
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+    print(f"baseline: import torch + torch.export of the {s.layers}-layer decode step: {baseline:.1f} s")
+    print(f"solar-llm decode step (twins {sorted(step.twins)}: export, translate, lift, fuse, price): {priced:.1f} s "
+          f"({priced / baseline:.2f}x the baseline; target 60 s)")
+    print(f"100-point batch x context sweep: {swept:.2f} s ({len(points)} points; target 5 s)")
+    print(f"peak resident memory: {peak_gb:.2f} GB (target 4 GB)")
+    print("validation: not run (solar-llm exports without validating; see docs/llm.md)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""Language models as servers run them, from a Hugging Face `config.json`: the model built on the meta
+device (no weights), and its prefill and decode steps exported to SIR with batch, prompt and context as size
+parameters (docs/llm.md).
+
+- **prefill**: `ids[B, S]` against an empty `DynamicCache` (its first `cat` appends to an empty tensor); only
+  the last position's logits, as `generate` computes them, unless `all_logits`.
+- **decode**: `ids[B, 1]` against a cache of `P` tokens per layer, given as one argument per layer's keys
+  and values (`cache_0`, `cache_1`, ...: `[B, kv_heads, P, head_dim]`) and appended to in place
+  (`solar.concat {append = true}`): a server keeps the cache allocated with room and never copies it.
+
+Both steps return the logits and the keys and values they add to the cache, so what the cache gains is
+written once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.export import Dim
+
+from solar.ir.ops import ConcatOp, ModuleOp, Value
+
+from .diagnostics import TranslationError
+from .lowering.core import LoweringError
+from .torch_export import lower_exported
+from .torch_problem import quiet_framework
+
+PHASES = ("prefill", "decode")
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+REQUIRED_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+# Config fields that make layers differ from each other: a twin with fewer layers would not scale.
+_HETEROGENEOUS = ("layer_types", "mlp_only_layers", "first_k_dense_replace", "decoder_sparse_step")
+
+
+class LlmError(ValueError):
+    """A bad config, size or option: one line for the user (the CLI exits 1)."""
+
+
+@dataclass(frozen=True)
+class LlmShape:
+    """What the serving figures need of a config, read once."""
+
+    model_type: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    dtype: torch.dtype
+    experts: int = 0  # routed experts per MoE layer (0: dense)
+    top_k: int = 0
+    sliding_window: int | None = None
+
+    @property
+    def dtype_bytes(self) -> int:
+        return torch.empty((), dtype=self.dtype, device="meta").element_size()
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """Keys and values of one token over every layer."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
+
+
+@dataclass
+class LlmConfig:
+    path: str
+    raw: dict[str, Any]
+    config: Any  # a transformers PretrainedConfig
+    shape: LlmShape
+
+    def with_layers(self, layers: int) -> Any:
+        """The config with `layers` decoder layers (a twin for scaled analysis)."""
+        cfg = self.config.__class__.from_dict({**self.config.to_dict(), "num_hidden_layers": layers})
+        cfg._attn_implementation = "sdpa"
+        # to_dict leaves the experts implementation out: keep the one the config asked for.
+        cfg._experts_implementation = self.config._experts_implementation
+        return cfg
+
+    @property
+    def layers_alike(self) -> bool:
+        """Every decoder layer is the same computation, so costs grow by one layer's per layer."""
+        for key in _HETEROGENEOUS:
+            value = self.raw.get(key)
+            if key == "layer_types" and isinstance(value, list) and len(set(value)) > 1:
+                return False
+            if key in ("mlp_only_layers",) and value:
+                return False
+            if key in ("first_k_dense_replace",) and value:
+                return False
+            if key == "decoder_sparse_step" and isinstance(value, int) and value > 1:
+                return False
+        return True
+
+
+def load_config(path: str, dtype: str | None = None) -> LlmConfig:
+    """Reads a `config.json` (nothing is downloaded) and checks what the analysis needs."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise LlmError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise LlmError(f"{path}:{err.lineno}:{err.colno}: error: not JSON: {err.msg}") from None
+    if not isinstance(raw, dict):
+        raise LlmError(f"{path}: error: a config is a JSON object, not {type(raw).__name__}")
+    from transformers import CONFIG_MAPPING  # the transformers import is slow: only once a config is read
+
+    model_type = raw.get("model_type")
+    if not isinstance(model_type, str):
+        raise LlmError(f"{path}: error: missing field 'model_type'")
+    if model_type not in CONFIG_MAPPING:
+        raise LlmError(f"{path}: error: unknown model_type '{model_type}' (transformers knows "
+                       f"{len(CONFIG_MAPPING)} types, such as llama, mistral, mixtral, qwen2_moe)")
+    text_raw = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    for key in REQUIRED_FIELDS:
+        if key not in text_raw:
+            raise LlmError(f"{path}: error: missing field '{key}'")
+        value = text_raw[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise LlmError(f"{path}: error: field '{key}' must be a positive integer, not {value!r}")
+    if dtype is not None and dtype not in DTYPES:
+        raise LlmError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
+    fields = {k: v for k, v in raw.items() if k != "model_type"}
+    try:
+        config = CONFIG_MAPPING[model_type](**fields)
+    except (TypeError, ValueError) as err:
+        raise LlmError(f"{path}: error: {err}") from None
+    config._attn_implementation = "sdpa"
+    name = dtype or _dtype_name(raw.get("torch_dtype") or raw.get("dtype"))
+    return LlmConfig(path, raw, config, _shape(config, model_type, DTYPES[name]))
+
+
+def _dtype_name(value: Any) -> str:
+    text = str(value or "bfloat16").replace("torch.", "")
+    return text if text in DTYPES else "bfloat16"
+
+
+def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
+    heads = cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+    window = getattr(cfg, "sliding_window", None)
+    experts = getattr(cfg, "num_local_experts", None) or getattr(cfg, "num_experts", None) or 0
+    return LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads,
+                    getattr(cfg, "num_key_value_heads", None) or heads, head_dim, cfg.vocab_size, dtype,
+                    int(experts), int(getattr(cfg, "num_experts_per_tok", 0) or 0) if experts else 0,
+                    int(window) if isinstance(window, int) and window > 0 else None)
+
+
+def build_model(config: Any, dtype: torch.dtype) -> torch.nn.Module:
+    """The causal LM of `config` on the meta device (no memory, no weights), in `dtype`, for inference."""
+    from transformers import AutoModelForCausalLM
+
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+    return model.eval()
+
+
+def weight_bytes(model: torch.nn.Module) -> int:
+    """Bytes of every parameter (tied embeddings once)."""
+    seen: set[int] = set()
+    total = 0
+    for p in model.parameters():
+        if id(p) not in seen:
+            seen.add(id(p))
+            total += p.numel() * p.element_size()
+    return total
+
+
+# ---- the two steps -------------------------------------------------------------------------------
+
+
+class _Prefill(torch.nn.Module):
+    def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool) -> None:
+        super().__init__()
+        self.lm, self.config, self.keep = lm, config, 0 if all_logits else 1
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        from transformers import DynamicCache
+
+        out = self.lm(input_ids=ids, past_key_values=DynamicCache(config=self.config), use_cache=True,
+                      logits_to_keep=self.keep)
+        cache = out.past_key_values
+        return (out.logits, *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+
+
+class _Decode(torch.nn.Module):
+    def __init__(self, lm: torch.nn.Module, config: Any) -> None:
+        super().__init__()
+        self.lm, self.config = lm, config
+
+    def forward(self, ids: torch.Tensor, cache: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        from transformers import DynamicCache
+
+        # One argument per layer's keys and values (k0, v0, k1, ...): each is a buffer of its own.
+        past = DynamicCache(config=self.config)
+        for layer in range(len(cache) // 2):
+            past.update(cache[2 * layer], cache[2 * layer + 1], layer)
+        out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1)
+        new = [t[:, :, -1:] for layer in out.past_key_values.layers for t in (layer.keys, layer.values)]
+        return (out.logits, *new)
+
+
+@dataclass
+class PhaseExport:
+    """One step exported: the module and which size parameter is the batch, the prompt or the context."""
+
+    phase: str
+    module: ModuleOp
+    layers: int
+    sizes: dict[str, str] = field(default_factory=dict)  # "batch"/"prompt"/"context" -> parameter name
+    appends: int = 0  # concats marked as in-place cache appends
+
+
+def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
+                 all_logits: bool = False) -> PhaseExport:
+    """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter)."""
+    if phase not in PHASES:
+        raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
+    shape = cfg.shape
+    config = cfg.with_layers(layers)
+    lm = build_model(config, shape.dtype)
+    auto = Dim.AUTO
+    with torch.device("meta"):
+        if phase == "prefill":
+            model: torch.nn.Module = _Prefill(lm, config, all_logits)
+            args: tuple[torch.Tensor, ...] = (torch.zeros(batch, length, dtype=torch.long),)
+            dynamic: dict[str, Any] = {"ids": {0: auto, 1: auto}}
+        else:
+            model = _Decode(lm, config)
+            cache_shape = (batch, shape.kv_heads, length, shape.head_dim)
+            cache = [torch.zeros(cache_shape, dtype=shape.dtype) for _ in range(2 * layers)]
+            args = (torch.zeros(batch, 1, dtype=torch.long), cache)
+            dynamic = {"ids": {0: auto}, "cache": [{0: auto, 2: auto} for _ in cache]}
+    try:
+        with quiet_framework():
+            ep = torch.export.export(model, args, dynamic_shapes=dynamic)
+    except Exception as err:
+        raise _export_problem(err, cfg) from None
+    try:
+        translation = lower_exported(ep, f"{shape.model_type}_{phase}")
+    except (TranslationError, LoweringError) as err:
+        hint = ""
+        if shape.experts and "grouped_mm" in str(err):
+            hint = ("\nthe grouped experts kernel has no lowering; set \"experts_implementation\": \"batched_mm\" "
+                    "in the config (every token through its top-k experts as one batched product)")
+        raise LlmError(str(err).rstrip() + hint) from None
+    module = translation.module
+    sizes = _size_names(translation.param_dims, phase)
+    return PhaseExport(phase, module, layers, sizes, _mark_appends(module))
+
+
+def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str) -> dict[str, str]:
+    """Which parameter sizes the batch (ids dim 0), the prompt (ids dim 1) or the context (cache dim 3)."""
+    out: dict[str, str] = {}
+    for name, where in param_dims.items():
+        if (0, 0) in where:
+            out["batch"] = name
+        if phase == "prefill" and (0, 1) in where:
+            out["prompt"] = name
+        if phase == "decode" and any(k >= 1 and d == 2 for k, d in where):
+            out["context"] = name
+    return out
+
+
+def _base(v: Value) -> Value:
+    while v.owner is not None and v.owner.is_view and v.owner.operands:
+        v = v.owner.operands[0]
+    return v
+
+
+def _mark_appends(module: ModuleOp) -> int:
+    """A concat onto the cache arguments is an append in place (servers preallocate the cache)."""
+    func = module.entry
+    if func is None:
+        return 0
+    cache_args = {v for v in func.args if v.name.startswith("cache")}
+    marked = 0
+    for op in func.walk():
+        if isinstance(op, ConcatOp) and op.args and _base(op.args[0]) in cache_args:
+            op.attrs["append"] = True
+            marked += 1
+    return marked
+
+
+_DATA_DEPENDENT = re.compile(r"data-dependent|GuardOnDataDependentSymNode|nonzero|Could not guard", re.I)
+
+
+def _export_problem(err: Exception, cfg: LlmConfig) -> LlmError:
+    """Export's failure, located at the model's line. An eager mixture of experts loops over the experts
+    its routing hit, which no static graph holds: say which config option exports instead."""
+    frame = _model_frame(err)
+    where = f"{frame[0]}:{frame[1]}: " if frame else f"{cfg.path}: "
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if cfg.shape.experts and _DATA_DEPENDENT.search(str(err)):
+        return LlmError(f"{where}error: the eager experts loop over the experts the routing hit (data-dependent) "
+                        "and cannot export; set \"experts_implementation\": \"batched_mm\" in the config "
+                        "(every token through its top-k experts as one batched product)")
+    return LlmError(f"{where}error: torch.export failed: {first}")
+
+
+def _model_frame(err: BaseException) -> tuple[str, int] | None:
+    """The innermost frame of the error inside transformers' model code (modeling_*.py)."""
+    best: tuple[str, int] | None = None
+    for fr in traceback.extract_tb(err.__traceback__):
+        if os.path.basename(fr.filename).startswith("modeling_") and fr.lineno is not None:
+            best = (fr.filename, fr.lineno)
+    text = str(err)
+    if best is None:
+        m = re.search(r'File "([^"]*modeling_[^"]*\.py)", line (\d+)', text)
+        if m:
+            best = (m.group(1), int(m.group(2)))
+    return best
+
+
+def check_sizes(values: dict[str, Sequence[int]]) -> None:
+    for name, vals in values.items():
+        for v in vals:
+            if v <= 0:
+                raise LlmError(f"--{name} {v}: sizes must be positive")
+
+
+__all__ = ["PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "PhaseExport", "build_model",
+           "check_sizes", "export_phase", "load_config", "weight_bytes"]

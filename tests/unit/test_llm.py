@@ -1,0 +1,169 @@
+"""solar-llm against closed forms: real Hugging Face architectures built from configs at full size on the
+meta device (nothing downloaded), exported, lifted and priced (docs/llm.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from solar.bench.llm_report import LlmRequest, analyse_llm, analysis_json
+from solar.bench.llm_serving import lifted, model_memory, price_phase
+from solar.frontends.llm_models import LlmError, export_phase, load_config
+from solar.ir.ops import EinsumOp
+from solar.targets.loader import load_target
+
+CONFIGS = Path(__file__).parent / "data" / "hf_configs"
+H100 = load_target("h100")
+
+
+def _cfg(name: str) -> str:
+    return str(CONFIGS / name)
+
+
+def _attention_macs(module, kernel_prefix: str = "scaled_dot_product_attention") -> int:
+    """MACs of the attention kernels' einsums (scores and weighted values), from their counts."""
+    total = 0
+    for op in module.entry.walk():
+        if isinstance(op, EinsumOp) and op.symbol.startswith(kernel_prefix):
+            total += op.attrs["counts"]["macs"]
+    return total
+
+
+def test_sliding_window_counts_only_live_pairs():
+    # Mistral's window 16 at sequence 64 keeps Σ_i min(i + 1, 16) = 904 of the 4,096 query-key pairs.
+    cfg = load_config(_cfg("tiny-mistral.json"))
+    exported = export_phase(cfg, "prefill", 1, 64, 1, all_logits=True)
+    module, remarks = lifted(exported.module)
+    pairs = sum(min(i + 1, 16) for i in range(64))
+    assert pairs == 904
+    s = cfg.shape
+    # Two products (Q·K and P·V) per live pair, per head, over the head size.
+    assert _attention_macs(module) == 2 * s.heads * pairs * s.head_dim
+    assert remarks == []
+
+
+def test_llama2_7b_decode_is_exact():
+    cfg = load_config(_cfg("llama-2-7b.json"))
+    s = cfg.shape
+    step = price_phase(cfg, "decode", [H100], 4, 64)
+    assert sorted(step.twins) == [2, 3]
+    memory = model_memory(cfg)
+    embed = s.vocab * s.hidden * s.dtype_bytes
+    norms = (2 * s.layers + 1) * s.hidden * s.dtype_bytes
+    linear_params = (memory.weight_bytes - embed - norms) // s.dtype_bytes
+    assert memory.weight_bytes == 6_738_415_616 * 2  # Llama-2-7B's published parameter count, in f16
+    batch, context = 3, 100
+    cost = step.cost(batch, context, "h100-sxm", "whole_graph")
+    attention = 2 * s.layers * batch * s.heads * (context + 1) * s.head_dim  # P + 1 keys per new token
+    assert cost.macs == batch * linear_params + attention
+    kv_token = s.kv_bytes_per_token
+    inv_freq = (s.head_dim // 2) * 4  # the rotary frequencies, f32
+    expected = (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes  # weights; embedding rows read
+                + batch * 8 + inv_freq  # token ids, rotary frequencies
+                + batch * context * kv_token  # the cache, read once
+                + batch * kv_token  # the new token's keys and values, appended in place
+                + batch * s.vocab * s.dtype_bytes)  # the last position's logits
+    assert cost.bytes == expected
+
+
+def test_gqa_llama3_prefill_causal_attention_closed_form():
+    cfg = load_config(_cfg("llama-3-8b.json"))
+    s = cfg.shape
+    assert (s.heads, s.kv_heads) == (32, 8)
+    step = price_phase(cfg, "prefill", [H100], 2, 128)
+    batch, prompt = 2, 100
+    memory = model_memory(cfg)
+    embed = s.vocab * s.hidden * s.dtype_bytes
+    lm_head = s.vocab * s.hidden
+    norms = (2 * s.layers + 1) * s.hidden * s.dtype_bytes
+    linear_params = (memory.weight_bytes - embed - norms) // s.dtype_bytes
+    causal_pairs = prompt * (prompt + 1) // 2
+    attention = 2 * s.layers * batch * s.heads * causal_pairs * s.head_dim
+    cost = step.cost(batch, prompt, "h100-sxm", "fused")
+    # Only the last position's logits, as generate computes them.
+    assert cost.macs == batch * prompt * (linear_params - lm_head) + batch * lm_head + attention
+
+
+def test_json_points_and_figures(tmp_path):
+    analysis = analyse_llm(LlmRequest(_cfg("tiny-llama.json"), [H100], batches=[1, 4], prompts=[32],
+                                      contexts=[64]))
+    doc = analysis_json(analysis)
+    assert doc["version"] == 1
+    points = doc["points"]
+    assert len(points) == 2 * 3 * 2  # phases × modes × batches
+    for p in points:
+        assert {"phase", "batch", "prompt", "context", "target", "mode", "macs", "flops", "bytes",
+                "weight_bytes", "kv_cache_bytes", "time_s", "bound", "fits"} <= set(p)
+        assert p["bound"] in ("memory", "compute") and p["fits"] is True
+    decode = [p for p in points if p["phase"] == "decode" and p["batch"] == 4]
+    s = analysis.config.shape
+    assert all(p["kv_cache_bytes"] == 4 * 65 * s.kv_bytes_per_token for p in decode)
+    json.dumps(doc)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not JSON"),
+    ('{"model_type": "no-such-model"}', "unknown model_type 'no-such-model'"),
+    ('{"model_type": "llama", "hidden_size": 8}', "missing field 'num_hidden_layers'"),
+])
+def test_bad_configs(tmp_path, text, message):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(LlmError, match=message):
+        load_config(str(path))
+
+
+def test_bad_sizes_and_tensor_parallel():
+    with pytest.raises(LlmError, match="--tensor-parallel 3 does not divide the 4 attention heads"):
+        analyse_llm(LlmRequest(_cfg("tiny-llama.json"), [H100], tensor_parallel=3))
+    with pytest.raises(LlmError, match="sizes must be positive"):
+        analyse_llm(LlmRequest(_cfg("tiny-llama.json"), [H100], batches=[0]))
+
+
+def test_model_that_does_not_fit_one_layer():
+    with pytest.raises(LlmError, match=r"one layer needs .* GB per chip .* more than h100-sxm's 80 GB"):
+        analyse_llm(LlmRequest(_cfg("llama-2-7b.json"), [H100], batches=[4096], contexts=[1 << 20],
+                               phases=("decode",)))
+
+
+def test_eager_mixtral_names_the_option_that_exports():
+    cfg = load_config(_cfg("tiny-mixtral.json"))
+    with pytest.raises(LlmError, match=r"modeling_mixtral\.py:\d+: error: .*experts_implementation"):
+        export_phase(cfg, "prefill", 2, 8, 1)
+
+
+def test_cat_onto_an_empty_cache_lowers():
+    from solar.frontends.torch_export import translate_problem
+
+    tr = translate_problem(str(Path(__file__).parent / "data" / "empty_cache_model.py"), "none")
+    ops = [op.opname for op in tr.module.entry.walk()]
+    assert "solar.concat" not in ops  # appending to nothing is the appended tensor itself
+    assert all(0 not in (a.type.shape if a.type else ()) for a in tr.module.entry.args)
+
+
+def test_moe_decode_reads_the_least_any_routing_allows():
+    # batched_mm experts: each token through its top-k experts (exact FLOPs); the weights read are k
+    # experts per layer whatever the batch (every token may pick the same k), so the batch adds only its
+    # own tokens' bytes. The uniform-routing figure is reported apart, as an estimate.
+    from solar.bench.llm_serving import serving_point
+
+    cfg = load_config(_cfg("tiny-mixtral-batched.json"))
+    s = cfg.shape
+    step = price_phase(cfg, "decode", [H100], 8, 16)
+    memory = model_memory(cfg)
+    context = 10
+    one, four = (step.cost(b, context, "h100-sxm", "whole_graph").bytes for b in (1, 4))
+    per_token = s.hidden * 4 + 8 + (context + 1) * s.kv_bytes_per_token + s.vocab * 4
+    assert four - one == 3 * per_token
+    embed = s.vocab * s.hidden * 4
+    inv_freq = (s.head_dim // 2) * 4
+    least = memory.weight_bytes - s.layers * (s.experts - s.top_k) * memory.expert_bytes
+    assert one == least - embed + per_token + inv_freq
+    point = serving_point(step, cfg, memory, H100, "whole_graph", 4, context)
+    estimate = point.as_record()["moe_uniform_routing_estimate"]
+    assert estimate["experts_read_per_layer"] == pytest.approx(4 * (1 - (1 - 2 / 4) ** 4))
+    assert estimate["least_weight_bytes_read"] == least

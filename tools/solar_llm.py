@@ -1,0 +1,76 @@
+"""solar-llm: serving bounds of a language model from its Hugging Face config (docs/llm.md).
+
+    solar-llm config.json --target h100,b200 --batch 1,8,64 --context 1024..131072*2
+    solar-llm config.json --phase prefill --prompt 2048 --json out.json --plot out.png
+    solar-llm config.json --tensor-parallel 8 --generate 256
+
+The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
+config, size or option (one line, no output file lost); 2 an internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from solar.tools._entry import Parser, UsageError, add_version, run_main
+
+PROG = "solar-llm"
+
+
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, allow_abbrev=False,
+               description="Prefill and decode bounds (TTFT, TPOT, tokens/s, memory fit) of an LLM config.")
+    add_version(p, PROG)
+    p.add_argument("config", help="a Hugging Face config.json (a local file)")
+    p.add_argument("--target", default="h100", help="targets, comma-separated (default h100)")
+    p.add_argument("--phase", default="both", help="prefill, decode or both (default)")
+    p.add_argument("--batch", default="1", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2")
+    p.add_argument("--prompt", default="512", help="prefill prompt lengths (default 512)")
+    p.add_argument("--context", default="1024", help="decode cache lengths (default 1024)")
+    p.add_argument("--generate", type=int, default=1, metavar="G",
+                   help="decode: the mean TPOT over contexts P .. P+G-1 (default 1)")
+    p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips the model is split over")
+    p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: the config's)")
+    p.add_argument("--all-logits", action="store_true", help="prefill computes every position's logits")
+    p.add_argument("--json", metavar="FILE", help="write every point as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
+    return p
+
+
+def run(argv: Sequence[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as err:
+        sys.stderr.write(f"{PROG}: error: {err}\n")
+        return 1
+    # Imported after parsing: --help and usage errors stay fast (torch and transformers are slow to load).
+    from solar.backends.sweep import SweepError
+    from solar.backends.sweep_spec import sizes
+    from solar.bench.llm_report import LlmRequest, analyse_llm, phases_of, plot, render, write_json
+    from solar.frontends.llm_models import LlmError
+    from solar.targets.loader import TargetError, load_target
+
+    try:
+        request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
+                             phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
+                             sizes(args.context, "--context"), args.generate, args.tensor_parallel,
+                             args.all_logits, args.dtype)
+        analysis = analyse_llm(request)
+        sys.stdout.write(render(analysis))
+        if args.json:
+            write_json(analysis, args.json)
+        if args.plot:
+            plot(analysis, args.plot)
+    except (LlmError, SweepError, TargetError, OSError) as err:
+        sys.stderr.write(f"{PROG}: error: {str(err).strip()}\n")
+        return 1
+    return 0
+
+
+def main() -> None:
+    run_main(PROG, run)
+
+
+if __name__ == "__main__":
+    main()
