@@ -22,7 +22,6 @@ document says so.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 import yaml
@@ -32,6 +31,7 @@ from solar.backends.export_nvsolar import capital_ranks
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
 from solar.ir.expr import Expr, IndexRef, evaluate_int, linear_form
 from solar.ir.ops import EinsumOp, ModuleOp
+from solar.ir.outputs import write_text_atomic
 
 
 def timeloop_problems(module: ModuleOp) -> list[tuple[str, str]]:
@@ -131,13 +131,15 @@ def emit_timeloop(module: ModuleOp, directory: str | None = None) -> str:
     problems = timeloop_problems(module)
     if directory is None:
         return "---\n".join(text for _, text in problems)
+    names = [name for name, _ in problems]
+    for name in names:
+        if names.count(name) > 1:
+            raise ExportError(f"two einsums would both be written to '{name}.yaml' (a function's name and "
+                              "an einsum's name run together): rename one of them")
     os.makedirs(directory, exist_ok=True)
     written = []
     for name, text in problems:
         path = os.path.join(directory, f"{name}.yaml")
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_text_atomic(path, text, "the Timeloop problem")
         written.append(path)
     return "".join(f"// wrote {p}\n" for p in written)

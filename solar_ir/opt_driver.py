@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic, DiagnosticEngine, DiagnosticError, Location, SourceManager
 from .ops import ModuleOp
+from .outputs import OutputError
 from .parser import parse_module
 from .pass_manager import Pass, PassContext, PassManager, PassTiming
 from .printer import print_module
@@ -80,7 +81,7 @@ def process(text: str, file: str, first_line: int, passes: list[Pass], options: 
         if options.emit is not None:
             try:
                 output = options.emit(module)
-            except EmitError as err:
+            except (EmitError, OutputError) as err:
                 engine.error(str(err), module.loc)
                 return ChunkResult(None, engine, timings, False)
         else:

@@ -11,7 +11,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,29 +54,87 @@ def _final_mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
+class _Stage:
+    """The files a run has written, not yet renamed over their targets: (temporary, target, what)."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[str, Path, str]] = []
+        self.targets: set[Path] = set()
+
+
+_STAGES: list[_Stage] = []
+
+
+def _discard(files: list[tuple[str, Path, str]]) -> None:
+    for tmp, _, _ in files:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def staged_outputs() -> Iterator[Callable[[], None]]:
+    """Within the block, files written with `atomic_path` (and the helpers over it) are kept beside their
+    targets and renamed over them only when the yielded `commit()` is called; whatever was not committed
+    when the block ends is removed, so a run that fails replaces none of its output files."""
+    stage = _Stage()
+    _STAGES.append(stage)
+
+    def commit() -> None:
+        files, stage.files = stage.files, []
+        stage.targets.clear()
+        for i, (tmp, target, what) in enumerate(files):
+            try:
+                os.replace(tmp, target)
+            except OSError as err:
+                _discard(files[i:])
+                raise OutputError(f"cannot write {what} '{target}': {err.strerror or err}") from None
+
+    try:
+        yield commit
+    finally:
+        _STAGES.remove(stage)
+        _discard(stage.files)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str], what: str = "output") -> Iterator[str]:
     """Yields a temporary path beside `path` (same extension, so writers that infer a format from it
-    still do); when the block ends without an exception it is renamed to `path`, else removed."""
+    still do); when the block ends without an exception it is renamed to `path`, else removed. Inside
+    `staged_outputs()` the rename waits for its commit (a target written twice gets the last content)."""
     target = Path(path)
     check_writable(target, what)
+    stage = _STAGES[-1] if _STAGES else None
+    if stage is not None:
+        key = Path(os.path.abspath(target))
+        if key in stage.targets:  # written again (by a later --split-input-file chunk): the last one wins
+            _discard([f for f in stage.files if Path(os.path.abspath(f[1])) == key])
+            stage.files = [f for f in stage.files if Path(os.path.abspath(f[1])) != key]
+        stage.targets.add(key)
     if _is_special(target):
-        yield str(target)
+        try:
+            yield str(target)
+        except OSError as err:
+            raise OutputError(f"cannot write {what} '{path}': {err.strerror or err}") from None
         return
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem[:40]}.",
+                                   suffix=f".tmp{target.suffix[:16]}")
     except OSError as err:
         raise OutputError(f"cannot write {what} '{path}': {err.strerror or err}") from None
     os.close(fd)
     try:
         yield tmp
         os.chmod(tmp, _final_mode(target))
+        if stage is not None:
+            stage.files.append((tmp, target, what))
+            return
         os.replace(tmp, target)
     except OSError as err:
         raise OutputError(f"cannot write {what} '{path}': {err.strerror or err}") from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if stage is None or not any(f[0] == tmp for f in stage.files):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 @contextlib.contextmanager

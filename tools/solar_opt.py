@@ -7,10 +7,10 @@ import dataclasses
 import difflib
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from solar.ir.outputs import OutputError, check_writable, write_text_atomic
+from solar.ir.outputs import OutputError, check_writable, staged_outputs, write_text_atomic
 from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
 from solar.ir.source import decode_source
 from solar.passes import registry
@@ -387,8 +387,8 @@ def run(argv: Sequence[str]) -> int:
         return 1
 
     # Imported once the arguments are read, so that --help, --version and usage errors answer at once.
-    from solar.ir.diagnostics import Diagnostic, DiagnosticError, SourceManager, format_diagnostic
-    from solar.ir.opt_driver import OptOptions, check_expected, expected_diagnostics, process, split_input
+    from solar.ir.diagnostics import DiagnosticError, SourceManager
+    from solar.ir.opt_driver import OptOptions, split_input
 
     file = "<stdin>" if args.input == "-" else args.input
     try:
@@ -413,11 +413,37 @@ def run(argv: Sequence[str]) -> int:
     sources = SourceManager()
     outputs: list[str] = []
     timings: list[PassTiming] = []
-    failed = False
 
     def to_stderr(message: str) -> None:
         sys.stderr.write(message if message.endswith("\n") else message + "\n")
 
+    # Every file of the run (reports, plots, Timeloop problems, -o) is staged, and replaces its target only
+    # once every chunk has succeeded: a failing run leaves all of them as they were (docs/errors.md).
+    with staged_outputs() as commit:
+        failed = _run_chunks(chunks, file, passes, options, sources, outputs, timings, to_stderr)
+        rendered = "// -----\n".join(outputs)
+        if args.output == "-":
+            sys.stdout.write(rendered)
+        try:
+            if not failed:
+                if args.output != "-":
+                    write_text_atomic(args.output, rendered)
+                commit()
+        except OutputError as err:
+            sys.stderr.write(f"{PROG}: error: {err}\n")
+            return 1
+    if args.time_passes:
+        sys.stderr.write(_timing_report(timings))
+    return 1 if failed else 0
+
+
+def _run_chunks(chunks: list[tuple[str, int]], file: str, passes: list[Any], options: Any, sources: Any,
+                outputs: list[str], timings: list[PassTiming], to_stderr: Callable[[str], None]) -> bool:
+    """Runs the pipeline on each chunk, reporting its diagnostics; True when any chunk failed."""
+    from solar.ir.diagnostics import Diagnostic, format_diagnostic
+    from solar.ir.opt_driver import check_expected, expected_diagnostics, process
+
+    failed = False
     for chunk, first_line in chunks:
         result = process(chunk, file, first_line, passes, options, sources, to_stderr, to_stderr)
         timings.extend(result.timings)
@@ -433,20 +459,7 @@ def run(argv: Sequence[str]) -> int:
             failed |= not result.ok
         if result.output is not None:
             outputs.append(result.output)
-
-    rendered = "// -----\n".join(outputs)
-    if args.output == "-":
-        sys.stdout.write(rendered)
-    elif not failed:
-        # A failed run leaves the output file as it was (it may be the input itself): docs/errors.md.
-        try:
-            write_text_atomic(args.output, rendered)
-        except OutputError as err:
-            sys.stderr.write(f"{PROG}: error: {err}\n")
-            return 1
-    if args.time_passes:
-        sys.stderr.write(_timing_report(timings))
-    return 1 if failed else 0
+    return failed
 
 
 def main() -> None:
