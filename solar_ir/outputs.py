@@ -33,7 +33,11 @@ def check_writable(path: str | os.PathLike[str], what: str = "output") -> None:
 
     Tools call this before doing any work, so a typo in an output path costs no analysis time."""
     target = Path(path)
-    if target.is_dir():
+    try:
+        is_dir = target.is_dir()
+    except OSError as err:  # a name too long for the file system (ENAMETOOLONG), a loop of links
+        raise OutputError(f"cannot write {what} '{path}': {err.strerror or err}") from None
+    if is_dir:
         raise OutputError(f"cannot write {what} '{path}': it is a directory")
     if _is_special(target):
         return

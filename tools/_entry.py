@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -52,11 +54,18 @@ def run_main(prog: str, run: Callable[[Sequence[str]], int]) -> None:
     SOLAR_DEBUG=1) and exits 2, so user errors (1) and internal errors stay apart."""
     try:
         code = run(sys.argv[1:])
+        sys.stdout.flush()
     except KeyboardInterrupt:
         code = 130
     except BrokenPipeError:
         code = 0
     except Exception as err:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            # A full disk under a redirected stdout (`> /dev/full`) is the user's, not a bug.
+            sys.stderr.write(f"{prog}: error: cannot write the output: {err.strerror}\n")
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+            sys.exit(1)
         if os.environ.get("SOLAR_DEBUG"):
             raise
         sys.stderr.write(f"{prog}: internal error: {type(err).__name__}: {err} "
