@@ -131,9 +131,9 @@ def emit_timeloop(module: ModuleOp, directory: str | None = None) -> str:
     problems = timeloop_problems(module)
     if directory is None:
         return "---\n".join(text for _, text in problems)
-    names = [name for name, _ in problems]
-    for name in names:
-        if names.count(name) > 1:
+    names = [name.casefold() for name, _ in problems]  # case too: some file systems ignore it
+    for name, _ in problems:
+        if names.count(name.casefold()) > 1:
             raise ExportError(f"two einsums would both be written to '{name}.yaml' (a function's name and "
                               "an einsum's name run together): rename one of them")
     os.makedirs(directory, exist_ok=True)
