@@ -21,6 +21,7 @@ def get_init_inputs():
     return []
 
 
-# arange: a cast, then ×0.5 (1 per element); x + pos (1 per element of x); three adds on (3, 7); the 7×7
-# identity compares the indices and selects (2 per element). Nearest upsampling only copies.
-EXPECT = {"vector": W + B * C * H * W + 3 * 3 * 7 + 2 * 49}
+# arange: a cast, then ×0.5 (1 per element); x + pos (1 per element of x); three adds on (3, 7). The 7×7
+# identity is a value of its indices alone: lifting reads its row 0 as an index expression inside the add that
+# uses it (compare and select per element of (3, 7)), and the eye kernel goes. Nearest upsampling only copies.
+EXPECT = {"vector": W + B * C * H * W + 3 * 3 * 7 + 2 * 3 * 7}
