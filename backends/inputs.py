@@ -133,6 +133,41 @@ def check_memory(program: Program, available: int | None = None) -> None:
                          f"this machine has {_bytes(limit)} of memory: bind smaller sizes with --param")
 
 
+# The most statements (iteration points of kernels and einsums) `solar-run` executes: about 10^12, minutes
+# to hours of compiled code. A larger run is refused up front (docs/errors.md) instead of hanging.
+WORK_LIMIT = 10**12
+
+
+def run_statements(program: Program) -> int:
+    """The exact statements a run executes: the iteration points of every kernel and einsum of the entry
+    function and, per call, of the functions it calls (solar.ir.analysis.op_counts). Kernels the counts
+    cannot model add nothing."""
+    from solar.ir.analysis.isl_model import UnsupportedForISL
+    from solar.ir.analysis.op_counts import func_counts
+
+    module = program.module
+
+    def count(func: FuncOp, depth: int) -> int:
+        total = sum(c.total.points for _, c in func_counts(module, func, {}) if not isinstance(c, UnsupportedForISL))
+        for op in func.walk():
+            callee = module.lookup(op.callee) if isinstance(op, CallOp) and depth < 64 else None
+            if callee is not None:
+                total += count(callee, depth + 1)
+        return total
+
+    return count(program.entry, 0)
+
+
+def check_work(program: Program, limit: int = WORK_LIMIT) -> None:
+    """Refuses, before compiling anything, a run of more than `limit` statements (a loop of 2^62 trips is
+    legal SIR, and would otherwise run for centuries)."""
+    need = run_statements(program)
+    if need > limit:
+        sizes = ", ".join(f"{k}={v}" for k, v in program.params.items())
+        raise InputError(f"the run executes {need} statements ({sizes or 'no parameters'}), more than the "
+                         f"limit of {limit}: bind smaller sizes with --param")
+
+
 def _bytes(n: int) -> str:
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):

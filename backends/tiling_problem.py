@@ -384,16 +384,96 @@ def einsum_problem(spec: str, shapes: Sequence[tuple[int, ...]], itemsize: int =
     return build_problem(name, [EinsumDesc(name, spec, inputs, output, where)])
 
 
+def _is_prime(n: int) -> bool:
+    """Miller-Rabin with the bases that are exact below 3.3e24 (every extent is below 2^63)."""
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    for p in bases:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _rho(n: int) -> int:
+    """A nontrivial factor of the odd composite n (Pollard rho, Brent's variant)."""
+    for c in range(1, n):
+        y, m, g, r, q = 2, 128, 1, 1, 1
+        x = ys = y
+        while g == 1:
+            x = y
+            for _ in range(r):
+                y = (y * y + c) % n
+            k = 0
+            while k < r and g == 1:
+                ys = y
+                for _ in range(min(m, r - k)):
+                    y = (y * y + c) % n
+                    q = q * abs(x - y) % n
+                g = math.gcd(q, n)
+                k += m
+            r *= 2
+        if g == n:
+            g = 1
+            while g == 1:
+                ys = (ys * ys + c) % n
+                g = math.gcd(abs(x - ys), n)
+        if g != n:
+            return g
+    raise AssertionError(n)
+
+
+def _factor(n: int) -> dict[int, int]:
+    """The prime factorization of n >= 1: trial division by small primes, then Pollard rho."""
+    out: dict[int, int] = {}
+    for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47):
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+    stack = [n] if n > 1 else []
+    while stack:
+        m = stack.pop()
+        if _is_prime(m):
+            out[m] = out.get(m, 0) + 1
+        else:
+            f = _rho(m)
+            stack += [f, m // f]
+    return out
+
+
+def _divisors(n: int, limit: int) -> set[int] | None:
+    """The divisors of n, or None where there are more than `limit` (fast for any n below 2^63)."""
+    fac = _factor(n)
+    if math.prod(e + 1 for e in fac.values()) > limit:
+        return None
+    divs = {1}
+    for p, e in fac.items():
+        divs = {d * p**k for d in divs for k in range(e + 1)}
+    return divs
+
 
 def candidates(n: int, fine: bool = True) -> tuple[int, ...]:
     """Tile sizes considered for an index of extent n: its divisors and the powers of two below it, and
     with `fine` also three times powers of two (a last partial tile is charged exactly): the 3·2^k sizes let
     a near-square tile plus its operands' slivers fill a power-of-two buffer. Where that exceeds 24 values,
     the divisors are kept only as the exact quotients n/2^k. Chains use the coarser set (docs/tiling.md)."""
-    divs = {d for k in range(1, math.isqrt(n) + 1) if n % k == 0 for d in (k, n // k)}
     grid = {m << k for m in ((1, 3) if fine else (1,)) for k in range(n.bit_length()) if (m << k) < n}
-    cands = divs | grid
-    if len(cands) > 24:
+    divs = _divisors(n, 24)
+    cands = grid | divs if divs is not None else set()
+    if divs is None or len(cands) > 24:
         cands = grid | {n >> k for k in range(n.bit_length()) if n % (1 << k) == 0}
     return tuple(sorted(cands))
 

@@ -109,6 +109,7 @@ def run(argv: Sequence[str]) -> int:
     from solar.backends.errors import ExecutionError, VerificationError
     from solar.backends.inputs import (
         check_memory,
+        check_work,
         compare_outputs,
         load_npz,
         output_names,
@@ -142,6 +143,7 @@ def run(argv: Sequence[str]) -> int:
     try:
         program = executor.prepare(module, params, args.entry, engine)
         check_memory(program)
+        check_work(program)
         if args.inputs:
             arrays: Any = load_npz(args.inputs)
             try:

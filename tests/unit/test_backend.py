@@ -1022,3 +1022,22 @@ def test_padded_conv_loops_run_with_the_output_column_innermost_and_no_branch_in
     x, w = rand(2, 3, 7, 7), rand(4, 3, 3, 3, seed=1)
     (y,) = sir_run(CONV_LOOPS, {"x": x, "w": w})
     np.testing.assert_allclose(y, conv_ref(x, w, 1, 1, 7), rtol=1e-5, atol=1e-5)
+
+
+def test_a_run_of_too_many_statements_is_refused_before_it_starts() -> None:
+    """Issue 28: a legal loop of 2^62 trips hung solar-run; its exact statement count is checked first."""
+    from pathlib import Path
+
+    from solar.backends.inputs import WORK_LIMIT, check_work, run_statements
+
+    spin = Path(__file__).parents[1] / "lit" / "solar-run" / "Inputs" / "spin.sir"
+    module = parse_module(spin.read_text(), str(spin), DiagnosticEngine())
+    assert run_statements(prepare(module, {"N": 1000})) == 1000
+    check_work(prepare(module, {"N": 1000}))
+    huge = prepare(module, {"N": 1 << 62})
+    assert run_statements(huge) == 1 << 62 > WORK_LIMIT
+    with pytest.raises(InputError, match=r"executes 4611686018427387904 statements \(N=4611686018427387904\), "
+                                         r"more than the limit of 1000000000000: bind smaller sizes with --param"):
+        check_work(huge)
+    with pytest.raises(InputError, match="more than the limit of 999"):
+        check_work(prepare(module, {"N": 1000}), limit=999)
