@@ -293,13 +293,10 @@ def test_a_norms_last_step_reaches_the_compulsory_traffic_without_a_milp() -> No
     assert found.traffic == Space(mm.problem).brute_force(2048).traffic
 
 
-def test_candidates_huge_extent_is_fast() -> None:
-    """Issue 28: the divisors of an extent near 2^63 are found by factoring, not a search up to sqrt(n)."""
-    import time
-
-    start = time.monotonic()
+def test_candidates_of_huge_extents_come_from_factoring() -> None:
+    """Issue 28: the divisors of an extent near 2^63 are found by factoring, not a search up to sqrt(n) (which
+    did not finish; benchmarks time the search, tests check its results)."""
     assert candidates(1 << 62) == tuple(sorted({1 << k for k in range(63)} | {3 << k for k in range(61)}))
     prime = (1 << 61) - 1
     assert candidates(prime) == tuple(sorted({1 << k for k in range(61)} | {3 << k for k in range(60)} | {prime}))
     assert candidates(((1 << 31) - 1) ** 2, fine=False)[-2:] == ((1 << 61), ((1 << 31) - 1) ** 2)
-    assert time.monotonic() - start < 5
