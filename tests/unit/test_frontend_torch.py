@@ -4,7 +4,6 @@ together, decomposition as a fallback, recurrent ops lowered whole."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -88,9 +87,8 @@ def test_decomposition_is_a_fallback_for_ops_without_lowering() -> None:
 
 def test_lstm_is_lowered_before_decomposition() -> None:
     model = torch.nn.LSTM(32, 64, num_layers=2, batch_first=True)
-    start = time.perf_counter()
+    # Decomposing aten.lstm takes ~100 s (shared/FACTS.md): the IR shows it was lowered whole instead.
     tr = translate_problem(callable_problem(model, [torch.randn(4, 50, 32)], "lstm"))
-    assert time.perf_counter() - start < 60  # decomposing aten.lstm takes ~100 s (shared/FACTS.md)
     assert not tr.decomposed
     loops = [op for op in tr.module.funcs[0].walk() if isinstance(op, ForOp)]
     assert len(loops) == 2 and all(str(op.upper) == "50" for op in loops)
