@@ -21,7 +21,6 @@ import re
 import shlex
 import signal
 import sys
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,72 +142,24 @@ def run(argv: Sequence[str]) -> int:
         return 1
 
 
-def _measure_in_child(args: argparse.Namespace, opts: Any, command: str, conn: Any) -> None:
-    """The measured process: the problem's record and its HTML report, sent back as (record, status, error)."""
-    import faulthandler
-
+def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
     from solar.bench.problem import bench_problem
+    from solar.bench.summary import render_problem
 
-    faulthandler.disable()  # a crash is the parent's one line, not a dump of every thread's stack
     kept: list[Any] = []
     rec = bench_problem(args.path, opts, keep=kept if args.report else None)
-    status: int | None = None
-    error: str | None = None
     if args.report and kept and rec["status"] == "ok":
         from solar.bench.html import write_bench_report
 
         try:
             write_bench_report(args.report, args.path, kept[0], rec, opts.targets, command)
-        except OutputError as err:
-            error = str(err)
+        except OutputError:
+            raise
         except Exception as err:  # the record stands; only the page is missing
             sys.stderr.write(f"{PROG}: error: the HTML report: {type(err).__name__}: {err}\n")
-            status = 1
+            return 1
     elif args.report:
         sys.stderr.write(f"{PROG}: no HTML report: the problem failed before its bounds\n")
-    conn.send((rec, status, error))
-
-
-def _measured(args: argparse.Namespace, opts: Any, command: str) -> tuple[dict[str, Any], int | None]:
-    """Runs the problem in a forked process, so that its crash (a segfault in a framework or an extension) is
-    a record, status `crashed`, naming the signal, instead of this process dying without a word."""
-    import multiprocessing
-
-    from solar.bench.worker import failed_record
-
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_measure_in_child, args=(args, opts, command, send), daemon=True)
-    started = time.perf_counter()
-    child.start()
-    send.close()
-    try:
-        try:
-            rec, status, error = receive.recv()
-        except EOFError:  # the child died before sending its record
-            child.join()
-            code = child.exitcode or 0
-            how = (f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
-                   else f"exited with status {code}")
-            rec = failed_record(args.path, "crashed", f"the measured process {how}",
-                                time.perf_counter() - started)
-            return rec, None
-        child.join()
-    finally:
-        if child.is_alive():
-            child.kill()
-            child.join()
-    if error is not None:
-        raise OutputError(error)
-    return rec, status
-
-
-def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
-    from solar.bench.summary import render_problem
-
-    rec, status = _measured(args, opts, command)
-    if status is not None:
-        return status
     sys.stdout.write(render_problem(rec))
     if rec.get("source_lines"):
         from solar.bench.html import render_measured_lines

@@ -163,17 +163,3 @@ def test_torch_settings_a_problem_changes_are_put_back() -> None:
         assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
     finally:
         state.restore()
-
-
-def test_a_single_problem_that_segfaults_is_one_line_and_a_record(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 28: a segfault of the measured process was rc 139 with no message; it is a `crashed` record."""
-    path = _write(tmp_path, "crash.py", PROBLEM.format(top="import ctypes\nctypes.string_at(0)", forward="pass",
-                                                        shape="4, 8"))
-    out = tmp_path / "r.json"
-    assert cli([path, "--target", "host", "--no-measure", "--json", str(out)]) == 1
-    rec = json.loads(out.read_text())
-    assert rec["status"] == "crashed"
-    assert rec["errors"] == [{"stage": "run", "message": "the measured process was killed by SIGSEGV"}]
-    assert capsys.readouterr().err == "solar-bench: error: run: the measured process was killed by SIGSEGV\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["crash.py", "r.json"]
