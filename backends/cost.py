@@ -401,6 +401,9 @@ def _first(expr: Expr, values: dict[str, int]) -> int:
 
 @dataclass(frozen=True)
 class ModeResult:
+    """One mode's figures on one target: its time (Σ of each unit's roofline), the Σ of each roofline term,
+    its FLOPs and DRAM bytes. A sweep's point (`sweep.PointCost`) is one of these with its sizes."""
+
     mode: str
     seconds: float
     tensor_s: float
@@ -411,8 +414,13 @@ class ModeResult:
 
     @property
     def bound(self) -> str:
+        """`tensor`, `vector` or `memory`: the largest term of the mode's Σ (`none` for no time at all)."""
         parts = {"tensor": self.tensor_s, "vector": self.vector_s, "memory": self.memory_s}
         return max(parts, key=lambda k: parts[k]) if self.seconds > 0 else "none"
+
+    @property
+    def compute_s(self) -> float:
+        return max(self.tensor_s, self.vector_s)
 
 
 def mode_result(mode: str, works: list[Work], peaks: Peaks) -> ModeResult:

@@ -43,7 +43,7 @@ from solar.ir.analysis.isl_model import isl_name
 from solar.ir.ops import ModuleOp
 from solar.targets.loader import Target
 
-from .cost import CostModel, Peaks, Work
+from .cost import CostModel, ModeResult, Peaks, Work
 from .report import analyse
 from .tiling_ir import Tilings, add_cache_aware
 
@@ -70,39 +70,17 @@ def check_axes(params: Sequence[str], axes: Mapping[str, Sequence[int]]) -> None
 
 
 @dataclass(frozen=True)
-class PointCost:
-    """One mode on one target at one point."""
+class PointCost(ModeResult):
+    """One mode on one target at one point: the `--sol` figures of that mode (`ModeResult`: FLOPs, bytes,
+    time and bound kind), and where they were evaluated."""
 
-    point: dict[str, int]
-    target: str
-    mode: str
-    seconds: float
-    tensor_s: float
-    vector_s: float
-    memory_s: float
-    flops: int
-    bytes: int
-
-    @property
-    def bound(self) -> str:
-        """`tensor`, `vector` or `memory`: the largest term of the mode's Σ (as `--sol`'s totals)."""
-        return _bound(self.tensor_s, self.vector_s, self.memory_s, self.seconds)
-
-    @property
-    def compute_s(self) -> float:
-        return max(self.tensor_s, self.vector_s)
+    point: dict[str, int] = dataclasses.field(default_factory=dict)
+    target: str = ""
 
     def as_record(self) -> dict[str, Any]:
         return {"point": dict(self.point), "target": self.target, "mode": self.mode, "time_s": self.seconds,
                 "bound": self.bound, "flops": self.flops, "bytes": self.bytes, "tensor_s": self.tensor_s,
                 "vector_s": self.vector_s, "memory_s": self.memory_s}
-
-
-def _bound(tensor: float, vector: float, memory: float, seconds: float) -> str:
-    if seconds <= 0:
-        return "none"
-    parts = {"tensor": tensor, "vector": vector, "memory": memory}
-    return max(parts, key=lambda k: parts[k])
 
 
 @dataclass(frozen=True)
@@ -376,9 +354,10 @@ class Sweep:
         for index, point in self.points():
             for target, modes in self.arrays.items():
                 for mode, a in modes.items():
-                    out.append(PointCost(point, target, mode, float(a.seconds[index]), float(a.tensor_s[index]),
+                    out.append(PointCost(mode, float(a.seconds[index]), float(a.tensor_s[index]),
                                          float(a.vector_s[index]), float(a.memory_s[index]),
-                                         exact_int(a.flops[index]), exact_int(a.bytes[index])))
+                                         exact_int(a.flops[index]), exact_int(a.bytes[index]), point=point,
+                                         target=target))
         return out
 
     def records(self) -> list[dict[str, Any]]:

@@ -11,11 +11,12 @@ together, each with the user source line JAX recorded for it.
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,10 +37,26 @@ from .diagnostics import (
     lowering_failed,
     tag_library_frame,
 )
+from .jax_dims import (
+    MAX_RETRIES,
+    JaxDims,
+    SizeGroups,
+    Tracer,
+    asked_dims,
+    explain_fixed,
+    first_line,
+    shrink,
+    sir_shape,
+    symbols_in,
+)
 from .lowering import JAX_LOWERINGS
 from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
 from .lowering.jax_ops import jax_precision
 from .lowering.registry import JaxNode, OutMeta
+from .size_names import SizeNames, named_params, source_size_names
+
+if TYPE_CHECKING:
+    from .validate import ValidationReport
 
 _DTYPES = {
     "float64": DType.F64, "float32": DType.F32, "bfloat16": DType.BF16, "float16": DType.F16,
@@ -77,6 +94,10 @@ class JaxTranslation:
     consts: list[np.ndarray]  # values of the trailing function arguments (closed-over arrays)
     n_inputs: int
     timings: dict[str, float] = field(default_factory=dict)
+    params: dict[str, int] = field(default_factory=dict)  # size parameters and their full sizes
+    param_dims: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # parameter → (input, dim)
+    fixed_dims: list[str] = field(default_factory=list)  # dims asked symbolic that stayed fixed, and why
+    input_names: list[str] = field(default_factory=list)  # the function's parameter names
 
 
 def _frame(eqn: Any) -> SourceLine | None:
@@ -101,7 +122,7 @@ def _frames(eqn: Any) -> list[tuple[str, int]]:
 
 
 def _aval_meta(aval: Any) -> OutMeta:
-    return OutMeta(tuple(int(d) for d in aval.shape), sir_dtype(aval.dtype))
+    return OutMeta(sir_shape(aval.shape), sir_dtype(aval.dtype))
 
 
 def _literal(v: Any) -> Any:
@@ -114,9 +135,13 @@ def _literal(v: Any) -> Any:
 
 
 class JaxprLowering:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, params: Sequence[str] = ()) -> None:
         self.name = name
         self.problems: list[Problem] = []
+        # Per problem, the size parameters its message names, else those its equation's shapes use: the
+        # candidates to fix when a lowering cannot take a symbolic size (translate_jax).
+        self.params = list(params)
+        self.blamed: list[tuple[list[str], str]] = []
         # Equations inlined from a jit or custom_jvp call may carry no user frame of their own: they are
         # reported at the line of the call that contains them.
         self.outer: list[SourceLine | None] = []
@@ -180,15 +205,26 @@ class JaxprLowering:
             msg = str(err)
             self.problems.append(Problem(prim, msg if msg.startswith(prim) or "primitive" in msg else f"{prim}: {msg}",
                                          where))
+            self.blame(eqn, err)
             outs = [None] * len(eqn.outvars)
         except Exception as err:  # a bug in a lowering, not in the program: still located, never a traceback
             self.problems.append(Problem(prim, lowering_failed(prim, err), where))
+            self.blame(eqn, err)
             outs = [None] * len(eqn.outvars)
         for v, value in zip(eqn.outvars, outs, strict=True):
             env[v] = value
 
+    def blame(self, eqn: Any, err: Exception) -> None:
+        if not self.params:
+            return
+        named = named_params(err, self.params)
+        shapes = [getattr(getattr(v, "aval", None), "shape", ()) for v in [*eqn.invars, *eqn.outvars]]
+        self.blamed.append((named or symbols_in(shapes, self.params), f"{eqn.primitive.name}: {first_line(err)}"))
+
     def lower_scan(self, eqn: Any, inputs: list[Any], em: Emitter) -> list[Any]:
         p = eqn.params
+        if not isinstance(p["length"], int | np.integer):
+            raise LoweringError(f"a scan of symbolic length {p['length']}: solar.for needs a static trip count")
         length, reverse = int(p["length"]), bool(p["reverse"])
         n_consts, n_carry = int(p["num_consts"]), int(p["num_carry"])
         body = p["jaxpr"]
@@ -199,7 +235,7 @@ class JaxprLowering:
         carries = [self._as_value(x, em) for x in inputs[n_consts: n_consts + n_carry]]
         xs = [self._as_value(x, em) for x in inputs[n_consts + n_carry:]]
         y_avals = [v.aval for v in inner_jaxpr.outvars[n_carry:]]
-        ys0 = [em.constant(0, (length, *[int(d) for d in a.shape]), sir_dtype(a.dtype)) for a in y_avals]
+        ys0 = [em.constant(0, (length, *sir_shape(a.shape)), sir_dtype(a.dtype)) for a in y_avals]
         var = em.symbol("t").replace(".", "_")
         with em.block.for_(var, 0, length, [*carries, *ys0], hint="scan") as region:
             t = IndexRef(var)
@@ -232,15 +268,80 @@ class JaxprLowering:
         return em.constant(x, (), dt)
 
 
-def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_fn") -> JaxTranslation:
+def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_fn", dynamic: str = "none",
+                  input_names: Sequence[str] | None = None, size_names: SizeNames | None = None) -> JaxTranslation:
+    """Traces and lowers `fn` on `args`. `dynamic` ('all', 'batch', 'none') says which input dims become size
+    parameters (frontends/jax_dims.py), named after `size_names` (default: the module-level integers of
+    `fn`'s module) and `input_names` (default: `fn`'s parameter names); a dim that tracing or lowering
+    cannot take symbolic goes back to static, and `fixed_dims` says why."""
     import jax  # on first use: importing the frontend must not load JAX (start-up time)
 
     from .jax_intercept import intercepted  # imports JAX
 
+    names = list(input_names) if input_names is not None else _parameter_names(fn)
+    source = size_names if size_names is not None else _module_sizes(fn)
+
+    def make_jaxpr(f: Callable[..., Any]) -> Callable[..., Any]:
+        def trace(*xs: Any) -> Any:
+            with intercepted():
+                return jax.make_jaxpr(f)(*xs)
+        return trace
+
     start = time.perf_counter()
-    with intercepted():
-        closed = jax.make_jaxpr(fn)(*args)
-    traced = time.perf_counter()
+    tracer = Tracer(fn, args, names, source, make_jaxpr)
+    info = JaxDims(mode=dynamic, asked=asked_dims(tracer.shapes, dynamic))
+    policies = {"all": ["all", "batch", "none"], "batch": ["batch", "none"]}.get(dynamic, ["none"])
+    failure: Exception | None = None
+    for policy in policies:
+        dims = asked_dims(tracer.shapes, policy) - set(info.dropped)
+        try:
+            closed, sizes = tracer.solve(tracer.initial(dims), info)
+        except Exception as err:
+            if policy == "none":
+                raise
+            failure = failure or err
+            continue
+        traced = time.perf_counter()
+        try:
+            result = _lower_fixing(closed, name, sizes, tracer, info, policy == "none")
+        except Exception as err:  # a failure with symbols: the next policy fixes more dims
+            if policy == "none":
+                raise
+            failure = failure or err
+            continue
+        break
+    if info.mode != policy:
+        info.mode = policy
+        info.fallback = f"with more dims symbolic, the translation failed ({first_line(failure)})" if failure else ""
+    kept = {dim for places in result.param_dims.values() for dim in places}
+    result.fixed_dims = explain_fixed(info, tracer.shapes, names, kept)
+    result.input_names = names
+    result.timings["trace"] = traced - start
+    result.timings["lower"] = time.perf_counter() - traced
+    return result
+
+
+def _lower_fixing(closed: Any, name: str, sizes: SizeGroups, tracer: Tracer, info: JaxDims,
+                  last: bool) -> JaxTranslation:
+    """Lowers; where a lowering cannot take a symbolic size, fixes that parameter (the last its message
+    names, else the last its equation's shapes use), traces again and retries, at most MAX_RETRIES times."""
+    for attempt in range(MAX_RETRIES + 1):
+        low = JaxprLowering(name, sizes.names)
+        try:
+            return _lower(closed, name, sizes, low)
+        except TranslationError:
+            culprit = next((b for b in low.blamed if b[0]), None)
+            if last or culprit is None or attempt == MAX_RETRIES:
+                raise
+            param, why = culprit[0][-1], culprit[1]
+            k = sizes.names.index(param)
+            for dim in sizes.groups[k]:
+                info.dropped[dim] = f"a lowering cannot take its size symbolic ({why})"
+            closed, sizes = tracer.solve([g for j, g in enumerate(sizes.groups) if j != k], info)
+    raise AssertionError("unreachable")
+
+
+def _lower(closed: Any, name: str, sizes: SizeGroups, low: JaxprLowering) -> JaxTranslation:
     jaxpr = closed.jaxpr
     consts = [np.asarray(c) for c in closed.consts]
     arg_types: list[tuple[str, TensorType]] = []
@@ -248,10 +349,9 @@ def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_
         arg_types.append((f"arg{k}", _aval_meta(v.aval).type))
     for k, c in enumerate(consts):
         arg_types.append((f"const{k}", ttype(c.shape, sir_dtype(c.dtype))))
-    mb = ModuleBuilder(_sanitize(name))
+    mb = ModuleBuilder(_sanitize(name), dict(sizes.defaults))
     fb = mb.func("forward", arg_types)
     em = Emitter(fb, fp32=jax_fp32_precision())
-    low = JaxprLowering(name)
     n_in = len(jaxpr.invars)
     env_args = list(fb.args[:n_in])
     const_args = list(fb.args[n_in:])
@@ -265,10 +365,22 @@ def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_
     engine = DiagnosticEngine()
     if not verify(module, engine):
         raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
-    result = JaxTranslation(module, consts, n_in)
-    result.timings["trace"] = traced - start
-    result.timings["lower"] = time.perf_counter() - traced
-    return result
+    return JaxTranslation(module, consts, n_in, params=dict(sizes.defaults), param_dims=sizes.where())
+
+
+def _parameter_names(fn: Callable[..., Any]) -> list[str]:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return []
+    return [p.name for p in params]
+
+
+def _module_sizes(fn: Callable[..., Any]) -> SizeNames:
+    """Size names from the module-level integers of the module that defines `fn` (torch_symbols)."""
+    return source_size_names(getattr(inspect.unwrap(fn), "__globals__", {}))
 
 
 def _lower_with_consts(low: JaxprLowering, jaxpr: Any, args: list[Value], consts: list[Value],
@@ -285,19 +397,35 @@ def _sanitize(name: str) -> str:
     return out if out and not out[0].isdigit() else "m" + out
 
 
-def jax_reference(fn: Callable[..., Any], args: Sequence[Any], tr: JaxTranslation
-                  ) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
-    """The validation case: the JAX function's outputs on `args` (its own example inputs, full size)."""
+def jax_reference(fn: Callable[..., Any], args: Sequence[Any], tr: JaxTranslation,
+                  sizes: dict[str, int] | None = None) -> Callable[[], tuple[list[np.ndarray], list[np.ndarray]]]:
+    """The validation case: the JAX function's outputs on `args` (its own example inputs), cut to `sizes`
+    along every dim a size parameter sizes (full size without `sizes`)."""
 
     def run() -> tuple[list[np.ndarray], list[np.ndarray]]:
         import jax
 
-        out = fn(*args)
+        small = shrink(args, tr.param_dims, sizes) if sizes else list(args)
+        out = fn(*small)
         leaves = jax.tree_util.tree_leaves(out)
-        arrays = [_np(a) for a in args] + list(tr.consts)
+        arrays = [_np(a) for a in small] + list(tr.consts)
         return arrays, [_np(o) for o in leaves]
 
     return run
+
+
+def validate_jax(fn: Callable[..., Any], args: Sequence[Any], tr: JaxTranslation, seed: int = 0, size: int = 4,
+                 full: bool = False) -> ValidationReport:
+    """Validates as solar-translate does: every size parameter bound to at most `size` (or all at full size
+    with `full`), the function run on its inputs cut to those sizes; the report's details say which dims
+    were reduced and which could not shrink and why."""
+    from .export_dims import size_lines
+    from .validate import small_sizes, validate_sized
+
+    sizes = small_sizes(tr.module, size, full)
+    report = validate_sized(tr.module, lambda sz: jax_reference(fn, args, tr, sz), sizes, seed)
+    report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
+    return report
 
 
 def _np(a: Any) -> np.ndarray:

@@ -198,7 +198,7 @@ class GraphLowering:
                         except (TypeError, ValueError):
                             hint = size.node.hint
                             self.syms.declare(size.node.expr, d, int(hint) if hint is not None else 1,
-                                              users[node.name])
+                                              users[node.name], node.name)
         return self.syms.where
 
     def unsupported_nodes(self, graph: torch.fx.Graph | None = None) -> list[torch.fx.Node]:
@@ -590,7 +590,7 @@ def translate_problem(problem: TorchProblem | str, dynamic: str = "batch") -> To
 
 
 RELOWER_RETRIES = 2
-_PARAM_NAME = re.compile(r"\b(BATCH\d*|DIM\d+)\b")
+_PARAM_NAME = re.compile(r"\b(BATCH\d*|DIM\d+|[A-Z][A-Z0-9_]*_\d+)\b")
 
 
 def _first_error_line(err: Exception, params: list[str] | None = None) -> str:

@@ -41,7 +41,7 @@ def build_parser() -> Parser:
                    help="an input as a shape spec, e.g. 8x3x32x32xf32 or 16xi64 (repeatable; seeded random values)")
     p.add_argument("--name", help="the module's name (default: from the source)")
     p.add_argument("--dynamic", choices=["all", "batch", "none"], default="all",
-                   help="torch: which input dims become size parameters, so that validation can shrink them "
+                   help="which input dims become size parameters, so that validation can shrink them "
                    "(default: every dim the program lets vary; a dim that fails falls back to static)")
     p.add_argument("--no-validate", action="store_true", help="write without running the validation")
     p.add_argument("--seed", type=int, default=0, help="seed for validation inputs and weights (default 0)")
@@ -330,7 +330,6 @@ def _torch(args: argparse.Namespace) -> int:
 
 def _jax(args: argparse.Namespace) -> int:
     from solar.frontends import jax_export as je
-    from solar.frontends.validate import validate
 
     if args.entry:
         fn, attr, mod = _load_entry(args.entry)
@@ -342,7 +341,7 @@ def _jax(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.source} defines no forward(); name the function with --entry FILE:NAME")
         fn, attr = mod.forward, os.path.splitext(os.path.basename(args.source))[0]
     inputs = _inputs(args, args.seed, "jax", mod)
-    tr = je.translate_jax(fn, inputs, args.name or attr)
+    tr = je.translate_jax(fn, inputs, args.name or attr, args.dynamic)
     import jax
 
     lines = [f"Translated by {PROG} from {args.entry or args.source} (jax.make_jaxpr, jax {jax.__version__})"]
@@ -352,7 +351,7 @@ def _jax(args: argparse.Namespace) -> int:
     lines.append(f"Arguments: {', '.join(srcs)}")  # solar-bench runs a .sir's source by this line
     report = None
     if not args.no_validate:
-        report = validate(tr.module, je.jax_reference(fn, inputs, tr), {}, args.seed)
+        report = je.validate_jax(fn, inputs, tr, args.seed, args.validate_size, args.full_size_validation)
     return _finish(tr.module, report, lines, args.output)
 
 

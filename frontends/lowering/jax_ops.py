@@ -459,6 +459,10 @@ def lower_gather(n: JaxNode) -> Value:
     if it.shape[-1] != 1 or len(dn.start_index_map) != 1:
         raise n.unsupported("gathers over several axes at once")
     axis = dn.start_index_map[0]
+    if not isinstance(xt.shape[axis], int):
+        # Indices are data: at a smaller size (validation's) they would point past the axis.
+        raise n.unsupported(f"a gather along the symbolic size {xt.shape[axis]}: the indices are data, so "
+                            "that size stays fixed")
     batching = tuple(dn.operand_batching_dims)
     idx2 = em.reshape(idx, it.shape[:-1])
     if not batching:
