@@ -70,7 +70,9 @@ class SizeNamer:
             named = self.source.get((input_index, dim)) or self.source.get(hint)
             if named is not None and named.startswith(SHORT_NAME):
                 # One parameter for the global's dims, named as the first of them would be.
-                named = self._short.setdefault(named, self._generated(dim, input_index, input_name))
+                if named not in self._short:
+                    self._short[named] = self._generated(dim, input_index, input_name)
+                named = self._short[named]
             if named is not None and self.defaults.get(named, hint) == hint:
                 self.names[sym] = named
                 self.defaults[named] = hint

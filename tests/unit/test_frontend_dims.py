@@ -33,15 +33,15 @@ def _translate(fn: object, *inputs: torch.Tensor) -> tuple[object, object]:
 
 def test_every_free_dim_becomes_a_parameter_and_a_weight_tied_dim_is_explained() -> None:
     problem, tr = _translate(_Linear(), torch.randn(3, 7, 6))
-    assert tr.params == {"BATCH": 3, "DIM1": 7}
-    assert tr.param_dims == {"BATCH": [(0, 0)], "DIM1": [(0, 1)]}
+    assert tr.params == {"BATCH": 3, "X_1": 7}  # forward(x): x axis 1
+    assert tr.param_dims == {"BATCH": [(0, 0)], "X_1": [(0, 1)]}
     assert tr.fixed_dims == ["x dim 2 (6): tied to the fixed-size weight fc.weight [5, 6]"]
     sizes = small_sizes(tr.module, 2, minimum=tr.param_min)
-    assert sizes == {"BATCH": 2, "DIM1": 2}
+    assert sizes == {"BATCH": 2, "X_1": 2}
     report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
-    assert report.ok and report.sizes == {"BATCH": 2, "DIM1": 2}
+    assert report.ok and report.sizes == {"BATCH": 2, "X_1": 2}
     assert size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims) == [
-        "reduced dims: BATCH 3 -> 2 (x dim 0); DIM1 7 -> 2 (x dim 1)",
+        "reduced dims: BATCH 3 -> 2 (x dim 0); X_1 7 -> 2 (x dim 1)",
         "fixed (cannot shrink): x dim 2 (6): tied to the fixed-size weight fc.weight [5, 6]"]
 
 
@@ -168,8 +168,8 @@ def test_a_global_average_pool_keeps_the_image_size_symbolic() -> None:
     """A network's last pooling (adaptive to 1×1) is a mean over symbolic sizes: height and width stay size
     parameters and shrink in validation, only the channels (tied to the weight) are fixed."""
     problem, tr = _translate(_ConvPool(), torch.randn(2, 3, 12, 10))
-    assert tr.params == {"BATCH": 2, "DIM1": 12, "DIM2": 10}
+    assert tr.params == {"BATCH": 2, "X_2": 12, "X_3": 10}  # forward(x): x axes 2 and 3
     assert tr.fixed_dims == ["x dim 1 (3): tied to the fixed-size weight conv.weight [4, 3, 3, 3]"]
     sizes = small_sizes(tr.module, 3, minimum=tr.param_min)
     report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
-    assert report.ok and report.sizes == {"BATCH": 2, "DIM1": 3, "DIM2": 3}  # at most 3, never above the full size
+    assert report.ok and report.sizes == {"BATCH": 2, "X_2": 3, "X_3": 3}  # at most 3, never above the full size

@@ -139,9 +139,9 @@ def test_a_symbolic_pad_amount_stays_symbolic_and_validates_at_other_sizes() -> 
     problem = TorchProblem(_WindowPad, lambda: [torch.randn(2, 6, 7, 3)], "swin_pad")
     tr = translate_problem(problem, dynamic="all")
     text = print_module(tr.module)
-    assert "affine.for %i1 = 0 to DIM1 + (4 + -1 * (DIM1 mod 4)) mod 4" in text, text
-    assert "affine.for %j1 = 0 to DIM1 {" in text and not tr.fixed_dims
-    for sizes in ({"BATCH": 1, "DIM1": 5, "DIM2": 4, "DIM3": 2}, {"BATCH": 2, "DIM1": 3, "DIM2": 6, "DIM3": 1}):
+    assert "affine.for %i1 = 0 to X_1 + (4 + -1 * (X_1 mod 4)) mod 4" in text, text
+    assert "affine.for %j1 = 0 to X_1 {" in text and not tr.fixed_dims
+    for sizes in ({"BATCH": 1, "X_1": 5, "X_2": 4, "X_3": 2}, {"BATCH": 2, "X_1": 3, "X_2": 6, "X_3": 1}):
         report = _validate(problem, tr, sizes)
         assert report.ok, report.summary()
 

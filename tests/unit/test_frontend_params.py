@@ -1,12 +1,15 @@
 """One size, one parameter: torch translations name size parameters after the source's globals and make
-every dimension a global sizes one parameter (frontends/torch_symbols.py)."""
+every dimension a global sizes one parameter; other dims after the input's argument and axis
+(frontends/size_names.py, torch_symbols.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from solar.frontends.torch_export import translate_problem
-from solar.frontends.torch_symbols import SymbolNames, source_size_names
+import torch
+
+from solar.frontends.torch_export import callable_problem, translate_problem
+from solar.frontends.torch_symbols import SymbolNames, arg_axis_name, source_size_names
 
 KV_CACHES = '''
 """Two decode layers reading their own key/value caches: export proves k0, v0 equal and k1, v1 equal,
@@ -65,3 +68,27 @@ def test_positions_name_dims_before_values() -> None:
     for sym, dim, hint, arg in [("s0", 0, 8, 0), ("s1", 1, 8, 0), ("s2", 2, 30, 1), ("s3", 2, 30, 2)]:
         syms.declare(sym, dim, hint, arg)
     assert syms.names == {"s0": "BATCH", "s1": "PROMPT", "s2": "CTX", "s3": "CTX"}
+
+
+class _IdsAndMask(torch.nn.Module):
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return ids.float() * mask
+
+
+def test_without_globals_names_follow_the_argument_and_axis() -> None:
+    """forward(ids, mask) with no module-level sizes: the batch is BATCH, the sequence `ids` axis 1, and
+    the mask's sequence (export proves it equal to the ids') the same parameter."""
+    problem = callable_problem(_IdsAndMask(), [torch.zeros(2, 5, dtype=torch.int64), torch.ones(2, 5)], "m")
+    tr = translate_problem(problem, dynamic="all")
+    assert tr.params == {"BATCH": 2, "IDS_1": 5}
+    assert tr.param_dims == {"BATCH": [(0, 0), (1, 0)], "IDS_1": [(0, 1), (1, 1)]}
+
+
+def test_generated_names() -> None:
+    syms = SymbolNames()
+    for sym, dim, arg, name in [("s0", 0, 0, "ids"), ("s1", 1, 0, "ids"), ("s2", 0, 1, "mask"),
+                                ("s3", 2, 1, "mask"), ("s4", 1, 2, "args_0"), ("s5", 1, 3, "x-y")]:
+        syms.declare(sym, dim, 7, arg, name)
+    assert syms.names == {"s0": "BATCH", "s1": "IDS_1", "s2": "MASK_0", "s3": "MASK_2", "s4": "DIM1",
+                          "s5": "X_Y_1"}
+    assert arg_axis_name("ids", 1) == "IDS_1" and arg_axis_name("_", 0) == "" and arg_axis_name("input", 0) == ""

@@ -148,7 +148,7 @@ def test_a_twin_only_where_it_pays(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     problem = load_problem(_write(tmp_path, WIDE))
     tr = translate_problem(problem, "all")
     assert sr.weight_bytes(tr) == 4 * (2 * 256 * 512 + 512 + 256) < sr.TWIN_MIN_WEIGHT_BYTES
-    sizes = {"BATCH": 4, "DIM1": 4}
+    sizes = {"BATCH": 4, "X_1": 4}
     assert sr.worth_a_twin(tr, sizes)
     twin, _ = sr.plan(problem, tr, "all", sizes)
     assert twin is not None and twin.factor == 16
