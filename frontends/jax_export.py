@@ -24,7 +24,7 @@ from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
-from solar.ir.expr import Binary, IndexRef, IntLit
+from solar.ir.expr import Binary, Expr, IndexRef, IntLit
 from solar.ir.ops import ModuleOp, SliceEntry, Value
 from solar.ir.types import TensorType, types_equal
 from solar.ir.verifier import verify
@@ -46,6 +46,7 @@ from .jax_dims import (
     explain_fixed,
     first_line,
     shrink,
+    sir_dim,
     sir_shape,
     symbols_in,
 )
@@ -125,6 +126,19 @@ def _aval_meta(aval: Any) -> OutMeta:
     return OutMeta(sir_shape(aval.shape), sir_dtype(aval.dtype))
 
 
+def _symbolic(x: Any) -> bool:
+    return type(x).__name__ == "_DimExpr"
+
+
+def _sir_param(value: Any) -> Any:
+    """An equation's parameter with JAX's symbolic sizes (`slice_sizes=(BATCH, 1)`) as SIR sizes."""
+    if _symbolic(value):
+        return sir_dim(value)
+    if isinstance(value, tuple | list) and any(_symbolic(x) for x in value):
+        return type(value)(sir_dim(x) if _symbolic(x) else x for x in value)
+    return value
+
+
 def _literal(v: Any) -> Any:
     val = getattr(v, "val", v)
     arr = np.asarray(val)
@@ -182,6 +196,10 @@ class JaxprLowering:
                     outs = self.lower_jaxpr(inner, [*consts, *inputs], em)
                 finally:
                     self.outer.pop()
+            elif prim == "dim_as_value":  # a symbolic size used as a number (jnp.mean's count)
+                outs = [sir_dim(eqn.params["dim"])]
+            elif prim == "convert_element_type" and isinstance(inputs[0], Expr):
+                outs = [inputs[0]]  # a size stays a number: pointwise math casts it where it is used
             elif prim == "scan":
                 self.outer.append(where)
                 try:
@@ -192,7 +210,8 @@ class JaxprLowering:
                 fn = JAX_LOWERINGS.get(prim)
                 if fn is None:
                     raise LoweringError(f"unsupported primitive '{prim}': no lowering")
-                node = JaxNode(em, prim, inputs, dict(eqn.params), [_aval_meta(v.aval) for v in eqn.outvars])
+                params = {k: _sir_param(v) for k, v in eqn.params.items()}
+                node = JaxNode(em, prim, inputs, params, [_aval_meta(v.aval) for v in eqn.outvars])
                 first_new = len(em.block.ops)
                 res = fn(node)
                 tag_library_frame(em.block.ops[first_new:], jax_library_frame(_frames(eqn), where))

@@ -468,7 +468,7 @@ def lower_gather(n: JaxNode) -> Value:
     if not batching:
         # take along one axis (x[ids], jnp.take)
         if tuple(dn.collapsed_slice_dims) != (axis,) or any(
-                s != (1 if k == axis else int(d)) for k, (s, d) in enumerate(zip(sizes, xt.shape, strict=True))):
+                s != (1 if k == axis else d) for k, (s, d) in enumerate(zip(sizes, xt.shape, strict=True))):
             raise n.unsupported("gathers of partial slices")
         g = em.gather(x, idx2, axis)
         # solar.gather puts the index dims where the axis was; XLA puts them where offset_dims are not.
