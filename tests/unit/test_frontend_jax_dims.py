@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from solar.backends.cost import CostModel, Peaks
 from solar.backends.report import analyse
 from solar.backends.sweep import CostSurface
-from solar.frontends.jax_dims import sir_dim
+from solar.frontends.jax_dims import met_shapes, sir_dim
 from solar.frontends.lowering.core import LoweringError
 from solar.frontends.torch_export import import_file
 from solar.ir.diagnostics import DiagnosticEngine
@@ -147,9 +147,9 @@ def get_inputs():
 '''
 
 
-def test_without_globals_equal_sizes_split_where_the_program_lets_them(tmp_path: Path) -> None:
-    """Every dim is 16 and no global names it: one symbol first, then each dim split off where the program
-    still traces. The batch and the output width are free; the contracted widths must be equal."""
+def test_without_globals_only_the_equalities_the_program_needs_join_dims(tmp_path: Path) -> None:
+    """Every dim is 16 and no global names it: each starts as its own symbol, and JAX's refusals join those
+    that must be equal. The batch and the output width are free; the contracted widths are one each."""
     mod = _load(tmp_path, "square", SQUARE)
     tr = _translate(mod)
     assert tr.param_dims == {"BATCH": [(0, 0)], "X_1": [(0, 1), (1, 0)], "W1_1": [(1, 1), (2, 0), (3, 0)],
@@ -172,6 +172,31 @@ def test_dynamic_batch_and_none(tmp_path: Path) -> None:
     assert _translate(mod, "batch").params == {"BATCH": 2}
     tr = _translate(mod, "none")
     assert tr.params == {} and tr.param_dims == {}
+
+
+def test_the_shapes_an_error_names_say_which_symbols_met() -> None:
+    names = {"A", "B", "C", "D", "E"}
+    assert met_shapes("Incompatible shapes for broadcasting: shapes=[(A, B), (C,)]", names) == ([("B", "C")], [])
+    assert met_shapes("add got incompatible shapes for broadcasting: (A, B), (6, 6).", names) == ([], ["B", "A"])
+    assert met_shapes("dot_general requires contracting dimensions to have the same shape, got (B,) and (C,).",
+                      names) == ([("B", "C")], [])
+    einsum = "Incompatible reduction dimensions: lhs.shape=(A, D, E) lhs_names=bjd rhs.shape=(A, B, C) rhs_names=bij"
+    assert met_shapes(einsum, names) == ([("D", "C")], [])
+    concat = ("Cannot concatenate arrays with shapes that differ in dimensions other than the one being "
+              "concatenated: concatenating along dimension 0 for shapes (A, B), (C, D).")
+    assert met_shapes(concat, names) == ([("B", "D")], [])
+
+
+def test_a_mean_over_a_symbolic_size_divides_by_its_parameter() -> None:
+    def forward(x: Any) -> Any:
+        return x.mean(axis=-1)
+
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    tr = translate_jax(forward, [x], "mean", "all")
+    assert tr.params == {"BATCH": 4, "X_1": 6} and not tr.fixed_dims
+    assert "X_1" in print_module(tr.module).split("@reduce_sum", 1)[1]  # the count is the parameter
+    report = validate_jax(forward, [x], tr, size=3)
+    assert report.ok and report.sizes == {"BATCH": 3, "X_1": 3}
 
 
 def test_jax_sizes_as_sir_expressions() -> None:
