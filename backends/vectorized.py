@@ -24,6 +24,7 @@ from solar.ir.dtypes import DType
 from solar.ir.expr import (
     COMPARISONS,
     LOGICAL,
+    Access,
     Binary,
     BoolLit,
     Call,
@@ -40,7 +41,7 @@ from solar.ir.expr import (
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp
 
-from .codegen_expr import SourceEmitter, compute_class, convert_constant, resolve_type, unify_types
+from .codegen_expr import ComputeTypes, compute_class, convert_constant, resolve_type, unify_types
 from .dtypes import STORAGE, compute_dtype, identity, round_array
 from .einsum import LinearEntry, geometry, operand_view
 from .errors import UnsupportedError
@@ -94,13 +95,13 @@ def vector_plan(op: EinsumOp) -> VectorPlan | None:
     return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
 
 
-class _Eval(SourceEmitter, ExprVisitor[Any]):
+class _Eval(ExprVisitor[Any]):
     """Evaluates SIR scalar expressions on broadcast NumPy arrays, typed as the generated loops are."""
 
     def __init__(self, op: EinsumOp, arrays: dict[str, Any], types: dict[str, DType]) -> None:
-        super().__init__()
         self.arrays = arrays
         self.types = types
+        self.compute_types = ComputeTypes(self.element_type)
         # Temporaries this evaluation created, by id, kept alive so an id is never reused by another array:
         # an arithmetic ufunc may write its result into one of them instead of allocating (half the memory
         # traffic for `exp(X - M) / S`). Operand views are never in here, so inputs are never written.
@@ -118,9 +119,12 @@ class _Eval(SourceEmitter, ExprVisitor[Any]):
             self.owned[id(result)] = result
         return result
 
-    def element_type(self, node: Expr) -> DType:
+    def element_type(self, node: NameRef | Access) -> DType:
         assert isinstance(node, NameRef)
         return self.types[node.name]
+
+    def typeof(self, e: Expr) -> DType | str:
+        return self.compute_types.visit(e)
 
     def ev(self, e: Expr, ctx: DType | None) -> Any:
         """The value of `e` as an array, in the type it takes where `ctx` is expected."""

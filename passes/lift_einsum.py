@@ -25,6 +25,7 @@ from solar.ir.expr import (
     rewrite,
     walk,
 )
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import (
     AffineFor,
     AffineIf,
@@ -371,17 +372,30 @@ class _Lifter:
 _IDENTITY = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}
 
 
+class _Number(ExprVisitor[int | float | None]):
+    """The number a literal, or a negated literal, stands for; None for any other expression."""
+
+    def visit_int_lit(self, e: IntLit | FloatLit) -> int | float | None:
+        return e.value
+
+    visit_float_lit = visit_int_lit
+
+    def visit_unary(self, e: Unary) -> int | float | None:
+        return -e.operand.value if e.op == "-" and isinstance(e.operand, IntLit | FloatLit) else None
+
+    def visit_other(self, e: Expr) -> int | float | None:
+        return None
+
+
+_NUMBER = _Number()
+
+
 def _is_identity(value: Expr, reduction: str | None) -> bool:
     """Whether `value` is a literal equal to the identity of `reduction` (0 for add, -inf for max, ...)."""
     if reduction is None:
         return False
-    if isinstance(value, Unary) and value.op == "-" and isinstance(value.operand, IntLit | FloatLit):
-        literal = -value.operand.value
-    elif isinstance(value, IntLit | FloatLit):
-        literal = value.value
-    else:
-        return False
-    return literal == _IDENTITY[reduction]
+    literal = _NUMBER.visit(value)
+    return literal is not None and literal == _IDENTITY[reduction]
 
 
 def _combine_expr(reduction: str, a: Expr, b: Expr) -> Expr:
