@@ -11,24 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solar.ir import expr as ex
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import INDEX, DType
-from solar.ir.expr import (
-    COMPARISONS,
-    LOGICAL,
-    Access,
-    Binary,
-    BoolLit,
-    Call,
-    Cast,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    format_expr,
-)
+from solar.ir.expr import COMPARISONS, LOGICAL, Expr, format_expr
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.types import TensorType
 
@@ -119,35 +105,35 @@ class ComputeTypes(ExprVisitor[_T]):
     """The type an expression computes in: the compute class of what it reads, or a literal's kind ("int",
     "float", "bool") while it meets nothing typed. `element_type` gives a read's stored dtype."""
 
-    def __init__(self, element_type: Callable[[NameRef | Access], DType]) -> None:
+    def __init__(self, element_type: Callable[[ex.NameRef | ex.Access], DType]) -> None:
         self.element_type = element_type
 
-    def visit_int_lit(self, e: IntLit) -> _T:
+    def visit_int_lit(self, e: ex.IntLit) -> _T:
         return "int"
 
-    def visit_float_lit(self, e: FloatLit) -> _T:
+    def visit_float_lit(self, e: ex.FloatLit) -> _T:
         return "float"
 
-    def visit_bool_lit(self, e: BoolLit) -> _T:
+    def visit_bool_lit(self, e: ex.BoolLit) -> _T:
         return "bool"
 
-    def visit_index_ref(self, e: IndexRef) -> _T:
+    def visit_index_ref(self, e: ex.IndexRef) -> _T:
         return INDEX
 
-    def visit_name_ref(self, e: NameRef | Access) -> _T:
+    def visit_name_ref(self, e: ex.NameRef | ex.Access) -> _T:
         return compute_class(self.element_type(e))
 
     visit_access = visit_name_ref
 
-    def visit_unary(self, e: Unary) -> _T:
+    def visit_unary(self, e: ex.Unary) -> _T:
         return DType.I1 if e.op == "not" else self.visit(e.operand)
 
-    def visit_binary(self, e: Binary) -> _T:
+    def visit_binary(self, e: ex.Binary) -> _T:
         if e.op in LOGICAL or e.op in COMPARISONS:
             return DType.I1
         return unify_types(self.visit(e.lhs), self.visit(e.rhs))
 
-    def visit_call(self, e: Call) -> _T:
+    def visit_call(self, e: ex.Call) -> _T:
         if e.func == "select":
             return unify_types(self.visit(e.args[1]), self.visit(e.args[2]))
         if e.func == "isnan":
@@ -157,7 +143,7 @@ class ComputeTypes(ExprVisitor[_T]):
             t = unify_types(t, self.visit(a))
         return t
 
-    def visit_cast(self, e: Cast) -> _T:
+    def visit_cast(self, e: ex.Cast) -> _T:
         return compute_class(e.dtype)
 
 
@@ -168,26 +154,26 @@ class _IndexCode(ExprVisitor[str]):
     def __init__(self, emitter: SourceEmitter) -> None:
         self.emitter = emitter
 
-    def visit_int_lit(self, e: IntLit) -> str:
+    def visit_int_lit(self, e: ex.IntLit) -> str:
         return str(e.value)
 
-    def visit_index_ref(self, e: IndexRef) -> str:
+    def visit_index_ref(self, e: ex.IndexRef) -> str:
         return self.emitter.loop_names[e.name]
 
-    def visit_name_ref(self, e: NameRef) -> str:
+    def visit_name_ref(self, e: ex.NameRef) -> str:
         raise UnsupportedError(f"size parameter {e.name} is not bound")
 
-    def visit_unary(self, e: Unary) -> str:
+    def visit_unary(self, e: ex.Unary) -> str:
         if e.op != "-":
             return self.visit_other(e)
         return f"(-{self.emitter.index(e.operand)})"
 
-    def visit_call(self, e: Call) -> str:
+    def visit_call(self, e: ex.Call) -> str:
         if e.func not in ("max", "min"):
             return self.visit_other(e)
         return f"{e.func}({', '.join(self.emitter.index(a) for a in e.args)})"
 
-    def visit_binary(self, e: Binary) -> str:
+    def visit_binary(self, e: ex.Binary) -> str:
         a, b = self.emitter.index(e.lhs), self.emitter.index(e.rhs)
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"
@@ -240,7 +226,7 @@ class SourceEmitter(ExprVisitor[str]):
             self.line(f"{target} = {reduction}({target}, {value})")
 
     # ---- typing ----------------------------------------------------------------------------------
-    def element_type(self, node: NameRef | Access) -> DType:
+    def element_type(self, node: ex.NameRef | ex.Access) -> DType:
         raise NotImplementedError
 
     def typeof(self, e: Expr) -> _T:
@@ -258,28 +244,28 @@ class SourceEmitter(ExprVisitor[str]):
         """Code for `e`; `ctx` types literals that meet nothing typed (the store target's compute type)."""
         return self.visit(e, resolve_type(self.typeof(e), ctx))
 
-    def read(self, e: NameRef | Access) -> str:
+    def read(self, e: ex.NameRef | ex.Access) -> str:
         raise NotImplementedError
 
-    def visit_int_lit(self, e: IntLit | FloatLit | BoolLit, t: DType) -> str:
+    def visit_int_lit(self, e: ex.IntLit | ex.FloatLit | ex.BoolLit, t: DType) -> str:
         return literal(e.value, t)
 
     visit_float_lit = visit_bool_lit = visit_int_lit
 
-    def visit_index_ref(self, e: IndexRef, t: DType) -> str:
+    def visit_index_ref(self, e: ex.IndexRef, t: DType) -> str:
         return self.loop_names[e.name]
 
-    def visit_name_ref(self, e: NameRef | Access, t: DType) -> str:
+    def visit_name_ref(self, e: ex.NameRef | ex.Access, t: DType) -> str:
         return self.read(e)
 
     visit_access = visit_name_ref
 
-    def visit_unary(self, e: Unary, t: DType) -> str:
+    def visit_unary(self, e: ex.Unary, t: DType) -> str:
         if e.op == "not":
             return f"(not {self.value(e.operand, DType.I1)})"
         return _wrap_int(f"(-{self.value(e.operand, t)})", t)
 
-    def visit_binary(self, e: Binary, t: DType) -> str:
+    def visit_binary(self, e: ex.Binary, t: DType) -> str:
         if e.op in LOGICAL:
             return f"({self.value(e.lhs, DType.I1)} {e.op} {self.value(e.rhs, DType.I1)})"
         if e.op in COMPARISONS:
@@ -298,7 +284,7 @@ class SourceEmitter(ExprVisitor[str]):
             raise UnsupportedError(f"operator {e.op}")
         return _wrap_int(code, t)
 
-    def visit_call(self, e: Call, t: DType) -> str:
+    def visit_call(self, e: ex.Call, t: DType) -> str:
         f = e.func
         if f == "select":
             c = self.value(e.args[0], DType.I1)
@@ -327,12 +313,12 @@ class SourceEmitter(ExprVisitor[str]):
             return f"{_TYPED_HELPERS[f]}_{suffix}({', '.join(args)})"
         raise UnsupportedError(f"unknown function {f}")
 
-    def visit_cast(self, e: Cast, t: DType) -> str:
+    def visit_cast(self, e: ex.Cast, t: DType) -> str:
         target = e.dtype
         tc = compute_class(target)
         src_t = self.typeof(e.operand)
         if isinstance(src_t, str):  # a literal: convert (and round) now
-            raw = e.operand.value if isinstance(e.operand, IntLit | FloatLit | BoolLit) else None
+            raw = e.operand.value if isinstance(e.operand, ex.IntLit | ex.FloatLit | ex.BoolLit) else None
             if raw is not None:
                 return literal(convert_constant(raw, target), tc)
             src_t = resolve_type(src_t, None)

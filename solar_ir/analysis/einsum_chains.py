@@ -16,20 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from solar.ir import expr as ex
 from solar.ir.einsum_spec import SpecError, index_ranges, parse_spec
-from solar.ir.expr import (
-    Binary,
-    Call,
-    Cast,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    evaluate_int,
-    format_expr,
-)
+from solar.ir.expr import Expr, evaluate_int, format_expr
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.index_map import NotAffine, Permutation, Regroup
 from solar.ir.ops import EinsumOp, Op, Value
@@ -77,10 +66,10 @@ def linear_einsum(op: EinsumOp, values: dict[str, int]) -> LinearEinsum:
         raise NotLinear(str(err)) from None
     terms: list[str] = []
     for term in [*spec.inputs, spec.output]:
-        if not all(isinstance(e, IndexRef) for e in term):
+        if not all(isinstance(e, ex.IndexRef) for e in term):
             raise NotLinear(f"has an affine window in its subscripts \"{op.spec}\" (a convolution is not a "
                             "tensor network)")
-        letters = "".join(e.name for e in term if isinstance(e, IndexRef))
+        letters = "".join(e.name for e in term if isinstance(e, ex.IndexRef))
         if len(set(letters)) != len(letters):
             raise NotLinear(f"repeats an index within a term of \"{op.spec}\" (a diagonal)")
         terms.append(letters)
@@ -114,28 +103,28 @@ class _Product(ExprVisitor[tuple[float, list[str]]]):
     def __init__(self, names: set[str]) -> None:
         self.names = names
 
-    def visit_name_ref(self, e: NameRef) -> tuple[float, list[str]]:
+    def visit_name_ref(self, e: ex.NameRef) -> tuple[float, list[str]]:
         if e.name not in self.names:
             return self.visit_other(e)
         return 1.0, [e.name]
 
-    def visit_int_lit(self, e: IntLit | FloatLit) -> tuple[float, list[str]]:
+    def visit_int_lit(self, e: ex.IntLit | ex.FloatLit) -> tuple[float, list[str]]:
         return float(e.value), []
 
     visit_float_lit = visit_int_lit
 
-    def visit_unary(self, e: Unary) -> tuple[float, list[str]]:
+    def visit_unary(self, e: ex.Unary) -> tuple[float, list[str]]:
         if e.op != "-":
             return self.visit_other(e)
         f, used = self.visit(e.operand)
         return -f, used
 
-    def visit_binary(self, e: Binary) -> tuple[float, list[str]]:
+    def visit_binary(self, e: ex.Binary) -> tuple[float, list[str]]:
         if e.op == "*":
             fl, ul = self.visit(e.lhs)
             fr, ur = self.visit(e.rhs)
             return fl * fr, ul + ur
-        if e.op == "/" and isinstance(e.rhs, IntLit | FloatLit) and e.rhs.value:
+        if e.op == "/" and isinstance(e.rhs, ex.IntLit | ex.FloatLit) and e.rhs.value:
             f, used = self.visit(e.lhs)
             return f / float(e.rhs.value), used
         if e.op in ("+", "-"):
@@ -144,10 +133,10 @@ class _Product(ExprVisitor[tuple[float, list[str]]]):
             raise NotLinear(f"divides by `{format_expr(e.rhs)}` (not linear)")
         return self.visit_other(e)
 
-    def visit_call(self, e: Call) -> tuple[float, list[str]]:
+    def visit_call(self, e: ex.Call) -> tuple[float, list[str]]:
         raise NotLinear(f"applies {e.func} (not linear)")
 
-    def visit_cast(self, e: Cast) -> tuple[float, list[str]]:
+    def visit_cast(self, e: ex.Cast) -> tuple[float, list[str]]:
         raise NotLinear(f"changes the dtype (cast<{e.dtype.spelling}>)")
 
     def visit_other(self, e: Expr) -> tuple[float, list[str]]:
