@@ -283,21 +283,17 @@ def _restrict(v: IndexValue, where: isl.Set) -> IndexValue:
 def _union_all(parts: list[IndexValue]) -> IndexValue:
     """The union of values on disjoint pieces of the index space (a concat)."""
     first = parts[0]
-    if isinstance(first, isl.PwAff):
-        out = first
-        for p in parts[1:]:
-            if not isinstance(p, isl.PwAff):
-                raise _NoValue
-            out = out.union_add(p)
-        return out.coalesce()
-    if isinstance(first, isl.Set):
-        out_set = first
-        for p in parts[1:]:
-            if not isinstance(p, isl.Set):
-                raise _NoValue
-            out_set = out_set.union(p)
-        return out_set.coalesce()
-    raise _NoValue  # a concat of additive masks: rare, and their bands would need both constants to agree
+    # An integer value joins by piecewise union, a boolean one by set union; additive masks are rare in a
+    # concat, and their bands would need both constants to agree.
+    for kind, join in ((isl.PwAff, "union_add"), (isl.Set, "union")):
+        if isinstance(first, kind):
+            out = first
+            for p in parts[1:]:
+                if not isinstance(p, kind):
+                    raise _NoValue
+                out = getattr(out, join)(p)
+            return out.coalesce()
+    raise _NoValue
 
 
 _COMPARE = {"<": "lt_set", "<=": "le_set", ">": "gt_set", ">=": "ge_set", "==": "eq_set", "!=": "ne_set"}
