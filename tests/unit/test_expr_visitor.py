@@ -1,6 +1,6 @@
 """The one dispatch over expression classes (solar.ir.expr_visitor): every class has its case, an
-interpreter defines only its own, and the interpreters built on it (typing, ISL text, operation counts)
-keep their answers."""
+interpreter defines only its own, the interpreters built on it (typing, ISL text, operation counts) keep
+their answers, and no module outside it tells expression classes apart with isinstance chains."""
 
 from __future__ import annotations
 
