@@ -6,28 +6,16 @@ kernel's compute types (docs/ir.md, "Execution semantics and dtypes")."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from solar.ir import expr as ex
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import INDEX, DType
-from solar.ir.expr import (
-    COMPARISONS,
-    LOGICAL,
-    Access,
-    Binary,
-    BoolLit,
-    Call,
-    Cast,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    format_expr,
-)
+from solar.ir.expr import COMPARISONS, LOGICAL, Expr, format_expr
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.types import TensorType
 
 from .dtypes import STORAGE, compute_dtype, is_rounded, round_array
@@ -113,8 +101,97 @@ class TensorInfo:
         return np.dtype(np.float64) if self.wide else compute_dtype(self.type.dtype)
 
 
-class SourceEmitter:
-    """Shared expression emission: types literals by what they meet, keeps f32 arithmetic in f32."""
+class ComputeTypes(ExprVisitor[_T]):
+    """The type an expression computes in: the compute class of what it reads, or a literal's kind ("int",
+    "float", "bool") while it meets nothing typed. `element_type` gives a read's stored dtype."""
+
+    def __init__(self, element_type: Callable[[ex.NameRef | ex.Access], DType]) -> None:
+        self.element_type = element_type
+
+    def visit_int_lit(self, e: ex.IntLit) -> _T:
+        return "int"
+
+    def visit_float_lit(self, e: ex.FloatLit) -> _T:
+        return "float"
+
+    def visit_bool_lit(self, e: ex.BoolLit) -> _T:
+        return "bool"
+
+    def visit_index_ref(self, e: ex.IndexRef) -> _T:
+        return INDEX
+
+    def visit_name_ref(self, e: ex.NameRef | ex.Access) -> _T:
+        return compute_class(self.element_type(e))
+
+    visit_access = visit_name_ref
+
+    def visit_unary(self, e: ex.Unary) -> _T:
+        return DType.I1 if e.op == "not" else self.visit(e.operand)
+
+    def visit_binary(self, e: ex.Binary) -> _T:
+        if e.op in LOGICAL or e.op in COMPARISONS:
+            return DType.I1
+        return unify_types(self.visit(e.lhs), self.visit(e.rhs))
+
+    def visit_call(self, e: ex.Call) -> _T:
+        if e.func == "select":
+            return unify_types(self.visit(e.args[1]), self.visit(e.args[2]))
+        if e.func == "isnan":
+            return DType.I1
+        t: _T = self.visit(e.args[0])
+        for a in e.args[1:]:
+            t = unify_types(t, self.visit(a))
+        return t
+
+    def visit_cast(self, e: ex.Cast) -> _T:
+        return compute_class(e.dtype)
+
+
+class _IndexCode(ExprVisitor[str]):
+    """The code of an integer (index) expression; each subexpression goes back through `emitter.index`,
+    which answers a checked temporary where there is one."""
+
+    def __init__(self, emitter: SourceEmitter) -> None:
+        self.emitter = emitter
+
+    def visit_int_lit(self, e: ex.IntLit) -> str:
+        return str(e.value)
+
+    def visit_index_ref(self, e: ex.IndexRef) -> str:
+        return self.emitter.loop_names[e.name]
+
+    def visit_name_ref(self, e: ex.NameRef) -> str:
+        raise UnsupportedError(f"size parameter {e.name} is not bound")
+
+    def visit_unary(self, e: ex.Unary) -> str:
+        if e.op != "-":
+            return self.visit_other(e)
+        return f"(-{self.emitter.index(e.operand)})"
+
+    def visit_call(self, e: ex.Call) -> str:
+        if e.func not in ("max", "min"):
+            return self.visit_other(e)
+        return f"{e.func}({', '.join(self.emitter.index(a) for a in e.args)})"
+
+    def visit_binary(self, e: ex.Binary) -> str:
+        a, b = self.emitter.index(e.lhs), self.emitter.index(e.rhs)
+        if e.op in ("+", "-", "*"):
+            return f"({a} {e.op} {b})"
+        if e.op == "floordiv":
+            return f"({a} // {b})"
+        if e.op == "ceildiv":
+            return f"(-((-{a}) // {b}))"
+        if e.op == "mod":
+            return f"({a} % {b})"
+        return self.visit_other(e)
+
+    def visit_other(self, e: Expr) -> str:
+        raise UnsupportedError(f"`{format_expr(e)}` is not an index expression")
+
+
+class SourceEmitter(ExprVisitor[str]):
+    """Shared expression emission: types literals by what they meet, keeps f32 arithmetic in f32. Its cases
+    (`visit_<kind>(e, t)`) write the code of `e` computed in type `t`; `value` picks `t`."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -122,6 +199,8 @@ class SourceEmitter:
         self.loop_names: dict[str, str] = {}  # SIR index name → generated name
         self.counter = {"i": 0, "a": 0, "x": 0, "q": 0}
         self.temps: dict[int, str] = {}  # id(index expr) → checked temporary
+        self.types = ComputeTypes(self.element_type)
+        self._index_code = _IndexCode(self)
 
     def fresh(self, prefix: str) -> str:
         n = self.counter[prefix]
@@ -147,38 +226,11 @@ class SourceEmitter:
             self.line(f"{target} = {reduction}({target}, {value})")
 
     # ---- typing ----------------------------------------------------------------------------------
-    def element_type(self, node: Expr) -> DType:
+    def element_type(self, node: ex.NameRef | ex.Access) -> DType:
         raise NotImplementedError
 
     def typeof(self, e: Expr) -> _T:
-        if isinstance(e, IntLit):
-            return "int"
-        if isinstance(e, FloatLit):
-            return "float"
-        if isinstance(e, BoolLit):
-            return "bool"
-        if isinstance(e, IndexRef):
-            return INDEX
-        if isinstance(e, NameRef | Access):
-            return compute_class(self.element_type(e))
-        if isinstance(e, Unary):
-            return DType.I1 if e.op == "not" else self.typeof(e.operand)
-        if isinstance(e, Binary):
-            if e.op in LOGICAL or e.op in COMPARISONS:
-                return DType.I1
-            return unify_types(self.typeof(e.lhs), self.typeof(e.rhs))
-        if isinstance(e, Call):
-            if e.func == "select":
-                return unify_types(self.typeof(e.args[1]), self.typeof(e.args[2]))
-            if e.func == "isnan":
-                return DType.I1
-            t: _T = self.typeof(e.args[0])
-            for a in e.args[1:]:
-                t = unify_types(t, self.typeof(a))
-            return t
-        if isinstance(e, Cast):
-            return compute_class(e.dtype)
-        raise UnsupportedError(f"cannot run expression `{format_expr(e)}`")
+        return self.types.visit(e)
 
     # ---- emission --------------------------------------------------------------------------------
     def index(self, e: Expr) -> str:
@@ -186,53 +238,34 @@ class SourceEmitter:
         temp = self.temps.get(id(e))
         if temp is not None:
             return temp
-        if isinstance(e, IntLit):
-            return str(e.value)
-        if isinstance(e, IndexRef):
-            return self.loop_names[e.name]
-        if isinstance(e, NameRef):
-            raise UnsupportedError(f"size parameter {e.name} is not bound")
-        if isinstance(e, Unary) and e.op == "-":
-            return f"(-{self.index(e.operand)})"
-        if isinstance(e, Call) and e.func in ("max", "min"):
-            return f"{e.func}({', '.join(self.index(a) for a in e.args)})"
-        if isinstance(e, Binary):
-            a, b = self.index(e.lhs), self.index(e.rhs)
-            if e.op in ("+", "-", "*"):
-                return f"({a} {e.op} {b})"
-            if e.op == "floordiv":
-                return f"({a} // {b})"
-            if e.op == "ceildiv":
-                return f"(-((-{a}) // {b}))"
-            if e.op == "mod":
-                return f"({a} % {b})"
-        raise UnsupportedError(f"`{format_expr(e)}` is not an index expression")
+        return self._index_code.visit(e)
 
     def value(self, e: Expr, ctx: DType | None) -> str:
         """Code for `e`; `ctx` types literals that meet nothing typed (the store target's compute type)."""
-        t = resolve_type(self.typeof(e), ctx)
-        if isinstance(e, IntLit | FloatLit | BoolLit):
-            return literal(e.value, t)
-        if isinstance(e, IndexRef):
-            return self.loop_names[e.name]
-        if isinstance(e, NameRef | Access):
-            return self.read(e)
-        if isinstance(e, Unary):
-            if e.op == "not":
-                return f"(not {self.value(e.operand, DType.I1)})"
-            return _wrap_int(f"(-{self.value(e.operand, t)})", t)
-        if isinstance(e, Binary):
-            return self.binary(e, t)
-        if isinstance(e, Call):
-            return self.call(e, t)
-        if isinstance(e, Cast):
-            return self.cast(e)
-        raise UnsupportedError(f"cannot run expression `{format_expr(e)}`")
+        return self.visit(e, resolve_type(self.typeof(e), ctx))
 
-    def read(self, e: NameRef | Access) -> str:
+    def read(self, e: ex.NameRef | ex.Access) -> str:
         raise NotImplementedError
 
-    def binary(self, e: Binary, t: DType) -> str:
+    def visit_int_lit(self, e: ex.IntLit | ex.FloatLit | ex.BoolLit, t: DType) -> str:
+        return literal(e.value, t)
+
+    visit_float_lit = visit_bool_lit = visit_int_lit
+
+    def visit_index_ref(self, e: ex.IndexRef, t: DType) -> str:
+        return self.loop_names[e.name]
+
+    def visit_name_ref(self, e: ex.NameRef | ex.Access, t: DType) -> str:
+        return self.read(e)
+
+    visit_access = visit_name_ref
+
+    def visit_unary(self, e: ex.Unary, t: DType) -> str:
+        if e.op == "not":
+            return f"(not {self.value(e.operand, DType.I1)})"
+        return _wrap_int(f"(-{self.value(e.operand, t)})", t)
+
+    def visit_binary(self, e: ex.Binary, t: DType) -> str:
         if e.op in LOGICAL:
             return f"({self.value(e.lhs, DType.I1)} {e.op} {self.value(e.rhs, DType.I1)})"
         if e.op in COMPARISONS:
@@ -251,7 +284,7 @@ class SourceEmitter:
             raise UnsupportedError(f"operator {e.op}")
         return _wrap_int(code, t)
 
-    def call(self, e: Call, t: DType) -> str:
+    def visit_call(self, e: ex.Call, t: DType) -> str:
         f = e.func
         if f == "select":
             c = self.value(e.args[0], DType.I1)
@@ -280,18 +313,20 @@ class SourceEmitter:
             return f"{_TYPED_HELPERS[f]}_{suffix}({', '.join(args)})"
         raise UnsupportedError(f"unknown function {f}")
 
-    def cast(self, e: Cast) -> str:
+    def visit_cast(self, e: ex.Cast, t: DType) -> str:
         target = e.dtype
         tc = compute_class(target)
         src_t = self.typeof(e.operand)
         if isinstance(src_t, str):  # a literal: convert (and round) now
-            raw = e.operand.value if isinstance(e.operand, IntLit | FloatLit | BoolLit) else None
+            raw = e.operand.value if isinstance(e.operand, ex.IntLit | ex.FloatLit | ex.BoolLit) else None
             if raw is not None:
                 return literal(convert_constant(raw, target), tc)
             src_t = resolve_type(src_t, None)
         src = self.value(e.operand, src_t)
-        code = _convert(src, src_t, target)
-        return code
+        return _convert(src, src_t, target)
+
+    def visit_other(self, e: Expr, t: DType) -> str:
+        raise UnsupportedError(f"cannot run expression `{format_expr(e)}`")
 
 
 def unify_types(a: _T, b: _T) -> _T:

@@ -18,6 +18,7 @@ import numpy as np
 from solar.ir.dtypes import DType
 from solar.ir.einsum_spec import EinsumSpec, index_ranges, parse_spec, parse_where
 from solar.ir.expr import Binary, Expr, FloatLit, IndexRef, IntLit, NameRef, free_indices, linear_form
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp
 
 from .dtypes import identity
@@ -95,7 +96,7 @@ def blas_plan(op: EinsumOp) -> BlasPlan | None:
             return None
         if any(b.value.type is None or not b.value.type.dtype.is_float for b in op.inputs):
             return None
-        factors = _product(first.value)
+        factors = _PRODUCT.visit(first.value)
         if factors is None:
             return None
         names, scale = factors
@@ -165,18 +166,33 @@ def _within_halo(c: Binary, entries: list[LinearEntry], shape: tuple[int, ...]) 
     return False
 
 
-def _product(expr: Expr) -> tuple[list[str], float] | None:
-    """`A * B * 0.5` → (['A', 'B'], 0.5); None when `expr` is anything else."""
-    if isinstance(expr, NameRef):
-        return [expr.name], 1.0
-    if isinstance(expr, IntLit | FloatLit):
-        return [], float(expr.value)
-    if isinstance(expr, Binary) and expr.op == "*":
-        a, b = _product(expr.lhs), _product(expr.rhs)
+_Factors = tuple[list[str], float] | None  # the operands read and the constant factor
+
+
+class _Product(ExprVisitor[_Factors]):
+    """`A * B * 0.5` → (['A', 'B'], 0.5); None when the expression is anything else."""
+
+    def visit_name_ref(self, e: NameRef) -> _Factors:
+        return [e.name], 1.0
+
+    def visit_int_lit(self, e: IntLit | FloatLit) -> _Factors:
+        return [], float(e.value)
+
+    visit_float_lit = visit_int_lit
+
+    def visit_binary(self, e: Binary) -> _Factors:
+        if e.op != "*":
+            return None
+        a, b = self.visit(e.lhs), self.visit(e.rhs)
         if a is None or b is None:
             return None
         return a[0] + b[0], a[1] * b[1]
-    return None
+
+    def visit_other(self, e: Expr) -> _Factors:
+        return None
+
+
+_PRODUCT = _Product()
 
 
 def operand_view(array: np.ndarray, entries: list[LinearEntry], ranges: dict[str, int]) -> tuple[np.ndarray, list[str]]:

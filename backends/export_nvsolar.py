@@ -19,6 +19,7 @@ from solar.backends.einsum_graph import Graph, Node, einsum_graph
 from solar.ir.analysis.counts import is_contraction
 from solar.ir.einsum_spec import parse_spec
 from solar.ir.expr import Binary, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary, format_expr, linear_form
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.index_map import IndexMap, NotAffine, Permutation
 from solar.ir.ops import EinsumOp, ModuleOp, Op, Value
 
@@ -96,21 +97,32 @@ def _entry(entry: Expr, ranks: dict[str, str]) -> str:
 def elementwise_op(value: Expr) -> str:
     """SOLAR's name for what a body computes per point: one operation (`mul`, `add`, `exp`, `relu`, `copy`),
     or for a body of several the outermost one (the exact body is in the `solar` field)."""
-    if isinstance(value, NameRef):
-        return "copy"
-    if isinstance(value, Cast):
+    return _ELEMENTWISE_OP.visit(value)
+
+
+class _ElementwiseOp(ExprVisitor[str]):
+
+    def visit_cast(self, e: Cast) -> str:
         return "cast"
-    if isinstance(value, Binary):
-        if value.op in ("*",) and _is_product(value):
+
+    def visit_binary(self, e: Binary) -> str:
+        if e.op in ("*",) and _is_product(e):
             return "mul"
-        return _BINARY.get(value.op, value.op)
-    if isinstance(value, Call):
-        if value.func == "max" and any(isinstance(a, IntLit | FloatLit) and a.value == 0 for a in value.args):
+        return _BINARY.get(e.op, e.op)
+
+    def visit_call(self, e: Call) -> str:
+        if e.func == "max" and any(isinstance(a, IntLit | FloatLit) and a.value == 0 for a in e.args):
             return "relu"
-        return value.func
-    if isinstance(value, Unary):
-        return "neg" if value.op == "-" else value.op
-    return "copy"
+        return e.func
+
+    def visit_unary(self, e: Unary) -> str:
+        return "neg" if e.op == "-" else e.op
+
+    def visit_other(self, e: Expr) -> str:
+        return "copy"  # an operand read as it is (or a literal)
+
+
+_ELEMENTWISE_OP = _ElementwiseOp()
 
 
 def _is_product(e: Expr) -> bool:

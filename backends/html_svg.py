@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from typing import Any
 
 from solar.backends.label_layout import place_labels
@@ -19,6 +20,25 @@ _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 def _log_scale(lo: float, hi: float, a: float, b: float) -> Any:
     span = math.log10(hi) - math.log10(lo)
     return lambda v: a + (math.log10(v) - math.log10(lo)) / span * (b - a)
+
+
+def _decades(lo: float, hi: float) -> list[float]:
+    """The powers of ten from `lo` to `hi`."""
+    return [10.0 ** d for d in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1)]
+
+
+def _x_ticks(values: list[float], sx: Callable[[float], float], label: Callable[[float], str]) -> list[str]:
+    """A tick below the plot at each value, with its label."""
+    bottom = PLOT[3]
+    return [f'<line x1="{sx(v):.1f}" y1="{bottom}" x2="{sx(v):.1f}" y2="{bottom + 4}" stroke="#99a"/>'
+            f'<text x="{sx(v):.1f}" y="{bottom + 16}" text-anchor="middle">{label(v)}</text>' for v in values]
+
+
+def _y_ticks(values: list[float], sy: Callable[[float], float], label: Callable[[float], str]) -> list[str]:
+    """A tick left of the plot at each value, with its label."""
+    left = PLOT[0]
+    return [f'<line x1="{left - 4}" y1="{sy(v):.1f}" x2="{left}" y2="{sy(v):.1f}" stroke="#99a"/>'
+            f'<text x="{left - 6}" y="{sy(v) + 4:.1f}" text-anchor="end">{label(v)}</text>' for v in values]
 
 
 def label_width(text: str) -> float:
@@ -48,14 +68,8 @@ def roofline_svg(target: dict[str, Any]) -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} '
            f'{HEIGHT}" font-family="sans-serif" font-size="11">',
            f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" stroke="#99a"/>']
-    for decade in range(math.ceil(math.log10(x_lo)), math.floor(math.log10(x_hi)) + 1):
-        x = sx(10.0 ** decade)
-        out.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#99a"/>'
-                   f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{quantity(10.0 ** decade)}</text>')
-    for decade in range(math.ceil(math.log10(y_lo)), math.floor(math.log10(y_hi)) + 1):
-        y = sy(10.0 ** decade)
-        out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#99a"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{quantity(10.0 ** decade)}</text>')
+    out += _x_ticks(_decades(x_lo, x_hi), sx, quantity)
+    out += _y_ticks(_decades(y_lo, y_hi), sy, quantity)
     out.append(f'<text x="{(left + right) / 2}" y="{HEIGHT - 8}" text-anchor="middle">arithmetic intensity '
                f'(FLOP/byte)</text><text x="14" y="{(top + bottom) / 2}" text-anchor="middle" '
                f'transform="rotate(-90 14 {(top + bottom) / 2})">FLOP/s at the speed of light</text>')
@@ -105,13 +119,8 @@ def curves_svg(curve: dict[str, Any]) -> str:
            f'height="{bottom - top}" fill="none" stroke="#99a"/>'
            f'<text x="{(left + right) / 2}" y="{HEIGHT - 8}" text-anchor="middle">{html.escape(str(curve["x"]))}'
            f"</text>"]
-    for v in xs:
-        out.append(f'<line x1="{sx(v):.1f}" y1="{bottom}" x2="{sx(v):.1f}" y2="{bottom + 4}" stroke="#99a"/>'
-                   f'<text x="{sx(v):.1f}" y="{bottom + 16}" text-anchor="middle">{quantity(v)}</text>')
-    for decade in range(math.ceil(math.log10(lo)), math.floor(math.log10(hi)) + 1):
-        y = sy(10.0 ** decade)
-        out.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#99a"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{seconds(10.0 ** decade)}</text>')
+    out += _x_ticks(xs, sx, quantity)
+    out += _y_ticks(_decades(lo, hi), sy, seconds)
     for k, (mode, ts) in enumerate(series.items()):
         colour = _COLOURS[k % len(_COLOURS)]
         d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(t):.1f}"

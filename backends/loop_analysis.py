@@ -9,21 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from solar.ir.expr import (
-    COMPARISONS,
-    Access,
-    Binary,
-    Call,
-    Expr,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    constant_value,
-    free_indices,
-    linear_form,
-    walk,
-)
+from solar.ir import expr as ex
+from solar.ir.expr import COMPARISONS, Expr, constant_value, free_indices, linear_form, walk
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import AffineFor, AffineIf, Assign, KStmt
 
 Interval = tuple[int, int]  # inclusive
@@ -45,7 +33,7 @@ class IntervalEnv:
 
 def interval(expr: Expr, env: IntervalEnv) -> Interval | None:
     """The least and greatest value `expr` can take, or None when unknown."""
-    result = _interval(expr, env)
+    result = _INTERVAL.visit(expr, env)
     form = linear_form(expr)
     if form is not None and form[0]:
         fact = env.facts.get(form[0])
@@ -55,54 +43,72 @@ def interval(expr: Expr, env: IntervalEnv) -> Interval | None:
     return result
 
 
-def _interval(expr: Expr, env: IntervalEnv) -> Interval | None:
-    if isinstance(expr, IntLit):
-        return expr.value, expr.value
-    if isinstance(expr, IndexRef):
-        return env.vars.get("%" + expr.name)
-    if isinstance(expr, NameRef):
-        value = env.params.get(expr.name)
+class _Interval(ExprVisitor[Interval | None]):
+    """The interval of one node from those of its operands (each through `interval`, which also applies
+    the facts of enclosing guards); None when unknown."""
+
+    def visit_int_lit(self, e: ex.IntLit, env: IntervalEnv) -> Interval | None:
+        return e.value, e.value
+
+    def visit_index_ref(self, e: ex.IndexRef, env: IntervalEnv) -> Interval | None:
+        return env.vars.get("%" + e.name)
+
+    def visit_name_ref(self, e: ex.NameRef, env: IntervalEnv) -> Interval | None:
+        value = env.params.get(e.name)
         return None if value is None else (value, value)
-    if isinstance(expr, Unary) and expr.op == "-":
-        inner = interval(expr.operand, env)
+
+    def visit_unary(self, e: ex.Unary, env: IntervalEnv) -> Interval | None:
+        if e.op != "-":
+            return None
+        inner = interval(e.operand, env)
         return None if inner is None else (-inner[1], -inner[0])
-    if isinstance(expr, Call) and expr.func in ("max", "min") and expr.args:
-        parts = [interval(a, env) for a in expr.args]
+
+    def visit_call(self, e: ex.Call, env: IntervalEnv) -> Interval | None:
+        if e.func not in ("max", "min") or not e.args:
+            return None
+        parts = [interval(a, env) for a in e.args]
         if any(p is None for p in parts):
             return None
         los = [p[0] for p in parts if p is not None]
         his = [p[1] for p in parts if p is not None]
-        return (max(los), max(his)) if expr.func == "max" else (min(los), min(his))
-    if isinstance(expr, Binary):
-        if expr.op in ("+", "-"):
-            a, b = interval(expr.lhs, env), interval(expr.rhs, env)
+        return (max(los), max(his)) if e.func == "max" else (min(los), min(his))
+
+    def visit_binary(self, e: ex.Binary, env: IntervalEnv) -> Interval | None:
+        if e.op in ("+", "-"):
+            a, b = interval(e.lhs, env), interval(e.rhs, env)
             if a is None or b is None:
                 return None
-            return (a[0] + b[0], a[1] + b[1]) if expr.op == "+" else (a[0] - b[1], a[1] - b[0])
-        if expr.op == "*":
-            c = constant_value(expr.lhs)
-            other = expr.rhs
+            return (a[0] + b[0], a[1] + b[1]) if e.op == "+" else (a[0] - b[1], a[1] - b[0])
+        if e.op == "*":
+            c = constant_value(e.lhs)
+            other = e.rhs
             if c is None:
-                c, other = constant_value(expr.rhs), expr.lhs
+                c, other = constant_value(e.rhs), e.lhs
             if c is None:
                 return None
             inner = interval(other, env)
             if inner is None:
                 return None
             return (c * inner[0], c * inner[1]) if c >= 0 else (c * inner[1], c * inner[0])
-        if expr.op in ("floordiv", "ceildiv", "mod"):
-            c = constant_value(expr.rhs)
-            inner = interval(expr.lhs, env)
+        if e.op in ("floordiv", "ceildiv", "mod"):
+            c = constant_value(e.rhs)
+            inner = interval(e.lhs, env)
             if c is None or c <= 0 or inner is None:
                 return None
-            if expr.op == "floordiv":
+            if e.op == "floordiv":
                 return inner[0] // c, inner[1] // c
-            if expr.op == "ceildiv":
+            if e.op == "ceildiv":
                 return -((-inner[0]) // c), -((-inner[1]) // c)
             if inner[1] - inner[0] < c and inner[0] % c <= inner[1] % c:
                 return inner[0] % c, inner[1] % c
             return 0, c - 1
-    return None
+        return None
+
+    def visit_other(self, e: Expr, env: IntervalEnv) -> Interval | None:
+        return None
+
+
+_INTERVAL = _Interval()
 
 
 def loop_interval(loop: AffineFor, env: IntervalEnv) -> Interval | None:
@@ -116,13 +122,13 @@ def loop_interval(loop: AffineFor, env: IntervalEnv) -> Interval | None:
 
 def add_facts(cond: Expr, env: IntervalEnv) -> None:
     """Records what an `affine.if` condition guarantees inside its body."""
-    if isinstance(cond, Binary) and cond.op == "and":
+    if isinstance(cond, ex.Binary) and cond.op == "and":
         add_facts(cond.lhs, env)
         add_facts(cond.rhs, env)
         return
-    if not (isinstance(cond, Binary) and cond.op in COMPARISONS):
+    if not (isinstance(cond, ex.Binary) and cond.op in COMPARISONS):
         return
-    form = linear_form(Binary("-", cond.lhs, cond.rhs))
+    form = linear_form(ex.Binary("-", cond.lhs, cond.rhs))
     if form is None or not form[0]:
         return
     coeffs, c = form
@@ -154,13 +160,13 @@ def add_bound_facts(loop: AffineFor, env: IntervalEnv) -> None:
     """Records what a loop's bounds say about its index relative to other indices (`%j <= %i` inside
     `affine.for %j = 0 to %i + 1`, `%q + %s >= 1` inside `affine.for %q = max(0, 1 - %s) to ...`), so accesses
     such as `X[%q + %s - 1]` are proven in bounds."""
-    var = IndexRef(loop.var)
-    lowers = loop.lower.args if isinstance(loop.lower, Call) and loop.lower.func == "max" else (loop.lower,)
-    uppers = loop.upper.args if isinstance(loop.upper, Call) and loop.upper.func == "min" else (loop.upper,)
+    var = ex.IndexRef(loop.var)
+    lowers = loop.lower.args if isinstance(loop.lower, ex.Call) and loop.lower.func == "max" else (loop.lower,)
+    uppers = loop.upper.args if isinstance(loop.upper, ex.Call) and loop.upper.func == "min" else (loop.upper,)
     for low in lowers:
-        add_facts(Binary(">=", var, low), env)
+        add_facts(ex.Binary(">=", var, low), env)
     for high in uppers:
-        add_facts(Binary("<", var, high), env)
+        add_facts(ex.Binary("<", var, high), env)
 
 
 _BIG = 1 << 62
@@ -176,7 +182,7 @@ def _narrow(env: IntervalEnv, key: Coeffs, lo: int | None, hi: int | None) -> No
 
 @dataclass(frozen=True)
 class AccessSite:
-    access: Access
+    access: ex.Access
     write: bool
     stmt: Assign
 
@@ -189,7 +195,7 @@ def accesses(body: list[KStmt]) -> list[AccessSite]:
             sites.extend(accesses(stmt.body))
         elif isinstance(stmt, Assign):
             for node in walk(stmt.value):
-                if isinstance(node, Access):
+                if isinstance(node, ex.Access):
                     sites.append(AccessSite(node, False, stmt))
             if stmt.reduction is not None:
                 sites.append(AccessSite(stmt.target, False, stmt))  # a reduction reads its target too

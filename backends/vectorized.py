@@ -20,27 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from solar.ir import expr as ex
 from solar.ir.dtypes import DType
-from solar.ir.expr import (
-    COMPARISONS,
-    LOGICAL,
-    Binary,
-    BoolLit,
-    Call,
-    Cast,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    linear_form,
-    walk,
-)
+from solar.ir.expr import COMPARISONS, LOGICAL, Expr, linear_form, walk
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp
 
-from .codegen_expr import SourceEmitter, compute_class, convert_constant, resolve_type, unify_types
+from .codegen_expr import ComputeTypes, compute_class, convert_constant, resolve_type, unify_types
 from .dtypes import STORAGE, compute_dtype, identity, round_array
 from .einsum import LinearEntry, geometry, operand_view
 from .errors import UnsupportedError
@@ -55,7 +41,7 @@ CHUNK_ELEMENTS = 1 << 18
 
 def prefers_numpy(op: EinsumOp) -> bool:
     """True when the einsum calls a transcendental function (see the module docstring)."""
-    return any(isinstance(n, Call) and n.func in TRANSCENDENTAL for s in op.body for n in walk(s.value))
+    return any(isinstance(n, ex.Call) and n.func in TRANSCENDENTAL for s in op.body for n in walk(s.value))
 
 
 @dataclass
@@ -65,7 +51,7 @@ class VectorPlan:
     red_letters: list[str]
     ranges: dict[str, int]
     terms: list[list[LinearEntry]]
-    where: list[Binary]
+    where: list[ex.Binary]
 
 
 def vector_plan(op: EinsumOp) -> VectorPlan | None:
@@ -73,7 +59,7 @@ def vector_plan(op: EinsumOp) -> VectorPlan | None:
     spec, ranges = geo.spec, geo.ranges
     out_letters: list[str] = []
     for entry in spec.output:
-        if not isinstance(entry, IndexRef) or entry.name in out_letters:
+        if not isinstance(entry, ex.IndexRef) or entry.name in out_letters:
             return None
         out_letters.append(entry.name)
     if not out_letters:
@@ -94,13 +80,13 @@ def vector_plan(op: EinsumOp) -> VectorPlan | None:
     return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
 
 
-class _Eval(SourceEmitter, ExprVisitor[Any]):
+class _Eval(ExprVisitor[Any]):
     """Evaluates SIR scalar expressions on broadcast NumPy arrays, typed as the generated loops are."""
 
     def __init__(self, op: EinsumOp, arrays: dict[str, Any], types: dict[str, DType]) -> None:
-        super().__init__()
         self.arrays = arrays
         self.types = types
+        self.compute_types = ComputeTypes(self.element_type)
         # Temporaries this evaluation created, by id, kept alive so an id is never reused by another array:
         # an arithmetic ufunc may write its result into one of them instead of allocating (half the memory
         # traffic for `exp(X - M) / S`). Operand views are never in here, so inputs are never written.
@@ -118,26 +104,29 @@ class _Eval(SourceEmitter, ExprVisitor[Any]):
             self.owned[id(result)] = result
         return result
 
-    def element_type(self, node: Expr) -> DType:
-        assert isinstance(node, NameRef)
+    def element_type(self, node: ex.NameRef | ex.Access) -> DType:
+        assert isinstance(node, ex.NameRef)
         return self.types[node.name]
+
+    def typeof(self, e: Expr) -> DType | str:
+        return self.compute_types.visit(e)
 
     def ev(self, e: Expr, ctx: DType | None) -> Any:
         """The value of `e` as an array, in the type it takes where `ctx` is expected."""
         return self.visit(e, resolve_type(self.typeof(e), ctx))
 
-    def visit_int_lit(self, e: IntLit, t: DType) -> Any:
+    def visit_int_lit(self, e: ex.IntLit, t: DType) -> Any:
         return _scalar(e.value, t)
 
     visit_float_lit = visit_bool_lit = visit_int_lit
 
-    def visit_name_ref(self, e: NameRef, t: DType) -> Any:
+    def visit_name_ref(self, e: ex.NameRef, t: DType) -> Any:
         return self.arrays[e.name]
 
-    def visit_index_ref(self, e: IndexRef, t: DType) -> Any:
+    def visit_index_ref(self, e: ex.IndexRef, t: DType) -> Any:
         return self.arrays["%" + e.name]  # the letter's values along its axis (see `evaluate`)
 
-    def visit_unary(self, e: Unary, t: DType) -> Any:
+    def visit_unary(self, e: ex.Unary, t: DType) -> Any:
         if e.op == "not":
             return np.logical_not(self.ev(e.operand, DType.I1))
         return self.apply(np.negative, self.ev(e.operand, t))
@@ -145,7 +134,7 @@ class _Eval(SourceEmitter, ExprVisitor[Any]):
     def visit_other(self, e: Expr, t: DType) -> Any:
         raise UnsupportedError(f"cannot evaluate `{e}` in an einsum")
 
-    def visit_binary(self, e: Binary, t: DType) -> Any:
+    def visit_binary(self, e: ex.Binary, t: DType) -> Any:
         if e.op in LOGICAL:
             f = np.logical_and if e.op == "and" else np.logical_or
             return f(self.ev(e.lhs, DType.I1), self.ev(e.rhs, DType.I1))
@@ -167,7 +156,7 @@ class _Eval(SourceEmitter, ExprVisitor[Any]):
                 return np.mod(a, b)
         raise UnsupportedError(f"operator {e.op}")
 
-    def visit_call(self, e: Call, t: DType) -> Any:
+    def visit_call(self, e: ex.Call, t: DType) -> Any:
         f = e.func
         if f == "select":
             return np.where(self.ev(e.args[0], DType.I1), self.ev(e.args[1], t), self.ev(e.args[2], t))
@@ -204,10 +193,10 @@ class _Eval(SourceEmitter, ExprVisitor[Any]):
                 return erf_array(np.ascontiguousarray(x).reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
         raise UnsupportedError(f"unknown function {f}")
 
-    def visit_cast(self, e: Cast, t: DType) -> Any:
+    def visit_cast(self, e: ex.Cast, t: DType) -> Any:
         target = e.dtype
         src_t = self.typeof(e.operand)
-        if isinstance(src_t, str) and isinstance(e.operand, IntLit | FloatLit | BoolLit):
+        if isinstance(src_t, str) and isinstance(e.operand, ex.IntLit | ex.FloatLit | ex.BoolLit):
             return _scalar(convert_constant(e.operand.value, target), compute_class(target))
         src = resolve_type(src_t, None)
         x = np.asarray(self.ev(e.operand, src))
@@ -278,7 +267,7 @@ def evaluate(plan: VectorPlan, operands: list[np.ndarray], threads: int) -> np.n
                 reduced = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}[red](value, axis=axes, **wide)
             reduced = np.asarray(reduced).astype(compute_dtype(out_t), copy=False)
             if len(op.body) > 1:
-                used = {n.name for n in walk(op.body[1].value) if isinstance(n, NameRef)}
+                used = {n.name for n in walk(op.body[1].value) if isinstance(n, ex.NameRef)}
                 out_arrays = {k: _drop_reduced(v, len(plan.out_letters)) for k, v in arrays.items() if k in used}
                 out_arrays[out.name] = reduced
                 reduced = np.broadcast_to(_Eval(op, out_arrays, types).ev(op.body[1].value, ctx), reduced.shape)
@@ -320,7 +309,7 @@ def _drop_reduced(array: Any, keep: int) -> Any:
     return a.reshape(a.shape[:keep])
 
 
-def _where_mask(constraints: list[Binary], letters: list[str], ranges: dict[str, int], first: str, lo: int,
+def _where_mask(constraints: list[ex.Binary], letters: list[str], ranges: dict[str, int], first: str, lo: int,
                 hi: int) -> np.ndarray:
     rank = len(letters)
     grids: dict[str, np.ndarray] = {}

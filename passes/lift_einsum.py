@@ -5,26 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solar.ir import attr_names
+from solar.ir import expr as ex
 from solar.ir.analysis.counts import einsum_counts
 from solar.ir.analysis.dependences import always_before, ever_before, touching
 from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 from solar.ir.analysis.mask_domains import restrict_masked_domains
-from solar.ir.expr import (
-    Access,
-    Binary,
-    Call,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    format_expr,
-    linear_form,
-    rewrite,
-    walk,
-)
+from solar.ir.expr import Expr, format_expr, linear_form, rewrite, walk
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import (
     AffineFor,
     AffineIf,
@@ -223,7 +211,7 @@ class _Lifter:
                 raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} is out of bounds "
                                  "(--lift-affine reports where)")
         subscripted = {i.name for a, _ in [(assign.target, None), *sm.reads] for e in a.indices
-                       for i in walk(e) if isinstance(i, IndexRef)}
+                       for i in walk(e) if isinstance(i, ex.IndexRef)}
         # Checked even for an empty domain (a zero-trip loop): an einsum names only subscripted indices.
         for loop in ctx.loops:
             if loop.var not in subscripted:
@@ -240,7 +228,7 @@ class _Lifter:
         elements no iteration point reaches are 0. Drops the fill when nothing else read it."""
         fill = prior.owner
         if not (isinstance(fill, EinsumOp) and fill in self.einsums and fill.body[0].op == "="
-                and isinstance(fill.body[0].value, IntLit | FloatLit) and fill.body[0].value.value == 0):
+                and isinstance(fill.body[0].value, ex.IntLit | ex.FloatLit) and fill.body[0].value.value == 0):
             return False
         if any(b.value is prior for e in self.einsums for b in e.inputs):
             return False
@@ -274,10 +262,10 @@ class _Lifter:
     # ---- building einsums ------------------------------------------------------------------------
     def _einsum(self, assign: Assign, ctx: _Context, sm: StatementModel) -> Value:
         letters = _letters([lp.var for lp in ctx.loops])
-        operands: list[tuple[Access, str, Value]] = []
+        operands: list[tuple[ex.Access, str, Value]] = []
         names: dict[tuple[str, tuple[Expr, ...]], str] = {}
         used_names = {assign.target.tensor}
-        for access in (a for a in walk(assign.value) if isinstance(a, Access)):
+        for access in (a for a in walk(assign.value) if isinstance(a, ex.Access)):
             key = (access.tensor, access.indices)
             if key in names:
                 continue
@@ -298,13 +286,13 @@ class _Lifter:
         where = self._where(ctx, sm, letters, [*[a.indices for a, _, _ in operands], assign.target.indices], shapes)
 
         def reads(e: Expr) -> Expr | None:
-            return NameRef(names[(e.tensor, e.indices)], e.loc) if isinstance(e, Access) else None
+            return ex.NameRef(names[(e.tensor, e.indices)], e.loc) if isinstance(e, ex.Access) else None
 
         def index_values(e: Expr) -> Expr | None:
-            if isinstance(e, IndexRef):
+            if isinstance(e, ex.IndexRef):
                 if e.name not in letters:
                     raise Unliftable(f"`%{e.name}` is not a loop index of this statement")
-                return IndexRef(letters[e.name], e.loc)
+                return ex.IndexRef(letters[e.name], e.loc)
             return None
 
         # Reads first: `rewrite` works bottom-up, so renaming indices first would change the reads' keys.
@@ -322,7 +310,7 @@ class _Lifter:
         letters = _LETTERS[:t.rank]
         spec = f"{letters},{letters}->{letters}"
         p, r = ("P", "R") if target not in ("P", "R") else ("P_0", "R_0")  # never the result's name
-        value = _combine_expr(reduction, NameRef(p), NameRef(r))
+        value = _combine_expr(reduction, ex.NameRef(p), ex.NameRef(r))
         loc = self.kernel.loc  # the combine has no statement of its own: diagnostics point at the kernel
         decl = TensorDecl(target, t, loc)
         op = EinsumOp(self.kernel.symbol, spec, [Binding(prior, p, loc), Binding(partial, r, loc)], [decl],
@@ -341,7 +329,7 @@ class _Lifter:
         extent: dict[str, Dim] = {}
         for term, shape in zip(terms, shapes, strict=True):
             for entry, dim in zip(term, shape, strict=True):
-                if isinstance(entry, IndexRef) and entry.name not in extent:
+                if isinstance(entry, ex.IndexRef) and entry.name not in extent:
                     extent[entry.name] = dim
         constraints: list[str] = []
         for k, loop in enumerate(ctx.loops):
@@ -356,7 +344,7 @@ class _Lifter:
                 if known is not None and dims_equal(known, _dim_of(hi)):
                     continue
                 constraints.append(f"{v}<{_affine_text(hi, letters)}")
-            if known is None and not any(isinstance(hi, IntLit) for hi in highs):
+            if known is None and not any(isinstance(hi, ex.IntLit) for hi in highs):
                 # No dimension and no constant bound gives the index a range (`j < i + 1` with `X[i - j]`):
                 # state its largest value over the statement's domain.
                 top = sm.domain.dim_max_val(k)
@@ -371,27 +359,40 @@ class _Lifter:
 _IDENTITY = {"add": 0.0, "mul": 1.0, "max": float("-inf"), "min": float("inf")}
 
 
+class _Number(ExprVisitor[int | float | None]):
+    """The number a literal, or a negated literal, stands for; None for any other expression."""
+
+    def visit_int_lit(self, e: ex.IntLit | ex.FloatLit) -> int | float | None:
+        return e.value
+
+    visit_float_lit = visit_int_lit
+
+    def visit_unary(self, e: ex.Unary) -> int | float | None:
+        return -e.operand.value if e.op == "-" and isinstance(e.operand, ex.IntLit | ex.FloatLit) else None
+
+    def visit_other(self, e: Expr) -> int | float | None:
+        return None
+
+
+_NUMBER = _Number()
+
+
 def _is_identity(value: Expr, reduction: str | None) -> bool:
     """Whether `value` is a literal equal to the identity of `reduction` (0 for add, -inf for max, ...)."""
     if reduction is None:
         return False
-    if isinstance(value, Unary) and value.op == "-" and isinstance(value.operand, IntLit | FloatLit):
-        literal = -value.operand.value
-    elif isinstance(value, IntLit | FloatLit):
-        literal = value.value
-    else:
-        return False
-    return literal == _IDENTITY[reduction]
+    literal = _NUMBER.visit(value)
+    return literal is not None and literal == _IDENTITY[reduction]
 
 
 def _combine_expr(reduction: str, a: Expr, b: Expr) -> Expr:
     if reduction in _COMBINE:
-        return Binary(_COMBINE[reduction], a, b)
-    return Call(reduction, (a, b))
+        return ex.Binary(_COMBINE[reduction], a, b)
+    return ex.Call(reduction, (a, b))
 
 
 def _parts(expr: Expr, combiner: str) -> tuple[Expr, ...]:
-    return expr.args if isinstance(expr, Call) and expr.func == combiner else (expr,)
+    return expr.args if isinstance(expr, ex.Call) and expr.func == combiner else (expr,)
 
 
 def _dim_of(expr: Expr) -> Dim:
@@ -419,7 +420,7 @@ def _letters(loop_vars: list[str]) -> dict[str, str]:
 def _term(indices: tuple[Expr, ...], letters: dict[str, str]) -> str:
     parts = []
     for e in indices:
-        if isinstance(e, IndexRef) and e.name in letters:
+        if isinstance(e, ex.IndexRef) and e.name in letters:
             parts.append(letters[e.name])
         else:
             parts.append("(" + _affine_text(e, letters) + ")")
@@ -448,7 +449,7 @@ def _affine_text(expr: Expr, letters: dict[str, str]) -> str:
 
 
 def _guard_texts(cond: Expr, letters: dict[str, str]) -> list[str]:
-    if isinstance(cond, Binary) and cond.op == "and":
+    if isinstance(cond, ex.Binary) and cond.op == "and":
         return _guard_texts(cond.lhs, letters) + _guard_texts(cond.rhs, letters)
-    assert isinstance(cond, Binary)
+    assert isinstance(cond, ex.Binary)
     return [f"{_affine_text(cond.lhs, letters)}{cond.op}{_affine_text(cond.rhs, letters)}"]

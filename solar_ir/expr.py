@@ -12,11 +12,13 @@ from typing import ClassVar, Union
 
 from .diagnostics import UNKNOWN, Location
 from .dtypes import DType
+from .expr_visitor import ExprVisitor
 
 
 class Expr:
     __slots__ = ("loc",)
     precedence: ClassVar[int] = 9
+    kind: ClassVar[str]  # the name of its case in an `ExprVisitor` (`visit_<kind>`; expr_visitor.KINDS)
 
     def children(self) -> tuple[Expr, ...]:
         return ()
@@ -67,6 +69,7 @@ ExprLike = Union["Expr", int, float, bool, str]
 
 class IntLit(Expr):
     __slots__ = ("value",)
+    kind = "int_lit"
 
     def __init__(self, value: int, loc: Location = UNKNOWN) -> None:
         self.value = value
@@ -78,6 +81,7 @@ class IntLit(Expr):
 
 class FloatLit(Expr):
     __slots__ = ("value",)
+    kind = "float_lit"
 
     def __init__(self, value: float, loc: Location = UNKNOWN) -> None:
         self.value = value
@@ -89,6 +93,7 @@ class FloatLit(Expr):
 
 class BoolLit(Expr):
     __slots__ = ("value",)
+    kind = "bool_lit"
 
     def __init__(self, value: bool, loc: Location = UNKNOWN) -> None:
         self.value = value
@@ -102,6 +107,7 @@ class IndexRef(Expr):
     """A loop index (`%i`) of an `affine.for` or an enclosing `solar.for`."""
 
     __slots__ = ("name",)
+    kind = "index_ref"
 
     def __init__(self, name: str, loc: Location = UNKNOWN) -> None:
         self.name = name  # without the leading '%'
@@ -115,6 +121,7 @@ class NameRef(Expr):
     """A bare name: a size parameter, or in an einsum body the element of a bound operand."""
 
     __slots__ = ("name",)
+    kind = "name_ref"
 
     def __init__(self, name: str, loc: Location = UNKNOWN) -> None:
         self.name = name
@@ -128,6 +135,7 @@ class Access(Expr):
     """An element of a tensor bound in a kernel: `X[%i, %k + 1]`."""
 
     __slots__ = ("indices", "tensor")
+    kind = "access"
 
     def __init__(self, tensor: str, indices: tuple[Expr, ...], loc: Location = UNKNOWN) -> None:
         self.tensor = tensor
@@ -143,6 +151,7 @@ class Access(Expr):
 
 class Unary(Expr):
     __slots__ = ("op", "operand")
+    kind = "unary"
 
     def __init__(self, op: str, operand: Expr, loc: Location = UNKNOWN) -> None:
         self.op = op  # '-' or 'not'
@@ -172,6 +181,7 @@ LOGICAL = frozenset({"and", "or"})
 
 class Binary(Expr):
     __slots__ = ("lhs", "op", "rhs")
+    kind = "binary"
 
     def __init__(self, op: str, lhs: ExprLike, rhs: ExprLike, loc: Location | None = None) -> None:
         self.op = op
@@ -194,6 +204,7 @@ class Call(Expr):
     """A scalar function (see `scalar_funcs.FUNCTIONS`), or `max`/`min` bounds of an affine loop."""
 
     __slots__ = ("args", "func")
+    kind = "call"
 
     def __init__(self, func: str, args: tuple[Expr, ...], loc: Location = UNKNOWN) -> None:
         self.func = func
@@ -209,6 +220,7 @@ class Call(Expr):
 
 class Cast(Expr):
     __slots__ = ("dtype", "operand")
+    kind = "cast"
 
     def __init__(self, dtype: DType, operand: Expr, loc: Location = UNKNOWN) -> None:
         self.dtype = dtype
@@ -262,21 +274,35 @@ def walk(expr: Expr) -> Iterator[Expr]:
 
 def rewrite(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     """Rebuilds `expr` bottom-up; `fn` returns a replacement for a node or None to keep it."""
-    if isinstance(expr, Access):
-        new: Expr = Access(expr.tensor, tuple(rewrite(i, fn) for i in expr.indices), expr.loc)
-    elif isinstance(expr, Unary):
-        new = negate(rewrite(expr.operand, fn), expr.loc) if expr.op == "-" else Unary(
-            expr.op, rewrite(expr.operand, fn), expr.loc)
-    elif isinstance(expr, Binary):
-        new = Binary(expr.op, rewrite(expr.lhs, fn), rewrite(expr.rhs, fn), expr.loc)
-    elif isinstance(expr, Call):
-        new = Call(expr.func, tuple(rewrite(a, fn) for a in expr.args), expr.loc)
-    elif isinstance(expr, Cast):
-        new = Cast(expr.dtype, rewrite(expr.operand, fn), expr.loc)
-    else:
-        new = expr
+    new = _REBUILD.visit(expr, fn)
     replaced = fn(new)
     return new if replaced is None else replaced
+
+
+class _Rebuild(ExprVisitor[Expr]):
+    """`rewrite`'s step: a node rebuilt from its rewritten operands; a leaf stays as it is."""
+
+    def visit_access(self, e: Access, fn: Callable[[Expr], Expr | None]) -> Expr:
+        return Access(e.tensor, tuple(rewrite(i, fn) for i in e.indices), e.loc)
+
+    def visit_unary(self, e: Unary, fn: Callable[[Expr], Expr | None]) -> Expr:
+        operand = rewrite(e.operand, fn)
+        return negate(operand, e.loc) if e.op == "-" else Unary(e.op, operand, e.loc)
+
+    def visit_binary(self, e: Binary, fn: Callable[[Expr], Expr | None]) -> Expr:
+        return Binary(e.op, rewrite(e.lhs, fn), rewrite(e.rhs, fn), e.loc)
+
+    def visit_call(self, e: Call, fn: Callable[[Expr], Expr | None]) -> Expr:
+        return Call(e.func, tuple(rewrite(a, fn) for a in e.args), e.loc)
+
+    def visit_cast(self, e: Cast, fn: Callable[[Expr], Expr | None]) -> Expr:
+        return Cast(e.dtype, rewrite(e.operand, fn), e.loc)
+
+    def visit_other(self, e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+        return e
+
+
+_REBUILD = _Rebuild()
 
 
 def substitute_names(expr: Expr, values: dict[str, Expr]) -> Expr:
@@ -294,44 +320,57 @@ def format_float(value: float) -> str:
     return text
 
 
-def format_expr(expr: Expr) -> str:
-    if isinstance(expr, IntLit):
-        return str(expr.value)
-    if isinstance(expr, FloatLit):
-        return format_float(expr.value)
-    if isinstance(expr, BoolLit):
-        return "true" if expr.value else "false"
-    if isinstance(expr, IndexRef):
-        return "%" + expr.name
-    if isinstance(expr, NameRef):
-        return expr.name
-    if isinstance(expr, Access):
-        return f"{expr.tensor}[{', '.join(format_expr(i) for i in expr.indices)}]"
-    if isinstance(expr, Call):
-        return f"{expr.func}({', '.join(format_expr(a) for a in expr.args)})"
-    if isinstance(expr, Cast):
-        return f"cast<{expr.dtype.spelling}>({format_expr(expr.operand)})"
-    if isinstance(expr, Unary):
-        inner = format_expr(expr.operand)
-        operand_prec = _print_precedence(expr.operand)
-        if expr.op == "-":
+class _Format(ExprVisitor[str]):
+    """The text of an expression, with the parentheses its operands' precedences need."""
+
+    def visit_int_lit(self, e: IntLit) -> str:
+        return str(e.value)
+
+    def visit_float_lit(self, e: FloatLit) -> str:
+        return format_float(e.value)
+
+    def visit_bool_lit(self, e: BoolLit) -> str:
+        return "true" if e.value else "false"
+
+    def visit_index_ref(self, e: IndexRef) -> str:
+        return "%" + e.name
+
+    def visit_name_ref(self, e: NameRef) -> str:
+        return e.name
+
+    def visit_access(self, e: Access) -> str:
+        return f"{e.tensor}[{', '.join(self.visit(i) for i in e.indices)}]"
+
+    def visit_call(self, e: Call) -> str:
+        return f"{e.func}({', '.join(self.visit(a) for a in e.args)})"
+
+    def visit_cast(self, e: Cast) -> str:
+        return f"cast<{e.dtype.spelling}>({self.visit(e.operand)})"
+
+    def visit_unary(self, e: Unary) -> str:
+        inner = self.visit(e.operand)
+        operand_prec = _print_precedence(e.operand)
+        if e.op == "-":
             if operand_prec < 7 or inner.startswith("-"):
                 inner = f"({inner})"
             return "-" + inner
         if operand_prec < 3:
             inner = f"({inner})"
         return "not " + inner
-    if isinstance(expr, Binary):
-        prec = BINARY_PRECEDENCE[expr.op]
-        lhs, rhs = format_expr(expr.lhs), format_expr(expr.rhs)
-        lp, rp = _print_precedence(expr.lhs), _print_precedence(expr.rhs)
+
+    def visit_binary(self, e: Binary) -> str:
+        prec = BINARY_PRECEDENCE[e.op]
+        lhs, rhs = self.visit(e.lhs), self.visit(e.rhs)
+        lp, rp = _print_precedence(e.lhs), _print_precedence(e.rhs)
         # Left-associative; comparisons do not chain, so both sides must bind tighter.
         if lp < prec or (prec == 4 and lp == 4):
             lhs = f"({lhs})"
         if rp <= prec:
             rhs = f"({rhs})"
-        return f"{lhs} {expr.op} {rhs}"
-    raise TypeError(f"not an expression: {expr!r}")
+        return f"{lhs} {e.op} {rhs}"
+
+
+format_expr: Callable[[Expr], str] = _Format().visit  # the visitor's own method: printing is hot
 
 
 def _print_precedence(expr: Expr) -> int:
@@ -343,19 +382,29 @@ def _print_precedence(expr: Expr) -> int:
 # ---- affine analysis ------------------------------------------------------------------------------
 
 
-def constant_value(expr: Expr) -> int | None:
+class _Constant(ExprVisitor[int | None]):
     """The value of an integer expression without variables, or None."""
-    if isinstance(expr, IntLit):
-        return expr.value
-    if isinstance(expr, Unary) and expr.op == "-":
-        v = constant_value(expr.operand)
+
+    def visit_int_lit(self, e: IntLit) -> int | None:
+        return e.value
+
+    def visit_unary(self, e: Unary) -> int | None:
+        if e.op != "-":
+            return None
+        v = self.visit(e.operand)
         return None if v is None else -v
-    if isinstance(expr, Binary):
-        a, b = constant_value(expr.lhs), constant_value(expr.rhs)
+
+    def visit_binary(self, e: Binary) -> int | None:
+        a, b = self.visit(e.lhs), self.visit(e.rhs)
         if a is None or b is None:
             return None
-        return _fold_int(expr.op, a, b)
-    return None
+        return _fold_int(e.op, a, b)
+
+    def visit_other(self, e: Expr) -> int | None:
+        return None
+
+
+constant_value: Callable[[Expr], int | None] = _Constant().visit  # bound once: folding is hot
 
 
 def _fold_int(op: str, a: int, b: int) -> int | None:
@@ -379,32 +428,46 @@ def _fold_int(op: str, a: int, b: int) -> int | None:
 def affine_violation(expr: Expr) -> tuple[Expr, str] | None:
     """Checks that `expr` is (quasi-)affine: integer combinations of indices and parameters, with
     `floordiv`/`ceildiv`/`mod` by positive constants. Returns the offending node and why, or None."""
-    if isinstance(expr, IntLit | IndexRef | NameRef):
+    return _AFFINE_VIOLATION.visit(expr)
+
+
+class _AffineViolation(ExprVisitor[tuple[Expr, str] | None]):
+    def visit_int_lit(self, e: IntLit | IndexRef | NameRef) -> tuple[Expr, str] | None:
         return None
-    if isinstance(expr, Unary) and expr.op == "-":
-        return affine_violation(expr.operand)
-    if isinstance(expr, Binary):
-        if expr.op in ("+", "-"):
-            return affine_violation(expr.lhs) or affine_violation(expr.rhs)
-        if expr.op == "*":
-            bad = affine_violation(expr.lhs) or affine_violation(expr.rhs)
+
+    visit_index_ref = visit_name_ref = visit_int_lit
+
+    def visit_unary(self, e: Unary) -> tuple[Expr, str] | None:
+        return self.visit(e.operand) if e.op == "-" else self.visit_other(e)
+
+    def visit_binary(self, e: Binary) -> tuple[Expr, str] | None:
+        if e.op in ("+", "-"):
+            return self.visit(e.lhs) or self.visit(e.rhs)
+        if e.op == "*":
+            bad = self.visit(e.lhs) or self.visit(e.rhs)
             if bad:
                 return bad
-            if constant_value(expr.lhs) is None and constant_value(expr.rhs) is None:
-                return expr, f"`{format_expr(expr)}` multiplies two variables"
+            if constant_value(e.lhs) is None and constant_value(e.rhs) is None:
+                return e, f"`{format_expr(e)}` multiplies two variables"
             return None
-        if expr.op in ("floordiv", "ceildiv", "mod"):
-            bad = affine_violation(expr.lhs)
+        if e.op in ("floordiv", "ceildiv", "mod"):
+            bad = self.visit(e.lhs)
             if bad:
                 return bad
-            divisor = constant_value(expr.rhs)
+            divisor = constant_value(e.rhs)
             if divisor is None or divisor <= 0:
-                return expr, f"`{format_expr(expr)}` divides by `{format_expr(expr.rhs)}`, not a positive constant"
+                return e, f"`{format_expr(e)}` divides by `{format_expr(e.rhs)}`, not a positive constant"
             return None
-        return expr, f"`{format_expr(expr)}` uses `{expr.op}`"
-    if isinstance(expr, Access):
-        return expr, f"`{format_expr(expr)}` reads a tensor (indirect access needs solar.gather)"
-    return expr, f"`{format_expr(expr)}` is not an integer expression of indices and size parameters"
+        return e, f"`{format_expr(e)}` uses `{e.op}`"
+
+    def visit_access(self, e: Access) -> tuple[Expr, str] | None:
+        return e, f"`{format_expr(e)}` reads a tensor (indirect access needs solar.gather)"
+
+    def visit_other(self, e: Expr) -> tuple[Expr, str] | None:
+        return e, f"`{format_expr(e)}` is not an integer expression of indices and size parameters"
+
+
+_AFFINE_VIOLATION = _AffineViolation()
 
 
 LinearForm = tuple[tuple[tuple[str, int], ...], int]
@@ -415,61 +478,99 @@ def linear_form(expr: Expr, atoms: bool = False) -> LinearForm | None:
     and bare for parameters. None for non-linear or quasi-affine expressions, unless `atoms`: then each
     such subexpression (`N floordiv 2`) is one more variable, named by its text."""
     coeffs: dict[str, int] = {}
-    const = _accumulate_linear(expr, 1, coeffs, atoms)
+    const = _LINEAR.visit(expr, 1, coeffs, atoms)
     if const is None:
         return None
     return tuple(sorted((k, v) for k, v in coeffs.items() if v != 0)), const
 
 
-def _accumulate_linear(expr: Expr, scale: int, coeffs: dict[str, int], atoms: bool = False) -> int | None:
-    if isinstance(expr, IntLit):
-        return scale * expr.value
-    if isinstance(expr, IndexRef | NameRef):
-        key = "%" + expr.name if isinstance(expr, IndexRef) else expr.name
-        coeffs[key] = coeffs.get(key, 0) + scale
-        return 0
-    if isinstance(expr, Unary) and expr.op == "-":
-        return _accumulate_linear(expr.operand, -scale, coeffs, atoms)
-    if isinstance(expr, Binary):
-        if expr.op in ("+", "-"):
-            a = _accumulate_linear(expr.lhs, scale, coeffs, atoms)
-            b = _accumulate_linear(expr.rhs, scale if expr.op == "+" else -scale, coeffs, atoms)
+class _Linear(ExprVisitor[int | None]):
+    """Adds `scale` times `expr` to `coeffs` (name → coefficient) and gives its constant part, or None when
+    it is not linear (with `atoms`, a non-linear integer subexpression is one more variable)."""
+
+    def visit_int_lit(self, e: IntLit, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        return scale * e.value
+
+    def visit_index_ref(self, e: IndexRef, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        return self._variable("%" + e.name, scale, coeffs)
+
+    def visit_name_ref(self, e: NameRef, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        return self._variable(e.name, scale, coeffs)
+
+    def visit_unary(self, e: Unary, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        if e.op == "-":
+            return self.visit(e.operand, -scale, coeffs, atoms)
+        return self.visit_other(e, scale, coeffs, atoms)
+
+    def visit_binary(self, e: Binary, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        if e.op in ("+", "-"):
+            a = self.visit(e.lhs, scale, coeffs, atoms)
+            b = self.visit(e.rhs, scale if e.op == "+" else -scale, coeffs, atoms)
             return None if a is None or b is None else a + b
-        if expr.op == "*":
-            lc, rc = constant_value(expr.lhs), constant_value(expr.rhs)
+        if e.op == "*":
+            lc, rc = constant_value(e.lhs), constant_value(e.rhs)
             if lc is not None:
-                return _accumulate_linear(expr.rhs, scale * lc, coeffs, atoms)
+                return self.visit(e.rhs, scale * lc, coeffs, atoms)
             if rc is not None:
-                return _accumulate_linear(expr.lhs, scale * rc, coeffs, atoms)
-        if expr.op in ("floordiv", "ceildiv", "mod"):
-            value = constant_value(expr)
+                return self.visit(e.lhs, scale * rc, coeffs, atoms)
+        if e.op in ("floordiv", "ceildiv", "mod"):
+            value = constant_value(e)
             if value is not None:
                 return scale * value
-    if atoms and not isinstance(expr, FloatLit | BoolLit):
-        key = format_expr(expr)
+        return self.visit_other(e, scale, coeffs, atoms)
+
+    def visit_float_lit(self, e: FloatLit | BoolLit, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        return None
+
+    visit_bool_lit = visit_float_lit
+
+    def visit_other(self, e: Expr, scale: int, coeffs: dict[str, int], atoms: bool) -> int | None:
+        return self._variable(format_expr(e), scale, coeffs) if atoms else None
+
+    @staticmethod
+    def _variable(key: str, scale: int, coeffs: dict[str, int]) -> int:
         coeffs[key] = coeffs.get(key, 0) + scale
         return 0
-    return None
+
+
+_LINEAR = _Linear()
 
 
 def evaluate_int(expr: Expr, env: dict[str, int]) -> int:
     """Evaluates an integer expression; `env` maps parameter names and '%index' names to values."""
-    if isinstance(expr, IntLit):
-        return expr.value
-    if isinstance(expr, NameRef):
-        return env[expr.name]
-    if isinstance(expr, IndexRef):
-        return env["%" + expr.name]
-    if isinstance(expr, Unary) and expr.op == "-":
-        return -evaluate_int(expr.operand, env)
-    if isinstance(expr, Binary):
-        result = _fold_int(expr.op, evaluate_int(expr.lhs, env), evaluate_int(expr.rhs, env))
-        if result is not None:
-            return result
-    if isinstance(expr, Call) and expr.func in ("max", "min") and expr.args:
-        values = [evaluate_int(a, env) for a in expr.args]
-        return max(values) if expr.func == "max" else min(values)
-    raise ValueError(f"cannot evaluate `{format_expr(expr)}` as an integer")
+    return _EVALUATE_INT.visit(expr, env)
+
+
+class _EvaluateInt(ExprVisitor[int]):
+    def visit_int_lit(self, e: IntLit, env: dict[str, int]) -> int:
+        return e.value
+
+    def visit_name_ref(self, e: NameRef, env: dict[str, int]) -> int:
+        return env[e.name]
+
+    def visit_index_ref(self, e: IndexRef, env: dict[str, int]) -> int:
+        return env["%" + e.name]
+
+    def visit_unary(self, e: Unary, env: dict[str, int]) -> int:
+        if e.op == "-":
+            return -self.visit(e.operand, env)
+        return self.visit_other(e, env)
+
+    def visit_binary(self, e: Binary, env: dict[str, int]) -> int:
+        result = _fold_int(e.op, self.visit(e.lhs, env), self.visit(e.rhs, env))
+        return self.visit_other(e, env) if result is None else result
+
+    def visit_call(self, e: Call, env: dict[str, int]) -> int:
+        if e.func not in ("max", "min") or not e.args:
+            return self.visit_other(e, env)
+        values = [self.visit(a, env) for a in e.args]
+        return max(values) if e.func == "max" else min(values)
+
+    def visit_other(self, e: Expr, env: dict[str, int]) -> int:
+        raise ValueError(f"cannot evaluate `{format_expr(e)}` as an integer")
+
+
+_EVALUATE_INT = _EvaluateInt()
 
 
 def free_names(expr: Expr) -> Iterator[NameRef]:
@@ -486,37 +587,54 @@ INF = float("inf")
 def int_range(expr: Expr) -> tuple[float, float]:
     """Bounds (lo, hi) that an integer size expression stays within for every value of its parameters (each
     a size, so at least 0), by interval arithmetic: sound but not tight; ±inf where nothing is known."""
-    if isinstance(expr, IntLit):
-        return expr.value, expr.value
-    if isinstance(expr, NameRef):
+    return _INT_RANGE.visit(expr)
+
+
+class _IntRange(ExprVisitor[tuple[float, float]]):
+    def visit_int_lit(self, e: IntLit) -> tuple[float, float]:
+        return e.value, e.value
+
+    def visit_name_ref(self, e: NameRef) -> tuple[float, float]:
         return 0, INF
-    if isinstance(expr, Unary) and expr.op == "-":
-        lo, hi = int_range(expr.operand)
+
+    def visit_unary(self, e: Unary) -> tuple[float, float]:
+        if e.op != "-":
+            return -INF, INF
+        lo, hi = self.visit(e.operand)
         return -hi, -lo
-    if isinstance(expr, Call) and expr.func in ("max", "min") and expr.args:
-        ranges = [int_range(a) for a in expr.args]
-        pick = max if expr.func == "max" else min
+
+    def visit_call(self, e: Call) -> tuple[float, float]:
+        if e.func not in ("max", "min") or not e.args:
+            return -INF, INF
+        ranges = [self.visit(a) for a in e.args]
+        pick = max if e.func == "max" else min
         return pick(r[0] for r in ranges), pick(r[1] for r in ranges)
-    if not isinstance(expr, Binary):
+
+    def visit_binary(self, e: Binary) -> tuple[float, float]:
+        (alo, ahi), (blo, bhi) = self.visit(e.lhs), self.visit(e.rhs)
+        if e.op == "+":
+            return alo + blo, ahi + bhi
+        if e.op == "-":
+            return alo - bhi, ahi - blo
+        if e.op == "*":
+            for (clo, chi), (lo, hi) in (((alo, ahi), (blo, bhi)), ((blo, bhi), (alo, ahi))):
+                if clo == chi and not math.isinf(clo):  # a constant factor scales the other's range
+                    ends = (0, 0) if clo == 0 else (clo * lo, clo * hi)
+                    return min(ends), max(ends)
+            if min(alo, blo) >= 0:
+                return alo * blo, ahi * bhi
+            return -INF, INF
+        divisor = constant_value(e.rhs)
+        if divisor is None or divisor <= 0 or e.op not in ("floordiv", "ceildiv", "mod"):
+            return -INF, INF
+        if e.op == "mod":  # floor modulo by a positive constant: in [0, divisor)
+            return (alo, ahi) if alo >= 0 and ahi < divisor else (0, divisor - 1)
+        scaled = [v / divisor for v in (alo, ahi)]
+        rounding = math.floor if e.op == "floordiv" else math.ceil
+        return tuple(v if math.isinf(v) else rounding(v) for v in scaled)  # type: ignore[return-value]
+
+    def visit_other(self, e: Expr) -> tuple[float, float]:
         return -INF, INF
-    (alo, ahi), (blo, bhi) = int_range(expr.lhs), int_range(expr.rhs)
-    if expr.op == "+":
-        return alo + blo, ahi + bhi
-    if expr.op == "-":
-        return alo - bhi, ahi - blo
-    if expr.op == "*":
-        for (clo, chi), (lo, hi) in (((alo, ahi), (blo, bhi)), ((blo, bhi), (alo, ahi))):
-            if clo == chi and not math.isinf(clo):  # a constant factor scales the other's range
-                ends = (0, 0) if clo == 0 else (clo * lo, clo * hi)
-                return min(ends), max(ends)
-        if min(alo, blo) >= 0:
-            return alo * blo, ahi * bhi
-        return -INF, INF
-    divisor = constant_value(expr.rhs)
-    if divisor is None or divisor <= 0 or expr.op not in ("floordiv", "ceildiv", "mod"):
-        return -INF, INF
-    if expr.op == "mod":  # floor modulo by a positive constant: in [0, divisor)
-        return (alo, ahi) if alo >= 0 and ahi < divisor else (0, divisor - 1)
-    scaled = [v / divisor for v in (alo, ahi)]
-    rounding = math.floor if expr.op == "floordiv" else math.ceil
-    return tuple(v if math.isinf(v) else rounding(v) for v in scaled)  # type: ignore[return-value]
+
+
+_INT_RANGE = _IntRange()

@@ -3,22 +3,9 @@ meet, operands of one operation share one element type, functions check their ar
 
 from __future__ import annotations
 
+from . import expr as ex
 from .dtypes import INDEX, DType
-from .expr import (
-    COMPARISONS,
-    LOGICAL,
-    Access,
-    Binary,
-    BoolLit,
-    Call,
-    Cast,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-)
+from .expr import COMPARISONS, LOGICAL, Expr
 from .expr_visitor import ExprVisitor
 from .scalar_funcs import ALL_FUNCTION_NAMES, FUNCTIONS
 from .verify_base import BOOL_LIT, FLOAT_LIT, INT_LIT, Checker, EType, KernelScope, literal_fits, suggest, type_name
@@ -27,7 +14,7 @@ from .verify_base import BOOL_LIT, FLOAT_LIT, INT_LIT, Checker, EType, KernelSco
 class ScalarTypes(Checker, ExprVisitor[EType]):
     """The verifier's typing of scalar expressions (mixed into `Verifier`)."""
 
-    def access(self, acc: Access, scope: KernelScope) -> DType | None:
+    def access(self, acc: ex.Access, scope: KernelScope) -> DType | None:
         t = scope.tensors.get(acc.tensor)
         if t is None:
             if acc.tensor not in scope.tensors:
@@ -45,22 +32,22 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
     # level (the limits of solar.ir.limits leave room for that many).
     etype = ExprVisitor.visit
 
-    def visit_int_lit(self, e: IntLit, scope: KernelScope) -> EType:
+    def visit_int_lit(self, e: ex.IntLit, scope: KernelScope) -> EType:
         return INT_LIT
 
-    def visit_float_lit(self, e: FloatLit, scope: KernelScope) -> EType:
+    def visit_float_lit(self, e: ex.FloatLit, scope: KernelScope) -> EType:
         return FLOAT_LIT
 
-    def visit_bool_lit(self, e: BoolLit, scope: KernelScope) -> EType:
+    def visit_bool_lit(self, e: ex.BoolLit, scope: KernelScope) -> EType:
         return BOOL_LIT
 
-    def visit_index_ref(self, e: IndexRef, scope: KernelScope) -> EType:
+    def visit_index_ref(self, e: ex.IndexRef, scope: KernelScope) -> EType:
         if e.name not in scope.indices:
             self.error(f"unknown loop index %{e.name}{suggest(e.name, scope.indices)}", e.loc)
             return None
         return INDEX
 
-    def visit_name_ref(self, e: NameRef, scope: KernelScope) -> EType:
+    def visit_name_ref(self, e: ex.NameRef, scope: KernelScope) -> EType:
         if e.name in scope.elements:
             return scope.elements[e.name]
         if e.name in self.params:
@@ -72,18 +59,18 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
                    e.loc)
         return None
 
-    def visit_access(self, e: Access, scope: KernelScope) -> EType:
+    def visit_access(self, e: ex.Access, scope: KernelScope) -> EType:
         if e.tensor in scope.elements:
             self.error(f"einsum operands are read by name alone (`{e.tensor}`); the subscripts give the indices",
                        e.loc)
             return None
         return self.access(e, scope)
 
-    def visit_cast(self, e: Cast, scope: KernelScope) -> EType:
+    def visit_cast(self, e: ex.Cast, scope: KernelScope) -> EType:
         self.etype(e.operand, scope)
         return e.dtype
 
-    def visit_unary(self, e: Unary, scope: KernelScope) -> EType:
+    def visit_unary(self, e: ex.Unary, scope: KernelScope) -> EType:
         t = self.etype(e.operand, scope)
         if e.op == "not":
             return self.expect_bool(t, e.operand, "not")
@@ -100,7 +87,7 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
         self.error(f"{what} needs an i1 operand, not {type_name(t)}", e.loc)
         return None
 
-    def visit_binary(self, e: Binary, scope: KernelScope) -> EType:
+    def visit_binary(self, e: ex.Binary, scope: KernelScope) -> EType:
         lt, rt = self.etype(e.lhs, scope), self.etype(e.rhs, scope)
         if e.op in LOGICAL:
             a, b = self.expect_bool(lt, e.lhs, e.op), self.expect_bool(rt, e.rhs, e.op)
@@ -143,7 +130,7 @@ class ScalarTypes(Checker, ExprVisitor[EType]):
         self.error(f"a {lit} cannot be combined with {dtype} values", e.loc)
         return None
 
-    def visit_call(self, e: Call, scope: KernelScope) -> EType:
+    def visit_call(self, e: ex.Call, scope: KernelScope) -> EType:
         types = [self.etype(a, scope) for a in e.args]
         if e.func == "select":
             if len(e.args) != 3:

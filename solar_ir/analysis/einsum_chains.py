@@ -16,20 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from solar.ir import expr as ex
 from solar.ir.einsum_spec import SpecError, index_ranges, parse_spec
-from solar.ir.expr import (
-    Binary,
-    Call,
-    Cast,
-    Expr,
-    FloatLit,
-    IndexRef,
-    IntLit,
-    NameRef,
-    Unary,
-    evaluate_int,
-    format_expr,
-)
+from solar.ir.expr import Expr, evaluate_int, format_expr
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.index_map import NotAffine, Permutation, Regroup
 from solar.ir.ops import EinsumOp, Op, Value
 from solar.ir.types import Dim, TensorType
@@ -76,10 +66,10 @@ def linear_einsum(op: EinsumOp, values: dict[str, int]) -> LinearEinsum:
         raise NotLinear(str(err)) from None
     terms: list[str] = []
     for term in [*spec.inputs, spec.output]:
-        if not all(isinstance(e, IndexRef) for e in term):
+        if not all(isinstance(e, ex.IndexRef) for e in term):
             raise NotLinear(f"has an affine window in its subscripts \"{op.spec}\" (a convolution is not a "
                             "tensor network)")
-        letters = "".join(e.name for e in term if isinstance(e, IndexRef))
+        letters = "".join(e.name for e in term if isinstance(e, ex.IndexRef))
         if len(set(letters)) != len(letters):
             raise NotLinear(f"repeats an index within a term of \"{op.spec}\" (a diagonal)")
         terms.append(letters)
@@ -89,7 +79,7 @@ def linear_einsum(op: EinsumOp, values: dict[str, int]) -> LinearEinsum:
     if first.op == "=" and spec.reduced:
         raise NotLinear("assigns without a reduction over the indices absent from its result")
     names = [b.name for b in op.inputs]
-    factor, used = _product(first.value, set(names))
+    factor, used = _Product(set(names)).visit(first.value)
     if sorted(used) != sorted(names):
         missing = [n for n in names if n not in used]
         raise NotLinear(f"does not read its operand {missing[0]} in its product" if missing
@@ -106,43 +96,59 @@ def linear_einsum(op: EinsumOp, values: dict[str, int]) -> LinearEinsum:
     return LinearEinsum(op, tuple(terms[:-1]), terms[-1], factor, ranges)
 
 
-def _product(expr: Expr, names: set[str]) -> tuple[float, list[str]]:
-    """A product of operand reads and literals: (the constant factor, the operands read)."""
-    if isinstance(expr, NameRef) and expr.name in names:
-        return 1.0, [expr.name]
-    if isinstance(expr, IntLit | FloatLit):
-        return float(expr.value), []
-    if isinstance(expr, Unary) and expr.op == "-":
-        f, used = _product(expr.operand, names)
+class _Product(ExprVisitor[tuple[float, list[str]]]):
+    """A product of operand reads and literals: (the constant factor, the operands read); anything else
+    raises `NotLinear`, saying why."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_name_ref(self, e: ex.NameRef) -> tuple[float, list[str]]:
+        if e.name not in self.names:
+            return self.visit_other(e)
+        return 1.0, [e.name]
+
+    def visit_int_lit(self, e: ex.IntLit | ex.FloatLit) -> tuple[float, list[str]]:
+        return float(e.value), []
+
+    visit_float_lit = visit_int_lit
+
+    def visit_unary(self, e: ex.Unary) -> tuple[float, list[str]]:
+        if e.op != "-":
+            return self.visit_other(e)
+        f, used = self.visit(e.operand)
         return -f, used
-    if isinstance(expr, Binary) and expr.op == "*":
-        fl, ul = _product(expr.lhs, names)
-        fr, ur = _product(expr.rhs, names)
-        return fl * fr, ul + ur
-    if isinstance(expr, Binary) and expr.op == "/" and isinstance(expr.rhs, IntLit | FloatLit) and expr.rhs.value:
-        f, used = _product(expr.lhs, names)
-        return f / float(expr.rhs.value), used
-    raise NotLinear(_why_not_linear(expr))
+
+    def visit_binary(self, e: ex.Binary) -> tuple[float, list[str]]:
+        if e.op == "*":
+            fl, ul = self.visit(e.lhs)
+            fr, ur = self.visit(e.rhs)
+            return fl * fr, ul + ur
+        if e.op == "/" and isinstance(e.rhs, ex.IntLit | ex.FloatLit) and e.rhs.value:
+            f, used = self.visit(e.lhs)
+            return f / float(e.rhs.value), used
+        if e.op in ("+", "-"):
+            raise NotLinear(f"computes `{format_expr(e)}`, a sum of terms rather than one product")
+        if e.op == "/":
+            raise NotLinear(f"divides by `{format_expr(e.rhs)}` (not linear)")
+        return self.visit_other(e)
+
+    def visit_call(self, e: ex.Call) -> tuple[float, list[str]]:
+        raise NotLinear(f"applies {e.func} (not linear)")
+
+    def visit_cast(self, e: ex.Cast) -> tuple[float, list[str]]:
+        raise NotLinear(f"changes the dtype (cast<{e.dtype.spelling}>)")
+
+    def visit_other(self, e: Expr) -> tuple[float, list[str]]:
+        raise NotLinear(f"computes `{format_expr(e)}`, which is not a product of its operands")
 
 
 def _scaling(expr: Expr, result: str) -> float:
     """The constant of an epilogue `Y = Y * c` (or `c * Y`, `Y / c`)."""
-    factor, used = _product(expr, {result})
+    factor, used = _Product({result}).visit(expr)
     if used != [result]:
         raise NotLinear(f"has the epilogue `{format_expr(expr)}`, which is not a scaling by a constant")
     return factor
-
-
-def _why_not_linear(expr: Expr) -> str:
-    if isinstance(expr, Call):
-        return f"applies {expr.func} (not linear)"
-    if isinstance(expr, Cast):
-        return f"changes the dtype (cast<{expr.dtype.spelling}>)"
-    if isinstance(expr, Binary) and expr.op in ("+", "-"):
-        return f"computes `{format_expr(expr)}`, a sum of terms rather than one product"
-    if isinstance(expr, Binary) and expr.op == "/":
-        return f"divides by `{format_expr(expr.rhs)}` (not linear)"
-    return f"computes `{format_expr(expr)}`, which is not a product of its operands"
 
 
 # ---- atoms: the indices of the merged network -----------------------------------------------------

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from solar.ir.expr import Access, Binary, BoolLit, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import (
     AffineFor,
     Assign,
@@ -282,27 +283,23 @@ def _restrict(v: IndexValue, where: isl.Set) -> IndexValue:
 def _union_all(parts: list[IndexValue]) -> IndexValue:
     """The union of values on disjoint pieces of the index space (a concat)."""
     first = parts[0]
-    if isinstance(first, isl.PwAff):
-        out = first
-        for p in parts[1:]:
-            if not isinstance(p, isl.PwAff):
-                raise _NoValue
-            out = out.union_add(p)
-        return out.coalesce()
-    if isinstance(first, isl.Set):
-        out_set = first
-        for p in parts[1:]:
-            if not isinstance(p, isl.Set):
-                raise _NoValue
-            out_set = out_set.union(p)
-        return out_set.coalesce()
-    raise _NoValue  # a concat of additive masks: rare, and their bands would need both constants to agree
+    # An integer value joins by piecewise union, a boolean one by set union; additive masks are rare in a
+    # concat, and their bands would need both constants to agree.
+    for kind, join in ((isl.PwAff, "union_add"), (isl.Set, "union")):
+        if isinstance(first, kind):
+            out = first
+            for p in parts[1:]:
+                if not isinstance(p, kind):
+                    raise _NoValue
+                out = getattr(out, join)(p)
+            return out.coalesce()
+    raise _NoValue
 
 
 _COMPARE = {"<": "lt_set", "<=": "le_set", ">": "gt_set", ">=": "ge_set", "==": "eq_set", "!=": "ne_set"}
 
 
-class _Evaluator:
+class _Evaluator(ExprVisitor[IndexValue]):
     """The index value of a kernel expression, over the kernel's result index space."""
 
     def __init__(self, values: IndexValues, op: KernelOp, env: dict[str, int]) -> None:
@@ -315,41 +312,45 @@ class _Evaluator:
     def _var(self, text: str) -> isl.PwAff:
         return self.values._map(self.rank, [text]).get_at(0)
 
-    def value(self, e: Expr) -> IndexValue:
-        if isinstance(e, IntLit):
-            return self.values._const(self.rank, e.value)
-        if isinstance(e, BoolLit):
-            return self.box if e.value else self.box.empty(self.box.get_space())
-        if isinstance(e, IndexRef):
-            if e.name not in self.env:
-                raise _NoValue
-            return self._var(f"x{self.env[e.name]}")
-        if isinstance(e, NameRef):
-            if e.name not in self.values.names:
-                raise _NoValue
-            return self._var(self.values.names[e.name])
-        if isinstance(e, Access):
-            return self._access(e)
-        if isinstance(e, Cast):
-            return self._cast(e)
-        if isinstance(e, Unary):
-            inner = self.value(e.operand)
-            if e.op == "not" and isinstance(inner, isl.Set):
-                return self.box.subtract(inner)
-            if e.op == "-" and isinstance(inner, isl.PwAff):
-                return inner.neg()
+    value = ExprVisitor.visit
+
+    def visit_int_lit(self, e: IntLit) -> IndexValue:
+        return self.values._const(self.rank, e.value)
+
+    def visit_bool_lit(self, e: BoolLit) -> IndexValue:
+        return self.box if e.value else self.box.empty(self.box.get_space())
+
+    def visit_index_ref(self, e: IndexRef) -> IndexValue:
+        if e.name not in self.env:
             raise _NoValue
-        if isinstance(e, Binary):
-            return self._binary(e)
-        if isinstance(e, Call) and e.func == "select" and len(e.args) == 3:
+        return self._var(f"x{self.env[e.name]}")
+
+    def visit_name_ref(self, e: NameRef) -> IndexValue:
+        if e.name not in self.values.names:
+            raise _NoValue
+        return self._var(self.values.names[e.name])
+
+    def visit_unary(self, e: Unary) -> IndexValue:
+        inner = self.value(e.operand)
+        if e.op == "not" and isinstance(inner, isl.Set):
+            return self.box.subtract(inner)
+        if e.op == "-" and isinstance(inner, isl.PwAff):
+            return inner.neg()
+        raise _NoValue
+
+    def visit_call(self, e: Call) -> IndexValue:
+        if e.func == "select" and len(e.args) == 3:
             return self._select(*e.args)
         raise _NoValue
+
+    def visit_other(self, e: Expr) -> IndexValue:
+        raise _NoValue  # a float literal, any other function: it depends on data or is not modelled
 
     def _affine_index(self, e: Expr) -> str:
         names = {**self.values.names, **{"%" + v: f"x{k}" for v, k in self.env.items()}}
         return isl_expr(e, names)
 
-    def _access(self, e: Access) -> IndexValue:
+    def visit_access(self, e: Access) -> IndexValue:
         if e.tensor not in self.inputs:
             raise _NoValue
         source = self.values.of(self.inputs[e.tensor])
@@ -358,7 +359,7 @@ class _Evaluator:
         through = self.values._map(self.rank, [self._affine_index(i) for i in e.indices])
         return _restrict(self.values._pull(source, through), self.box)
 
-    def _cast(self, e: Cast) -> IndexValue:
+    def visit_cast(self, e: Cast) -> IndexValue:
         inner = self.value(e.operand)
         if e.dtype.is_bool:
             return inner.non_zero_set() if isinstance(inner, isl.PwAff) else inner
@@ -375,7 +376,7 @@ class _Evaluator:
             return inner
         raise _NoValue
 
-    def _binary(self, e: Binary) -> IndexValue:
+    def visit_binary(self, e: Binary) -> IndexValue:
         if e.op in ("and", "or"):
             a, b = self.value(e.lhs), self.value(e.rhs)
             if not (isinstance(a, isl.Set) and isinstance(b, isl.Set)):

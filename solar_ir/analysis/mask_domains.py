@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from solar.ir.expr import Access, Binary, BoolLit, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, rewrite, walk
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl
 
 from .index_values import IndexValues, TwoValued, is_masked_off
@@ -219,46 +220,58 @@ def _is(e: Expr, value: float) -> bool:
 
 
 def _fold(e: Expr) -> Expr:
-    return rewrite(e, _fold_node)
+    return rewrite(e, _FOLD_NODE.visit)
 
 
-def _fold_node(e: Expr) -> Expr | None:
-    """One bottom-up step: literals through selects, exp, casts and the arithmetic of -inf and 0."""
-    neg_inf = FloatLit(-math.inf)
-    if isinstance(e, Call) and e.func == "select" and isinstance(e.args[0], BoolLit):
-        return e.args[1] if e.args[0].value else e.args[2]
-    if isinstance(e, Call) and e.func == "exp" and _is(e.args[0], -math.inf):
-        return FloatLit(0.0)
-    if isinstance(e, Cast) and isinstance(e.operand, FloatLit) and e.dtype.is_float:
-        return e.operand
-    if not isinstance(e, Binary):
+class _FoldNode(ExprVisitor[Expr | None]):
+    """One bottom-up step: literals through selects, exp, casts and the arithmetic of -inf and 0; None
+    keeps the node."""
+
+    def visit_call(self, e: Call) -> Expr | None:
+        if e.func == "select" and isinstance(e.args[0], BoolLit):
+            return e.args[1] if e.args[0].value else e.args[2]
+        if e.func == "exp" and _is(e.args[0], -math.inf):
+            return FloatLit(0.0)
         return None
-    a, b = e.lhs, e.rhs
-    if e.op == "+":
-        # x + select(c, u, v): an additive mask becomes a select of the sums.
-        for x, s in ((a, b), (b, a)):
-            if isinstance(s, Call) and s.func == "select" and isinstance(s.args[1], FloatLit) and isinstance(
-                    s.args[2], FloatLit):
-                return Call("select", (s.args[0], _fold(Binary("+", x, s.args[1])), _fold(Binary("+", x, s.args[2]))))
-        if _is(a, -math.inf) or _is(b, -math.inf):
+
+    def visit_cast(self, e: Cast) -> Expr | None:
+        return e.operand if isinstance(e.operand, FloatLit) and e.dtype.is_float else None
+
+    def visit_binary(self, e: Binary) -> Expr | None:
+        neg_inf = FloatLit(-math.inf)
+        a, b = e.lhs, e.rhs
+        if e.op == "+":
+            # x + select(c, u, v): an additive mask becomes a select of the sums.
+            for x, s in ((a, b), (b, a)):
+                if isinstance(s, Call) and s.func == "select" and isinstance(s.args[1], FloatLit) and isinstance(
+                        s.args[2], FloatLit):
+                    on, off = _fold(Binary("+", x, s.args[1])), _fold(Binary("+", x, s.args[2]))
+                    return Call("select", (s.args[0], on, off))
+            if _is(a, -math.inf) or _is(b, -math.inf):
+                return neg_inf
+            if _is(b, 0.0):
+                return a
+            if _is(a, 0.0):
+                return b
+        if e.op == "-" and _is(a, -math.inf) and not _is(b, -math.inf):
             return neg_inf
-        if _is(b, 0.0):
+        if e.op == "-" and _is(b, 0.0):
             return a
-        if _is(a, 0.0):
-            return b
-    if e.op == "-" and _is(a, -math.inf) and not _is(b, -math.inf):
-        return neg_inf
-    if e.op == "-" and _is(b, 0.0):
-        return a
-    if e.op == "*" and (_is(a, 0.0) or _is(b, 0.0)):
-        return FloatLit(0.0)
-    if e.op in ("*", "/") and _is(a, -math.inf) and isinstance(b, FloatLit | IntLit) and b.value > 0:
-        return neg_inf
-    if e.op == "*" and _is(b, -math.inf) and isinstance(a, FloatLit | IntLit) and a.value > 0:
-        return neg_inf
-    if e.op == "/" and _is(a, 0.0):
-        return FloatLit(0.0)
-    return None
+        if e.op == "*" and (_is(a, 0.0) or _is(b, 0.0)):
+            return FloatLit(0.0)
+        if e.op in ("*", "/") and _is(a, -math.inf) and isinstance(b, FloatLit | IntLit) and b.value > 0:
+            return neg_inf
+        if e.op == "*" and _is(b, -math.inf) and isinstance(a, FloatLit | IntLit) and a.value > 0:
+            return neg_inf
+        if e.op == "/" and _is(a, 0.0):
+            return FloatLit(0.0)
+        return None
+
+    def visit_other(self, e: Expr) -> Expr | None:
+        return None
+
+
+_FOLD_NODE = _FoldNode()
 
 
 # ---- 2. guards and 3. liveness -------------------------------------------------------------------
