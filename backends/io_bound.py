@@ -21,8 +21,11 @@ then touches at most X = C + R + b bytes, the end of the segment costing nothing
 matmul's tight 2·MNK/√S − 2S (Smith, Lowery, Langou and van de Geijn; S = C/b elements).
 
 Windows (`p + r`) are not coordinate projections: the points are sliced by the window's minor indices (each
-slice sees a coordinate projection, and there are Π extents of them), or the windowed tensor is left out;
-the lesser F of the two counts. Tensors made and used inside a chain are left out (a segment may make as
+slice sees a coordinate projection, and there are Π extents of them), or the windowed tensor is left out,
+or (Demmel and Dinh's credit for a window's reuse) the windowed tensor is joined to its minor indices: its
+element and r give p, so x elements of it stand for at most x·R points of the coordinate projection onto
+(p, r), and a convolution's |E| ≤ √(x_X·R·S · x_W · x_Y) instead of R·S·√(x_X·x_W·x_Y); the least F of
+the three counts. Tensors made and used inside a chain are left out (a segment may make as
 many as it likes).
 """
 
@@ -48,7 +51,7 @@ class _Projection:
 
     indices: frozenset[str]
     cap: float
-    itemsize: int
+    itemsize: float
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,37 @@ def _sliced(accesses: list[TensorAccess], extent: dict[str, int], slice_windows:
     return kept, sliced
 
 
+def _minors(a: TensorAccess, extent: dict[str, int]) -> set[str]:
+    """The indices of the access's windows (`p + r`) that, with the access's element, determine the rest of
+    its indices: each window keeps one index of nonzero coefficient not yet named (its largest), and names
+    the others. A window whose other indices are known takes one value of its kept one per value of itself."""
+    minors: set[str] = set()
+    for w in a.dims:
+        if len(w.terms) > 1:
+            major = [u for u, c in w.terms if u not in minors and c > 0]
+            if major:
+                top = max(major, key=lambda u: extent[u])
+                minors |= {u for u, _ in w.terms if u != top}
+    return minors
+
+
+def _windows_joined(accesses: list[TensorAccess], problem: TilingProblem) -> list[_Projection]:
+    """Every access as a coordinate projection onto all of its indices (Demmel and Dinh's reuse of a
+    window): the points a set E projects to on a windowed access's indices inject into (its elements
+    touched) × (the values of its minor indices, `_minors`), since the element and the minors give the
+    major index. So x elements of X stand for at most x · M projected points (M: the minors' extents),
+    each costing b / M bytes of the budget; a bare access is its own projection."""
+    extent = problem.extent
+    out = []
+    for a in accesses:
+        minors = _minors(a, extent)
+        many = float(math.prod(extent[u] for u in minors))
+        whole = float(math.prod(extent[u] for u in a.indices))
+        out.append(_Projection(a.indices, min(float(a.exact) * many, whole),
+                               problem.tensor(a.tensor).itemsize / many))
+    return out
+
+
 def _relaxation(points: int, factor: float, projections: list[_Projection], indices: frozenset[str],
                 extent: dict[str, int]) -> _Relaxation:
     ps = [p for p in projections if p.indices] + [_Projection(frozenset({u}), float(extent[u]), 0)
@@ -141,8 +175,9 @@ def _relaxation(points: int, factor: float, projections: list[_Projection], indi
 def _relaxations(step: Step, problem: TilingProblem, made: frozenset[str],
                  counted: frozenset[str]) -> tuple[bool, list[tuple[_Relaxation, ...]]]:
     """Upper bounds on the points of the step that a set touching some bytes of the tensors in DRAM can
-    hold, each a sum of parts (`_Relaxation`); the least of them counts. Two ways, sliced by the minor
-    indices of its windows or with the windowed tensors left out. Where the step writes an intermediate,
+    hold, each a sum of parts (`_Relaxation`); the least of them counts. Three ways where it has windows:
+    sliced by their minor indices, with the windowed tensors left out, or joined to their minor indices
+    (`_windows_joined`). Where the step writes an intermediate,
     its points split in two: those whose result element lives and dies inside the set (all its reduction
     points are in the set: full fibres of the reduced indices), and the others (their result elements are
     in the buffer at the segment's start or end, or moved, so they count against the budget). The flag: the
@@ -167,6 +202,11 @@ def _relaxations(step: Step, problem: TilingProblem, made: frozenset[str],
             alone = [p for a, p in zip(kept, projections, strict=True) if a is not step.write]
             out.append((_relaxation(step.points, factor, alone, indices, extent),))
         out.append(tuple(parts))
+    if any(len(w.terms) > 1 for a in (*inputs, step.write) for w in a.dims):
+        # Windows joined to their minor indices (`_windows_joined`): no slicing, every tensor kept (an
+        # intermediate written is left out: its points are not split here).
+        joined = _windows_joined([*inputs] if inner else [*inputs, step.write], problem)
+        out.append((_relaxation(step.points, 1.0, joined, frozenset(step.indices), extent),))
     return not inner, out
 
 

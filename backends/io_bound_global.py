@@ -106,19 +106,22 @@ def _dependents(problem: TilingProblem, tensor: str) -> set[str]:
 
 def _lineage(problem: TilingProblem, tensor: str) -> tuple[list[str], Step | None]:
     """`tensor` and the tensors it is an elementwise, one-to-one image of, back to a DRAM tensor or to the
-    step that makes the first of them some other way (a contraction: returned)."""
+    step that makes the first of them some other way (a contraction: returned). Where a step has several
+    one-to-one sources (a GEMM's output added to its broadcast bias), the first whose lineage reaches a
+    contraction is followed: the element depends on each of them."""
     extent = problem.extent
     writer = {s.write.tensor: s for s in problem.steps}
-    chain = [tensor]
-    while chain[-1] in writer:
-        s = writer[chain[-1]]
-        if not _elementwise(s, extent):
-            return chain, s
-        source = [a for a in s.reads if _bare(a, extent) and a.indices == s.write.indices]
-        if not source:
-            return chain, None  # made from several tensors none of which is one-to-one: no source to reread
-        chain.append(source[0].tensor)
-    return chain, None
+    if tensor not in writer:
+        return [tensor], None
+    s = writer[tensor]
+    if not _elementwise(s, extent):
+        return [tensor], s
+    sources = [a.tensor for a in s.reads if _bare(a, extent) and a.indices == s.write.indices and a.tensor != tensor]
+    if not sources:
+        return [tensor], None  # made from several tensors none of which is one-to-one: no source to reread
+    lineages = [_lineage(problem, t) for t in dict.fromkeys(sources)]
+    chain, producer = next((x for x in lineages if x[1] is not None), lineages[0])
+    return [tensor, *chain], producer
 
 
 def _per_fibre(problem: TilingProblem, lineage: list[str], fibre: frozenset[str], others: frozenset[str],

@@ -63,9 +63,10 @@ def seeded_weights(model: torch.nn.Module, seed: int) -> None:
 
 
 def build_reference(make_model: Callable[[], torch.nn.Module], seed: int) -> torch.nn.Module:
-    """The model built without layer initialisers, then given seeded normal weights; in eval mode."""
+    """The model built without layer initialisers, then given seeded normal weights; in its own mode (the
+    translation exports it so: a batch norm in training mode uses batch statistics)."""
     torch.manual_seed(seed)
     with no_layer_init():
         model = make_model()
     seeded_weights(model, seed)
-    return model.eval()
+    return model

@@ -142,7 +142,8 @@ def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str 
     with torch.device(device):
         model = problem.make_model()
         inputs = tuple(problem.make_inputs())
-    model.eval()
+    # The module's own mode, as it runs when called (KernelBench runs problems as constructed: a module is
+    # in training mode unless it says otherwise): batch norm with batch statistics, dropout drawing masks.
     try:
         params = list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):

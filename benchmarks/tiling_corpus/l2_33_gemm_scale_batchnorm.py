@@ -1,5 +1,5 @@
 """A linear layer, a per-feature scale and a batch norm, wider and shorter than L2 39 (the pattern and sizes
-of KernelBench L2 33); translated in eval mode, as every program is."""
+of KernelBench L2 33); translated in training mode, as it is built (batch statistics)."""
 import torch
 
 batch_size, in_features, out_features = 1024, 8192, 8192

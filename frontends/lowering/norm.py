@@ -22,6 +22,7 @@ from .core import (
     fcall,
     lit,
     loops,
+    pointwise,
     ttype,
     vtype,
 )
@@ -176,7 +177,29 @@ def lower_batch_norm(n: TorchNode) -> Value | list[Value | None]:
     c = vtype(x).shape[1]
     mean = n.em.reshape(outs[1], (c,))
     rstd = n.em.reshape(outs[2], (c,))
-    return [outs[0], mean, rstd]
+    if n.op != "aten::_native_batch_norm_legit_functional":
+        return [outs[0], mean, rstd]
+    # The functional form of training (export's functional graph) also returns the updated running
+    # statistics, which become the buffers' new values: the momentum-weighted mean and unbiased variance.
+    if rm is None or rv is None:
+        return [outs[0], mean, rstd, None, None]
+    return [outs[0], mean, rstd, *running_stats(n.em, rm, rv, mean, rstd, float(n.get("momentum", 0.1)), eps,
+                                                [vtype(x).shape[k] for k in red])]
+
+
+def running_stats(em: Emitter, rm: Value, rv: Value, mean: Value, rstd: Value, momentum: float, eps: float,
+                  reduced: Sequence[Dim]) -> list[Value]:
+    """`(1 − m)·running_mean + m·mean` and `(1 − m)·running_var + m·var·n/(n − 1)` per channel, with the
+    batch variance from rstd (var = rstd⁻² − eps): two elementwise kernels over the channels."""
+    dtype = vtype(rm).dtype
+    acc_t = acc_dtype(dtype)
+    n = count_expr(reduced, acc_t)
+    keep = 1.0 - momentum
+    new_mean = pointwise(em, [rm, mean], dtype, lambda a: lit(keep, acc_t) * a[0] + lit(momentum, acc_t) * a[1],
+                         compute=acc_t)
+    new_var = pointwise(em, [rv, rstd], dtype, lambda a: lit(keep, acc_t) * a[0] + lit(momentum, acc_t) * (
+        lit(1.0, acc_t) / (a[1] * a[1]) - lit(eps, acc_t)) * n / (n - lit(1.0, acc_t)), compute=acc_t)
+    return [new_mean, new_var]
 
 
 def group_norm(em: Emitter, x: Value, groups: int, w: Value | None, b: Value | None, eps: float,

@@ -43,6 +43,41 @@ def test_a_batch_that_fits_forces_nothing() -> None:
     assert global_dependency(build_problem("bn", gemm_batchnorm(1024, 8192, 8192), lambda t: t == "z"), L2) is None
 
 
+def translated_gemm_batchnorm(batch: int, k: int, n: int) -> list:
+    """A linear layer, a scale and a training batch norm as the torch frontend lifts them (KernelBench L2 33,
+    39, 41, 97): the bias broadcast, the contraction and their sum, then the statistics over the batch."""
+    b = batch
+    return [d("bias", "n->bn", [("bias", (n,))], ("y0", (b, n))),
+            d("gemm", "bk,nk->bn", [("x", (b, k)), ("w", (n, k))], ("y1", (b, n))),
+            d("add", "bn,bn->bn", [("y0", (b, n)), ("y1", (b, n))], ("y", (b, n))),
+            d("scale", "bn,n->bn", [("y", (b, n)), ("s", (n,))], ("y2", (b, n))),
+            d("sum", "bn->n", [("y2", (b, n))], ("m", (n,))),
+            d("var", "bn,n->n", [("y2", (b, n)), ("m", (n,))], ("q", (n,))),
+            d("rstd", "n->n", [("q", (n,))], ("r", (n,))),
+            d("norm", "bn,n,n,n->bn", [("y2", (b, n)), ("m", (n,)), ("r", (n,)), ("g", (n,))], ("z", (b, n)))]
+
+
+@pytest.mark.parametrize(("shape", "capacity", "extra"), [
+    ((16384, 4096, 4096), L2, 16384 * 4096 * 4 - 2 * L2),  # L2 39, 41, 97: x (256 MiB) beyond the L2
+    ((1024, 8192, 8192), L2, None),  # L2 33: x (32 MiB) fits the L2, so does a column's batch: nothing forced
+    ((1024, 8192, 8192), 8 * 2**20, 1024 * 8192 * 4 - 2 * 8 * 2**20),  # L2 33 on 8 MiB, below x
+])
+def test_translated_gemm_batchnorm_at_kernelbench_sizes(shape: tuple[int, int, int], capacity: float,
+                                                         extra: float | None) -> None:
+    """The GEMM's output is the sum of its broadcast bias and the contraction: the dependency follows the
+    contraction (its row of x must be read again), not the bias, which no row depends on."""
+    problem = build_problem("bn", translated_gemm_batchnorm(*shape), lambda t: t == "z")
+    forced = global_dependency(problem, capacity)
+    if extra is None:
+        assert forced is None
+        return
+    assert forced is not None and forced.argument == "first completion" and forced.extra == extra
+    b, k, n = shape
+    compulsory = 4 * (b * k + n * k + 3 * n + b * n)
+    floor = io_bound(problem, capacity)  # on 8 MiB the GEMM's own segment bound is more (397 MB)
+    assert lower_bound(compulsory, floor, forced.extra) == max(compulsory + extra, floor) > compulsory
+
+
 def test_layernorm_over_rows_longer_than_the_buffer() -> None:
     """Rows of 2^24 f32 (64 MiB) on the L2: each row has 2^24 − C/4 elements that are not in the buffer when
     its sum completes; each is read again from x (4 B, less than a round trip)."""

@@ -73,6 +73,23 @@ def test_bound_never_exceeds_a_schedule_that_runs(name: str, make: object) -> No
         check(descs, max(64.0, compulsory * fraction))
 
 
+WINDOWED = [n for n, _ in CASES if any(len(x.spec.split("->")[0]) != len(x.spec.split("->")[0].replace("(", ""))
+                                      for x in DESCS[n])]
+
+
+@pytest.mark.parametrize("name", WINDOWED)
+def test_windowed_bound_never_exceeds_a_schedule_at_any_buffer(name: str) -> None:
+    """Every case with a window (convolutions, pooling, two windows of one tensor), where the segment bound
+    joins windows to their filter offsets (io_bound._windows_joined), from 16 B to past the working set in
+    steps of 2×."""
+    descs = DESCS[name]
+    compulsory = Space(build_problem(name, descs)).compulsory
+    capacity = 16.0
+    while capacity < 1.6 * compulsory:
+        check(descs, capacity)
+        capacity *= 2.0
+
+
 def test_the_tiling_space_alone_is_beaten() -> None:
     """Why the segment bound is needed: at 102 B, the attention chain's tiling-space least (1,088 B) is above
     a replay of its own tiling, which keeps part of a slab across reloads; the bound is not."""

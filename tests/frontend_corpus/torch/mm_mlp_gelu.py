@@ -1,4 +1,4 @@
-"""Two-layer MLP with tanh-approximated GELU and dropout (identity in eval mode)."""
+"""Two-layer MLP with tanh-approximated GELU and dropout, built in eval mode (dropout is the identity)."""
 import torch
 
 B, S, D, FF = 4, 6, 32, 64
@@ -11,6 +11,7 @@ class Model(torch.nn.Module):
         self.act = torch.nn.GELU(approximate="tanh")
         self.drop = torch.nn.Dropout(0.1)
         self.down = torch.nn.Linear(FF, D)
+        self.eval()  # translated in the mode it is built in
 
     def forward(self, x):
         return self.down(self.drop(self.act(self.up(x))))

@@ -35,5 +35,6 @@ def taps(size: int, out: int, stride: int) -> int:
 HALF = S // 2
 EXPECT = {"tensor": 2 * B * COUT * CIN * taps(S, HALF, 2) ** 2 + 2 * B * COUT * COUT * taps(HALF, HALF, 1) ** 2
           + 2 * B * COUT * CIN * HALF * HALF,
-          # three batch norms (6 per element), the residual add and two ReLUs
-          "vector": B * COUT * HALF * HALF * (3 * 6 + 1 + 2)}
+          # three batch norms in training mode (batch statistics: 9 per element; per channel the mean, rstd
+          # and the running statistics' update, 15; the batch counter, 1), the residual add and two ReLUs
+          "vector": 3 * (9 * B * COUT * HALF * HALF + 15 * COUT + 1) + B * COUT * HALF * HALF * (1 + 2)}

@@ -1,4 +1,5 @@
-"""BatchNorm2d in inference mode (running statistics) after a Conv2d, then ReLU."""
+"""BatchNorm2d in inference mode (running statistics; the model is built in eval mode) after a Conv2d, then
+ReLU."""
 import torch
 
 N, C, H, W = 2, 6, 7, 7
@@ -12,6 +13,7 @@ class Model(torch.nn.Module):
         # Non-trivial running statistics, so that validation checks them.
         self.bn.running_mean.uniform_(-1, 1)
         self.bn.running_var.uniform_(0.5, 2)
+        self.eval()  # translated in the mode it is built in
 
     def forward(self, x):
         return torch.relu(self.bn(self.conv(x)))
