@@ -40,6 +40,7 @@ class LlmRequest:
     tensor_parallel: int = 1
     all_logits: bool = False
     dtype: str | None = None
+    cache_aware: bool = False  # adds the cache-aware mode: a tiling search at the targets' L2 per point
 
 
 @dataclass
@@ -70,13 +71,14 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     for phase in request.phases:
         lengths = request.prompts if phase == "prefill" else request.contexts
         example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
-        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits)
+        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
+                           request.cache_aware)
         steps[phase] = step
         extra = range(request.generate) if phase == "decode" else range(1)
         step.prefetch(request.batches, [n + g for n in lengths for g in extra])
         remarks += [r for r in step.remarks if r not in remarks]
         for target in request.targets:
-            for mode in MODES:
+            for mode in [m for m in MODES if m in step.modes]:
                 for batch in request.batches:
                     for length in lengths:
                         points.append(serving_point(step, cfg, memory, target, mode, batch, length,
@@ -87,6 +89,7 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
              + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
                 f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
+    notes += [f"{phase}: {step.fixed_batch_reason}" for phase, step in steps.items() if step.fixed_batch_reason]
     if cfg.shape.experts:
         notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
                      f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "
