@@ -117,3 +117,13 @@ def test_moe_prefill_report_exports_per_batch():
     sequence = 5 * (s.hidden * 4 + 8 + s.kv_bytes_per_token) + s.vocab * 4
     assert points[3]["bytes"] - points[1]["bytes"] == 2 * sequence
     assert any("B·S tokens" in n for n in doc["notes"])
+
+
+def test_moe_prefill_validates_against_the_model():
+    # The routed prefill (B·S tokens through their top-k experts, batched_mm) runs through the IR executor
+    # and matches the model with seeded weights.
+    from solar.frontends.llm_validate import validate_step
+
+    check = validate_step(load_config(str(CONFIGS / "tiny-mixtral-batched.json")), "prefill")
+    assert check.report.ok, check.report.error
+    assert len(check.report.outputs) == 1 + 2 * 2  # the logits, each layer's keys and values
