@@ -15,8 +15,9 @@ from typing import Any
 
 import torch
 
-from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, build_model
+from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill
 from .reference_model import build_reference
+from .scaled_reference import validate_torch
 from .torch_export import translate_problem
 from .torch_problem import TorchProblem, quiet_framework
 from .validate import ValidationReport
@@ -108,8 +109,6 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
         return [torch.randint(0, config.vocab_size, (batch, 1), generator=gen), *cache]
 
     problem = TorchProblem(make_model, make_inputs, f"{s.model_type}_{phase}_reduced")
-    from .scaled_reference import validate_torch
-
     with quiet_framework():
         tr = translate_problem(problem, "batch")
         report = validate_torch(problem, tr, seed, size=batch, full=True)
@@ -117,4 +116,4 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
     return StepValidation(phase, reduced, report, {"batch": batch, length_name: length})
 
 
-__all__ = ["StepValidation", "build_model", "reduced_config", "validate_step"]
+__all__ = ["StepValidation", "reduced_config", "validate_step"]
