@@ -9,6 +9,7 @@ from typing import Any
 
 from solar.backends.report import quantity, seconds, strict_json
 from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes, load_config
+from solar.frontends.llm_validate import validate_step
 from solar.ir.outputs import save_figure, write_text_atomic
 from solar.ir.tables import new_table, render_tables
 from solar.targets.loader import Target
@@ -41,6 +42,7 @@ class LlmRequest:
     all_logits: bool = False
     dtype: str | None = None
     cache_aware: bool = False  # adds the cache-aware mode: a tiling search at the targets' L2 per point
+    validate: bool = False  # each phase's step also validated at reduced sizes (frontends/llm_validate.py)
 
 
 @dataclass
@@ -51,6 +53,7 @@ class LlmAnalysis:
     crossovers: dict[tuple[str, str, int], int | None]  # (target, mode, context) -> least compute-bound batch
     remarks: list[str]
     notes: list[str]
+    validations: list[str] = field(default_factory=list)  # what was validated, one line per phase
 
 
 def analyse_llm(request: LlmRequest) -> LlmAnalysis:
@@ -97,7 +100,8 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     if cfg.shape.sliding_window:
         notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs; the cache "
                      "figures keep every token (a rolling cache would keep the window)")
-    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes)
+    validations = [validate_step(cfg, phase).line() for phase in request.phases] if request.validate else []
+    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
 
 
 # ---- views ---------------------------------------------------------------------------------------
@@ -128,6 +132,7 @@ def render(analysis: LlmAnalysis) -> str:
             table.add_row(target, MODES[mode], str(context), f"{b:,}" if b else "never (≤ 2^20)")
         tables.append(table)
     tables += [f"note: {n}" for n in analysis.notes] + [f"remark: {r}" for r in analysis.remarks]
+    tables += [f"validation: {v}" for v in analysis.validations]
     return render_tables(tables)
 
 
@@ -138,7 +143,7 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
             "points": [p.as_record() for p in analysis.points],
             "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
                            for (t, m, c), b in analysis.crossovers.items()],
-            "remarks": analysis.remarks, "notes": analysis.notes}
+            "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations}
 
 
 def write_json(analysis: LlmAnalysis, path: str) -> None:

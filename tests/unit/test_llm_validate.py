@@ -32,3 +32,16 @@ def test_llama2_7b_decode_validates_at_reduced_sizes():
     line = check.line()
     assert line.startswith("decode validated at reduced sizes: ok;")
     assert "hidden_size 4096→32" in line and "num_hidden_layers 32→2" in line and "batch 2, context 8" in line
+
+
+def test_solar_llm_validate_prints_what_was_validated(tmp_path, capsys):
+    import json
+
+    from solar.tools.solar_llm import run
+
+    out = tmp_path / "llm.json"
+    assert run([str(CONFIGS / "tiny-llama.json"), "--phase", "decode", "--context", "16", "--validate",
+                "--json", str(out)]) == 0
+    assert "validation: decode validated at reduced sizes: ok;" in capsys.readouterr().out
+    (line,) = json.loads(out.read_text())["validation"]
+    assert line.startswith("decode validated at reduced sizes: ok;") and "num_hidden_layers 4→2" in line
