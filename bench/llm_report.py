@@ -9,6 +9,7 @@ from typing import Any
 
 from solar.backends.report import quantity, seconds, strict_json
 from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes, load_config
+from solar.frontends.llm_validate import validate_step
 from solar.ir.outputs import save_figure, write_text_atomic
 from solar.ir.tables import new_table, render_tables
 from solar.targets.loader import Target
@@ -40,6 +41,8 @@ class LlmRequest:
     tensor_parallel: int = 1
     all_logits: bool = False
     dtype: str | None = None
+    cache_aware: bool = False  # adds the cache-aware mode: a tiling search at the targets' L2 per point
+    validate: bool = False  # each phase's step also validated at reduced sizes (frontends/llm_validate.py)
 
 
 @dataclass
@@ -50,6 +53,7 @@ class LlmAnalysis:
     crossovers: dict[tuple[str, str, int], int | None]  # (target, mode, context) -> least compute-bound batch
     remarks: list[str]
     notes: list[str]
+    validations: list[str] = field(default_factory=list)  # what was validated, one line per phase
 
 
 def analyse_llm(request: LlmRequest) -> LlmAnalysis:
@@ -70,13 +74,14 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     for phase in request.phases:
         lengths = request.prompts if phase == "prefill" else request.contexts
         example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
-        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits)
+        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
+                           request.cache_aware)
         steps[phase] = step
         extra = range(request.generate) if phase == "decode" else range(1)
         step.prefetch(request.batches, [n + g for n in lengths for g in extra])
         remarks += [r for r in step.remarks if r not in remarks]
         for target in request.targets:
-            for mode in MODES:
+            for mode in [m for m in MODES if m in step.modes]:
                 for batch in request.batches:
                     for length in lengths:
                         points.append(serving_point(step, cfg, memory, target, mode, batch, length,
@@ -87,6 +92,7 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
              + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
                 f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
+    notes += [f"{phase}: {step.fixed_batch_reason}" for phase, step in steps.items() if step.fixed_batch_reason]
     if cfg.shape.experts:
         notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
                      f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "
@@ -94,7 +100,8 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     if cfg.shape.sliding_window:
         notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs; the cache "
                      "figures keep every token (a rolling cache would keep the window)")
-    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes)
+    validations = [validate_step(cfg, phase).line() for phase in request.phases] if request.validate else []
+    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
 
 
 # ---- views ---------------------------------------------------------------------------------------
@@ -125,6 +132,7 @@ def render(analysis: LlmAnalysis) -> str:
             table.add_row(target, MODES[mode], str(context), f"{b:,}" if b else "never (≤ 2^20)")
         tables.append(table)
     tables += [f"note: {n}" for n in analysis.notes] + [f"remark: {r}" for r in analysis.remarks]
+    tables += [f"validation: {v}" for v in analysis.validations]
     return render_tables(tables)
 
 
@@ -135,7 +143,7 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
             "points": [p.as_record() for p in analysis.points],
             "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
                            for (t, m, c), b in analysis.crossovers.items()],
-            "remarks": analysis.remarks, "notes": analysis.notes}
+            "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations}
 
 
 def write_json(analysis: LlmAnalysis, path: str) -> None:

@@ -18,14 +18,14 @@ the two, never their sum.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from solar.backends.sweep import CostSurface
+from solar.backends.sweep import CACHE_AWARE, CostSurface
 from solar.frontends.llm_models import LlmConfig, LlmError, PhaseExport, build_model, export_phase, weight_bytes
 from solar.ir.analysis.isl_model import isl_name
 from solar.ir.diagnostics import DiagnosticEngine
@@ -36,7 +36,8 @@ from solar.passes.inline import Inline
 from solar.passes.lift_einsum import LiftEinsum
 from solar.targets.loader import PeakUnavailable, Target
 
-MODES = {"unfused": "unfused", "fused": "fused", "whole_graph": "whole-graph"}
+# Every mode solar-llm prices, in the order of the tables (the cache-aware one with --cache-aware only).
+MODES = {"unfused": "unfused", "fused": "fused", CACHE_AWARE: "cache-aware", "whole_graph": "whole-graph"}
 TWIN_LAYERS = (2, 3)
 MAX_CROSSOVER_BATCH = 1 << 20
 
@@ -60,47 +61,76 @@ class StepCost:
 
 @dataclass
 class StepModel:
-    """One phase, priced: the surfaces of its twins and which parameters are batch and length."""
+    """One phase, priced: the surfaces of its twins and which parameters are batch and length.
+
+    When the batch cannot stay a size parameter (a mixture of experts routes the B·S tokens of a prefill as
+    one axis, a product of two sizes that ISL cannot hold), `export_at` exports the twins at each batch
+    asked, with the batch a number: `twins` are then those of the example batch."""
 
     phase: str
     layers: int
     twins: dict[int, CostSurface]
     sizes: dict[str, str]
     remarks: list[str] = field(default_factory=list)
+    export_at: Callable[[int], dict[int, CostSurface]] | None = None  # batch -> twins, batch a number
+    fixed_batch_reason: str | None = None
     # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
     _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
+    _per_batch: dict[int, dict[int, CostSurface]] = field(default_factory=dict)
 
     @property
     def length_name(self) -> str:
         return "prompt" if self.phase == "prefill" else "context"
 
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return next(iter(self.twins.values())).modes
+
+    def twins_at(self, batch: int) -> dict[int, CostSurface]:
+        """The twins that price `batch`: the symbolic ones, or those exported at that batch."""
+        if self.export_at is None:
+            return self.twins
+        if batch not in self._per_batch:
+            self._per_batch[batch] = self.export_at(batch)
+        return self._per_batch[batch]
+
     def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
         """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
-        b_name, l_name = self.sizes["batch"], self.sizes[self.length_name]
+        l_name = self.sizes[self.length_name]
         batches, lengths = sorted(set(batches)), sorted(set(lengths))
-        for layers, surface in self.twins.items():
-            sweep = surface.grid({b_name: batches, l_name: lengths})
-            isl = {isl_name(n): sweep.env[n] for n in surface.params}
-            tensor_flops = surface.formulas("unfused")["flops_tensor"]
-            macs = (tensor_flops.evaluate_grid(isl) if hasattr(tensor_flops, "evaluate_grid")
-                    else np.full(sweep.shape, tensor_flops, dtype=object))
-            for index, point in sweep.points():
-                for target, modes in sweep.arrays.items():
-                    for mode, a in modes.items():
-                        self._table[(layers, point[b_name], point[l_name], target, mode)] = StepCost(
-                            float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
-                            float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]),
-                            int(macs[index]) // 2)
+        if self.export_at is None:
+            for layers, surface in self.twins.items():
+                self._fill(layers, surface, {self.sizes["batch"]: batches, l_name: lengths}, None)
+            return
+        for batch in batches:
+            for layers, surface in self.twins_at(batch).items():
+                self._fill(layers, surface, {l_name: lengths}, batch)
 
-    def _twin(self, layers: int, values: dict[str, int], target: str, mode: str) -> StepCost:
-        key = (layers, values[self.sizes["batch"]], values[self.sizes[self.length_name]], target, mode)
+    def _fill(self, layers: int, surface: CostSurface, axes: dict[str, list[int]], batch: int | None) -> None:
+        sweep = surface.grid(axes)
+        isl = {isl_name(n): sweep.env[n] for n in surface.params}
+        tensor_flops = surface.formulas("unfused")["flops_tensor"]
+        macs = (tensor_flops.evaluate_grid(isl) if hasattr(tensor_flops, "evaluate_grid")
+                else np.full(sweep.shape, tensor_flops, dtype=object))
+        for index, point in sweep.points():
+            b = point[self.sizes["batch"]] if batch is None else batch
+            for target, modes in sweep.arrays.items():
+                for mode, a in modes.items():
+                    self._table[(layers, b, point[self.sizes[self.length_name]], target, mode)] = StepCost(
+                        float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
+                        float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(macs[index]) // 2)
+
+    def _twin(self, layers: int, batch: int, length: int, target: str, mode: str) -> StepCost:
+        key = (layers, batch, length, target, mode)
         if key not in self._table:
-            self._table[key] = _at(self.twins[layers], values, target, mode)
+            values = {self.sizes[self.length_name]: length}
+            if self.export_at is None:
+                values[self.sizes["batch"]] = batch
+            self._table[key] = _at(self.twins_at(batch)[layers], values, target, mode)
         return self._table[key]
 
     def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
-        values = {self.sizes["batch"]: batch, self.sizes[self.length_name]: length}
-        per = {n: self._twin(n, values, target, mode) for n in self.twins}
+        per = {n: self._twin(n, batch, length, target, mode) for n in self.twins}
         if len(per) == 1:
             return next(iter(per.values()))
         (la, a), (lb, b) = sorted(per.items())
@@ -117,6 +147,10 @@ class StepModel:
 
 
 def _at(surface: CostSurface, values: dict[str, int], target: str, mode: str) -> StepCost:
+    if mode != CACHE_AWARE and surface.buffer is not None:
+        # Another mode needs no tiling search: price it on a view of the surface without the buffer.
+        surface = copy.copy(surface)
+        surface.buffer = None
     point = surface.point({k: v for k, v in values.items() if k in surface.params})
     cost = next(c for c in surface.at(point) if c.target == target and c.mode == mode)
     tensor_flops = surface.formulas("unfused")["flops_tensor"]
@@ -138,24 +172,55 @@ def lifted(module: ModuleOp) -> tuple[ModuleOp, list[str]]:
     return work, remarks
 
 
+# A size the IR cannot hold: the tokens of a prefill flattened to one axis (B·S) multiply two parameters.
+_PRODUCT_OF_SIZES = "multiplies two variables"
+
+
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
-                all_logits: bool = False) -> StepModel:
-    """Exports and prices one phase (twins when the layers are alike) at an example size."""
+                all_logits: bool = False, cache_aware: bool = False) -> StepModel:
+    """Exports and prices one phase (twins when the layers are alike) at an example size. A prefill whose
+    tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
+    `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point)."""
     total = cfg.shape.layers
     counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
-    twins: dict[int, CostSurface] = {}
-    sizes: dict[str, str] = {}
+    buffer = "l2" if cache_aware else None
     remarks: list[str] = []
-    for layers in counts:
-        exported: PhaseExport = export_phase(cfg, phase, batch, length, layers, all_logits)
-        module, notes = lifted(exported.module)
-        twins[layers] = CostSurface(module, targets)
-        sizes = exported.sizes
-        remarks = sorted(set(remarks) | set(notes))
-    for key in ("batch", "prompt" if phase == "prefill" else "context"):
+
+    def export(at_batch: int, batch_symbolic: bool) -> tuple[dict[int, CostSurface], dict[str, str]]:
+        twins: dict[int, CostSurface] = {}
+        sizes: dict[str, str] = {}
+        for layers in counts:
+            exported: PhaseExport = export_phase(cfg, phase, at_batch, length, layers, all_logits, batch_symbolic)
+            module, notes = lifted(exported.module)
+            twins[layers] = CostSurface(module, targets, buffer=buffer)
+            sizes = exported.sizes
+            remarks[:] = sorted(set(remarks) | set(notes))
+        return twins, sizes
+
+    export_at: Callable[[int], dict[int, CostSurface]] | None = None
+    reason = None
+    # A mixture of experts routes a prefill's B·S tokens as one axis: known ahead, so not tried symbolic.
+    routed = phase == "prefill" and cfg.shape.experts > 0
+    try:
+        if routed:
+            raise LlmError(_PRODUCT_OF_SIZES)
+        twins, sizes = export(batch, True)
+    except LlmError as err:
+        if phase != "prefill" or _PRODUCT_OF_SIZES not in str(err):
+            raise
+        twins, sizes = export(batch, False)
+        what = "its experts route" if routed else "it flattens"
+        reason = (f"the batch is a number in each prefill export: {what} the B·S tokens as one axis, a product "
+                  "of two sizes the IR cannot hold (one export per batch asked)")
+
+        def export_at(at_batch: int) -> dict[int, CostSurface]:
+            return twins if at_batch == batch else export(at_batch, False)[0]
+
+    needed = ("prompt",) if export_at is not None else ("batch", "prompt" if phase == "prefill" else "context")
+    for key in needed:
         if key not in sizes:
             raise LlmError(f"the {phase} step's {key} did not stay a size parameter under export")
-    return StepModel(phase, total, twins, sizes, remarks)
+    return StepModel(phase, total, twins, sizes, remarks, export_at, reason)
 
 
 # ---- serving figures -----------------------------------------------------------------------------

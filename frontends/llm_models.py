@@ -78,7 +78,10 @@ class LlmConfig:
 
     def with_layers(self, layers: int) -> Any:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
-        cfg = self.config.__class__.from_dict({**self.config.to_dict(), "num_hidden_layers": layers})
+        fields = {**self.config.to_dict(), "num_hidden_layers": layers}
+        if isinstance(fields.get("layer_types"), list):  # derived per layer (Qwen2-MoE): as many as the layers
+            fields["layer_types"] = fields["layer_types"][:layers]
+        cfg = self.config.__class__.from_dict(fields)
         cfg._attn_implementation = "sdpa"
         # to_dict leaves the experts implementation out: keep the one the config asked for.
         cfg._experts_implementation = self.config._experts_implementation
@@ -222,8 +225,9 @@ class PhaseExport:
 
 
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
-                 all_logits: bool = False) -> PhaseExport:
-    """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter)."""
+                 all_logits: bool = False, batch_symbolic: bool = True) -> PhaseExport:
+    """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter, but the
+    batch when not `batch_symbolic`: then `batch` is a number of the IR)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
     shape = cfg.shape
@@ -234,7 +238,7 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
         if phase == "prefill":
             model: torch.nn.Module = _Prefill(lm, config, all_logits)
             args: tuple[torch.Tensor, ...] = (torch.zeros(batch, length, dtype=torch.long),)
-            dynamic: dict[str, Any] = {"ids": {0: auto, 1: auto}}
+            dynamic: dict[str, Any] = {"ids": {0: auto, 1: auto} if batch_symbolic else {1: auto}}
         else:
             model = _Decode(lm, config)
             cache_shape = (batch, shape.kv_heads, length, shape.head_dim)

@@ -33,6 +33,10 @@ def build_parser() -> Parser:
     p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips the model is split over")
     p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: the config's)")
     p.add_argument("--all-logits", action="store_true", help="prefill computes every position's logits")
+    p.add_argument("--cache-aware", action="store_true",
+                   help="add the cache-aware mode at the targets' L2 (a tiling search per point: slower)")
+    p.add_argument("--validate", action="store_true",
+                   help="validate each step at reduced sizes against the model (seconds per phase)")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
     return p
@@ -55,7 +59,7 @@ def run(argv: Sequence[str]) -> int:
         request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
-                             args.all_logits, args.dtype)
+                             args.all_logits, args.dtype, args.cache_aware, args.validate)
         analysis = analyse_llm(request)
         sys.stdout.write(render(analysis))
         if args.json:
