@@ -14,13 +14,22 @@ machine the steadier figure). The median over the programs is the figure (target
 
     python benchmarks/pipeline.py [--pattern P]
     python benchmarks/pipeline.py --six       # the six problems timed beside NVIDIA's SOLAR (issue 26)
+    python benchmarks/pipeline.py --batch     # solar-bench benchmarks/batch_corpus --no-measure --jobs 2
 
 `--six` runs benchmarks/pipeline_corpus (the patterns and sizes of KernelBench L1 1, 23, 54, L2 1, L3 1, 44)
 and prints each beside NVIDIA's SOLAR on the same problem, as measured on these machines at load 4
 (../shared/FACTS.md, "Measured 2026-12-01 (later)"), with the ratio, and beside the floor measured in the
 same run, alternating with ours: a fresh process that imports torch and runs torch.export of the program
 alone (benchmarks/translate.py's). Target: NVIDIA's time / ours >= 5 at the median; each process's peak
-memory beside it (the L3 MLP's target: <= 1 GB).
+memory beside it (the L3 MLP's target: <= 1 GB). The child imports and exits as the commands do
+(solar/ir/startup.py). Every row gives wall and CPU time (user + system) and the load average around it,
+and the CPU time of each stage; the ratio is given twice, by our wall time at the load of this run and by
+our CPU time, since NVIDIA's figures are wall times at load 4: on a host loaded beyond that, our wall time
+is not comparable, and the CPU time (what the work costs, whatever the load) is the steadier figure.
+
+`--batch [DIR]` runs `solar-bench DIR --no-measure --jobs 2` (default benchmarks/batch_corpus: KernelBench
+L1-style problems at their sizes) and prints each problem's time on its warm worker, wall and CPU, and
+their medians (target: <= 2 s per problem at the median, issue 26).
 """
 
 from __future__ import annotations
@@ -185,11 +194,52 @@ def six_main(pattern: str = "") -> int:
     return 0
 
 
+BATCH = os.path.join(HERE, "batch_corpus")
+
+
+def batch_main(folder: str) -> int:
+    """`solar-bench FOLDER --no-measure --jobs 2` as a user runs it: per problem, the time its warm worker
+    spent on it (wall, and the worker's CPU time), and the batch's own wall and CPU time (worker start-up
+    included) per problem."""
+    import tempfile
+
+    exe = os.path.join(os.path.dirname(sys.executable), "solar-bench")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bounds.jsonl")
+        load_before = load_average()
+        start = time.perf_counter()
+        proc = subprocess.run([exe if os.path.exists(exe) else "solar-bench", folder, "--no-measure", "--jobs", "2",
+                               "--out", out], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        cpu = _reaped_cpu()
+        load = (load_before + load_average()) / 2
+        if proc.returncode not in (0, 3) or not os.path.exists(out):
+            print(f"solar-bench failed (exit {proc.returncode}): {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+            return 1
+        with open(out, encoding="utf-8") as fh:
+            records = [json.loads(line) for line in fh if line.strip()]
+    print(f"{'problem':26s} {'status':>7s} {'wall':>7s} {'cpu':>7s}")
+    for rec in sorted(records, key=lambda r: r["problem"]):
+        print(f"{rec['problem']:26s} {rec['status']:>7s} {rec['elapsed_s']:6.2f}s {rec.get('cpu_s', 0.0):6.2f}s")
+    n = len(records)
+    ok = sum(r["status"] == "ok" for r in records)
+    med = statistics.median
+    print(f"solar-bench DIR --no-measure --jobs 2: median {med(r['elapsed_s'] for r in records):.2f} s per problem "
+          f"wall, {med(r.get('cpu_s', 0.0) for r in records):.2f} s CPU (target <= 2), at load {load:.1f} on "
+          f"{os.cpu_count()} CPUs; {ok}/{n} ok; the whole batch {wall:.1f} s wall, {cpu:.1f} s CPU "
+          f"({wall / n:.2f} s, {cpu / n:.2f} s per problem, the workers' start-up included)")
+    return 0 if ok == n else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pattern", default="", help="only programs whose file name contains this")
     ap.add_argument("--six", action="store_true", help="the six problems beside NVIDIA's SOLAR")
+    ap.add_argument("--batch", nargs="?", const=BATCH, metavar="DIR",
+                    help="solar-bench DIR --no-measure --jobs 2 on warm workers (default benchmarks/batch_corpus)")
     args = ap.parse_args(argv)
+    if args.batch:
+        return batch_main(args.batch)
     if args.six:
         return six_main(args.pattern)
     programs = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py") and args.pattern in f)
