@@ -35,7 +35,10 @@ def bulk_imports() -> Iterator[None]:
 
 def exit_now(code: int) -> None:
     """Flushes stdout and stderr (and logging's handlers, when logging is loaded), then ends the process with
-    `code` without the interpreter's teardown."""
+    `code` without the interpreter's teardown. Under a profiler or a tracer (`python -m cProfile`, coverage),
+    which write their results at exit, it exits the ordinary way."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)
     logging = sys.modules.get("logging")
     if logging is not None:
         with contextlib.suppress(Exception):
