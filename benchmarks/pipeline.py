@@ -44,6 +44,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 CORPUS = os.path.join(HERE, "gpu_corpus")
 SIX = os.path.join(HERE, "pipeline_corpus")
 # NVIDIA's public SOLAR from the PyTorch file to its H100 and B200 reports, medians of 3, interleaved with
@@ -104,7 +105,9 @@ def run_program(path: str) -> tuple[float, float, dict[str, list[float]], float,
     """(wall s, CPU s (user + system, from the kernel), [wall, CPU] per stage, peak resident MB, note) of one
     program's process."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD.format(path=path, targets=TARGETS)],
+    # From the repository root: `-c` puts the working directory first on sys.path, and benchmarks/ holds a
+    # coverage.py that would shadow the coverage package Numba looks for.
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD.format(path=path, targets=TARGETS)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate()
     wall = time.perf_counter() - start
@@ -141,7 +144,7 @@ def floor_time(path: str) -> tuple[float, float]:
     from translate import _FLOOR
 
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _FLOOR.format(here=os.path.dirname(path), path=path)],
+    proc = subprocess.run([sys.executable, "-c", _FLOOR.format(here=os.path.dirname(path), path=path)], cwd=ROOT,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     cpu = _reaped_cpu()
