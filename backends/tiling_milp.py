@@ -8,11 +8,12 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_array
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_array
 
 from solar.backends.tiling_problem import AccessDim, Mapping, Slab, SpaceTooLarge, TilingProblem, Use
 
@@ -410,6 +411,9 @@ class Formulation:
 
     # -- solving ----------------------------------------------------------------------------------------
     def _matrix(self, rows: list[tuple[dict[int, float], float, float]]) -> csr_array:
+        # scipy is imported where a MILP is built, not at the top: --sol without --tile-search never needs it.
+        from scipy.sparse import csr_array
+
         data, ri, ci = [], [], []
         for r, (terms, _, _) in enumerate(rows):
             for v, c in terms.items():
@@ -434,6 +438,8 @@ class Formulation:
     def _solve(self, capacity: float, cutoff: float, time_limit: float, presolve: bool, relax: bool = False) -> Any:
         """One MILP solve. The matrix is cached: base rows and tangent cuts, then the capacity rows, then
         the cutoff row (objective ≤ cutoff, only mappings better than the incumbent); only bounds change."""
+        from scipy.optimize import Bounds, LinearConstraint, milp  # lazy, as in _matrix
+
         if self._cache is None or self._cache[0] != len(self.rows):
             extra = [(terms, -np.inf, np.inf) for terms, _ in self.capacity]
             extra.append(({v: c for v, c in enumerate(self.cost) if c}, -np.inf, np.inf))

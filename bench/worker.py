@@ -4,6 +4,7 @@ workers run problems so that a crash or a hang never takes a Dask worker down.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ import sys
 import time
 from multiprocessing.connection import Connection
 from typing import Any
+
+from solar.ir.startup import bulk_imports, exit_now
 
 from .isolation import TorchState, detach_worker
 from .problem import RECORD_VERSION, BenchOptions, bench_problem
@@ -26,15 +29,16 @@ def serve(conn: Connection) -> None:
     detach_worker()
     _quiet_logs()
     # Imported before the first problem, outside its time limit: torch, torch.export and dynamo (which
-    # torch.export loads on first use), the frontends.
-    import torch
-    import torch._dynamo
-    import torch.export
+    # torch.export loads on first use), the frontends; without the cyclic GC, then frozen (solar/ir/startup.py).
+    with bulk_imports():
+        import torch
+        import torch._dynamo
+        import torch.export
 
-    import solar.frontends.torch_export  # noqa: F401
+        import solar.frontends.torch_export  # noqa: F401
 
-    del torch
-
+        del torch
+    warm_up()
     state = TorchState.capture()
     conn.send(READY)
     while True:
@@ -42,14 +46,35 @@ def serve(conn: Connection) -> None:
         if task is None:
             return
         key, path, opts = task
+        cpu = time.process_time()
         try:
             rec = bench_problem(path, BenchOptions.from_json(opts))
         except KeyboardInterrupt:  # SIGINT is ignored here, so the problem raised it
             rec = failed_record(key, "error", "the program raised KeyboardInterrupt", 0.0)
         rec["problem"] = key
+        rec["cpu_s"] = round(time.process_time() - cpu, 3)  # this worker's CPU time (every thread) on it
         conn.send(rec)
         if not state.clean_after():
             return
+
+
+def warm_up() -> None:
+    """Runs one tiny program through torch.export, the lowering and the SOL pipeline, so that what they
+    set up on first use (dynamo's tables, the passes and backends imported on demand, the target index) is
+    paid once per worker, before its first problem's time limit starts. A warm-up that fails costs nothing
+    but the time: the problems then pay for it as before."""
+    import torch
+
+    from solar.frontends.torch_export import TorchProblem, translate_problem
+    from solar.targets.loader import load_target
+
+    from .bounds import compute_bounds
+
+    with contextlib.suppress(Exception):
+        problem = TorchProblem(lambda: torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()),
+                               lambda: [torch.rand(4, 8)], "warm_up")
+        tr = translate_problem(problem)
+        compute_bounds(tr.module, [load_target("h100")], {p.name: int(p.default or 4) for p in tr.module.params})
 
 
 def failed_record(key: str, status: str, message: str, elapsed: float) -> dict[str, Any]:
@@ -89,9 +114,12 @@ def _quiet_logs() -> None:
 def main() -> None:
     _quiet_logs()
     task = json.loads(sys.stdin.read())
+    cpu = time.process_time()
     rec = bench_problem(task["path"], BenchOptions.from_json(task["opts"]))
+    rec["cpu_s"] = round(time.process_time() - cpu, 3)
     sys.stdout.write(_MARK + json.dumps(rec) + "\n")
 
 
 if __name__ == "__main__":
     main()
+    exit_now(0)  # the record is written: skip the interpreter's teardown (solar/ir/startup.py)

@@ -51,7 +51,8 @@ def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
 
 def run_main(prog: str, run: Callable[[Sequence[str]], int]) -> None:
     """Runs `run(argv)` and exits with its code; a bug in SOLAR prints one line (the traceback only with
-    SOLAR_DEBUG=1) and exits 2, so user errors (1) and internal errors stay apart."""
+    SOLAR_DEBUG=1) and exits 2, so user errors (1) and internal errors stay apart. The process ends without
+    the interpreter's teardown (solar.ir.startup.exit_now), once its output is flushed."""
     try:
         code = run(sys.argv[1:])
         sys.stdout.flush()
@@ -71,4 +72,6 @@ def run_main(prog: str, run: Callable[[Sequence[str]], int]) -> None:
         sys.stderr.write(f"{prog}: internal error: {type(err).__name__}: {err} "
                          "(set SOLAR_DEBUG=1 for the traceback and please report it)\n")
         code = 2
-    sys.exit(code)
+    from solar.ir.startup import exit_now
+
+    exit_now(code)

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import Parser, UsageError, add_version
+from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 PROG = "solar-translate"
 
@@ -293,7 +293,12 @@ def _nvsolar(args: argparse.Namespace) -> int:
 
 
 def _torch(args: argparse.Namespace) -> int:
-    from solar.frontends import torch_export as te
+    from solar.ir.startup import bulk_imports
+
+    with bulk_imports():  # torch, the dynamo that torch.export loads on first use, the frontend
+        import torch._dynamo
+
+        from solar.frontends import torch_export as te
 
     if args.entry:
         fn, attr, mod = _load_entry(args.entry)
@@ -401,5 +406,10 @@ def _llm(args: argparse.Namespace) -> int:
     return _finish(out.module, out.report, lines, args.output)
 
 
+def cli() -> None:
+    """The console script: `main` on the command line, ending as every SOLAR command does (tools/_entry.py)."""
+    run_main(PROG, main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -318,6 +318,7 @@ def test_batch_records_failures_and_resumes(tmp_path: Path) -> None:
     assert by["fails.py"]["translate"]["ok"] is False and "svd" in by["fails.py"]["errors"][0]["message"]
     assert "exit status 7" in by["crashes.py"]["errors"][0]["message"]
     assert by["ok_a.py"]["bounds"]["host"]["whole_graph"] > 0 and by["ok_a.py"]["violations"] == []
+    assert 0 < by["ok_a.py"]["cpu_s"] < by["ok_a.py"]["elapsed_s"] * 64  # the worker's CPU time on it
     lines = out.read_text().splitlines()
     assert len(lines) == 5
     cov = coverage(records)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,35 @@ def test_running_an_f32_module_does_not_import_ml_dtypes() -> None:
     code, modules = _modules_after("solar_run", "run", ["examples/matmul.sir", "--random-inputs"])
     assert code == 0
     assert "numba" in modules and "ml_dtypes" not in modules
+
+
+_EXIT_PROBE = """
+import gc, sys
+from solar.ir.startup import bulk_imports, exit_now
+before = gc.get_freeze_count()
+with bulk_imports():
+    assert not gc.isenabled()
+    import fractions
+print(gc.isenabled(), gc.get_freeze_count() > before)
+sys.stdout.write("buffered, not yet flushed")
+import atexit
+atexit.register(lambda: print("teardown ran"))
+exit_now({code})
+"""
+
+
+def test_exit_now_flushes_and_skips_the_teardown_and_bulk_imports_freezes() -> None:
+    proc = subprocess.run([sys.executable, "-c", _EXIT_PROBE.format(code=3)], capture_output=True, text=True)
+    assert proc.returncode == 3
+    assert proc.stdout == "True True\nbuffered, not yet flushed"  # no "teardown ran": atexit was skipped
+
+
+def test_exit_now_under_a_profiler_exits_the_ordinary_way(tmp_path: Path) -> None:
+    """cProfile and coverage write their results at exit: skipping the teardown would lose them."""
+    script, stats = tmp_path / "probe.py", tmp_path / "probe.prof"
+    script.write_text(_EXIT_PROBE.format(code=4))
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats), str(script)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0  # cProfile's runner catches the SystemExit(4) exit_now raised here
+    assert proc.stdout.endswith("buffered, not yet flushedteardown ran\n")
+    assert stats.stat().st_size > 0

@@ -635,3 +635,29 @@ def test_yaml_integers_are_bounded_before_python_converts_them() -> None:
     assert (info.value.line, info.value.col) == (2, 4)
     assert "5000 digits" in info.value.message
     assert load_yaml("b: " + "7" * 64 + "\n") == {"b": int("7" * 64)}
+
+
+def test_libyaml_and_the_python_parser_read_every_shipped_target_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Targets are read through libyaml when PyYAML has it; the Python parser is the reference: the same
+    documents, the same key lines, and its messages for a text either one refuses."""
+    from solar.targets import safe_yaml
+
+    if safe_yaml._FAST is None:
+        pytest.skip("PyYAML without libyaml")
+
+    def lines(doc: object) -> object:
+        if isinstance(doc, safe_yaml.KeyLines):
+            return {k: (doc.lines[k], lines(v)) for k, v in doc.items()}
+        return [lines(x) for x in doc] if isinstance(doc, list) else doc
+
+    texts = [p.read_text() for p in sorted(Path(TARGETS_DIR).glob("*.yaml"))]
+    fast = [lines(safe_yaml.load_yaml(t)) for t in texts]
+    bad = "a: &x [1, 2]\nb: *x\n"
+    with pytest.raises(safe_yaml.YAMLProblem) as fast_err:
+        safe_yaml.load_yaml(bad)
+    monkeypatch.setattr(safe_yaml, "_FAST", None)
+    assert fast == [lines(safe_yaml.load_yaml(t)) for t in texts]
+    with pytest.raises(safe_yaml.YAMLProblem) as slow_err:
+        safe_yaml.load_yaml(bad)
+    assert (fast_err.value.message, fast_err.value.line) == (slow_err.value.message, slow_err.value.line) == (
+        "YAML aliases (*x) are not allowed in target files: write the value out", 2)

@@ -1,0 +1,17 @@
+"""A softmax over rows of 393216."""
+import torch
+
+batch_size, dim = 4096, 393216
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
