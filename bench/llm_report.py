@@ -40,6 +40,7 @@ class LlmRequest:
     tensor_parallel: int = 1
     all_logits: bool = False
     dtype: str | None = None
+    cache: str = "dynamic"  # the cache class: "dynamic" (DynamicCache) or "static" (StaticCache)
 
 
 @dataclass
@@ -55,7 +56,7 @@ class LlmAnalysis:
 def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     check_sizes({"batch": request.batches, "prompt": request.prompts, "context": request.contexts,
                  "generate": [request.generate]})
-    cfg = load_config(request.config, request.dtype)
+    cfg = load_config(request.config, request.dtype, request.cache)
     check_tensor_parallel(cfg, request.tensor_parallel)
     memory = model_memory(cfg)
     tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])

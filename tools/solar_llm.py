@@ -32,6 +32,8 @@ def build_parser() -> Parser:
                    help="decode: the mean TPOT over contexts P .. P+G-1 (default 1)")
     p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips the model is split over")
     p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: the config's)")
+    p.add_argument("--cache", default="dynamic", choices=("dynamic", "static"),
+                   help="the cache class: dynamic (DynamicCache, default) or static (StaticCache)")
     p.add_argument("--all-logits", action="store_true", help="prefill computes every position's logits")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
@@ -55,7 +57,7 @@ def run(argv: Sequence[str]) -> int:
         request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
-                             args.all_logits, args.dtype)
+                             args.all_logits, args.dtype, args.cache)
         analysis = analyse_llm(request)
         sys.stdout.write(render(analysis))
         if args.json:
