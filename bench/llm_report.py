@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solar.backends.report import quantity, seconds, strict_json
-from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes, load_config
+from solar.frontends.llm_kernelbench import check_phases, load_llm
+from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
 from solar.ir.outputs import save_figure, write_text_atomic
 from solar.ir.tables import new_table, render_tables
 from solar.targets.loader import Target
@@ -56,7 +57,8 @@ class LlmAnalysis:
 def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     check_sizes({"batch": request.batches, "prompt": request.prompts, "context": request.contexts,
                  "generate": [request.generate]})
-    cfg = load_config(request.config, request.dtype, request.cache)
+    cfg = load_llm(request.config, request.dtype, request.cache)
+    check_phases(cfg, request.phases)
     check_tensor_parallel(cfg, request.tensor_parallel)
     memory = model_memory(cfg)
     tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])

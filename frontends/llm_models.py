@@ -20,7 +20,7 @@ import re
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch.export import Dim
@@ -59,6 +59,7 @@ class LlmShape:
     experts: int = 0  # routed experts per MoE layer (0: dense)
     top_k: int = 0
     sliding_window: int | None = None
+    kv_token_bytes: int | None = None  # measured from the cache inputs (KernelBench-style files)
 
     @property
     def dtype_bytes(self) -> int:
@@ -67,7 +68,19 @@ class LlmShape:
     @property
     def kv_bytes_per_token(self) -> int:
         """Keys and values of one token over every layer."""
+        if self.kv_token_bytes is not None:
+            return self.kv_token_bytes
         return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
+
+
+@runtime_checkable
+class ModelSource(Protocol):
+    """A model given as code rather than as a config (a KernelBench-style file, frontends/llm_kernelbench.py):
+    it builds itself and exports its own steps."""
+
+    def build(self, dtype: torch.dtype) -> torch.nn.Module: ...
+
+    def export(self, phase: str, batch: int, length: int, all_logits: bool = False) -> PhaseExport: ...
 
 
 @dataclass
@@ -77,6 +90,7 @@ class LlmConfig:
     config: Any  # a transformers PretrainedConfig
     shape: LlmShape
     cache: str = "dynamic"  # the cache class the steps use: "dynamic" (DynamicCache) or "static" (StaticCache)
+    source: ModelSource | None = None  # a model given as code: it builds and exports itself
 
     def with_layers(self, layers: int) -> Any:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
@@ -89,6 +103,8 @@ class LlmConfig:
     @property
     def layers_alike(self) -> bool:
         """Every decoder layer is the same computation, so costs grow by one layer's per layer."""
+        if self.source is not None:
+            return False  # code, not a config: no twin with fewer layers can be made
         for key in _HETEROGENEOUS:
             value = self.raw.get(key)
             if key == "layer_types" and isinstance(value, list) and len(set(value)) > 1:
@@ -171,6 +187,8 @@ def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
 
 def build_model(config: Any, dtype: torch.dtype) -> torch.nn.Module:
     """The causal LM of `config` on the meta device (no memory, no weights), in `dtype`, for inference."""
+    if isinstance(config, ModelSource):
+        return config.build(dtype)
     from transformers import AutoModelForCausalLM
 
     with torch.device("meta"):
@@ -276,6 +294,8 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
     """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
+    if cfg.source is not None:
+        return cfg.source.export(phase, batch, length, all_logits)
     shape = cfg.shape
     config = cfg.with_layers(layers)
     lm = build_model(config, shape.dtype)
@@ -316,7 +336,8 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
         raise LlmError(str(err).rstrip() + hint) from None
     module = translation.module
     sizes = _size_names(translation.param_dims, phase, static)
-    return PhaseExport(phase, module, layers, sizes, _mark_in_place(module, static and phase == "prefill"))
+    cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
+    return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"))
 
 
 def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str, static: bool = False
@@ -343,7 +364,7 @@ def _base(v: Value) -> Value:
     return v
 
 
-def _mark_in_place(module: ModuleOp, fresh_static: bool = False) -> int:
+def mark_in_place(module: ModuleOp, cache_args: set[Value], fresh_static: bool = False) -> int:
     """Cache updates happen in place (servers preallocate the cache): a concat onto a cache argument is an
     append, a store (`index_copy_`: a scatter without reduction) into one is an in-place scatter, and so is
     one into a fresh static cache (its zeros, when `fresh_static`). A scatter is marked only where it is the
@@ -351,7 +372,6 @@ def _mark_in_place(module: ModuleOp, fresh_static: bool = False) -> int:
     func = module.entry
     if func is None:
         return 0
-    cache_args = {v for v in func.args if v.name.startswith("cache")}
     readers: dict[Value, int] = {}
     for op in func.walk():
         for v in op.operands:
@@ -411,5 +431,5 @@ def check_sizes(values: dict[str, Sequence[int]]) -> None:
                 raise LlmError(f"--{name} {v}: sizes must be positive")
 
 
-__all__ = ["CACHES", "PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "PhaseExport", "build_model",
-           "check_sizes", "export_phase", "load_config", "weight_bytes"]
+__all__ = ["CACHES", "PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "ModelSource", "PhaseExport",
+           "build_model", "check_sizes", "export_phase", "load_config", "mark_in_place", "weight_bytes"]

@@ -101,3 +101,30 @@ def test_static_cache_bad_inputs(tmp_path, mha, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "Traceback" not in err
     assert out.read_text() == "kept"
+
+
+IN_PLACE = '''solar.module @m [P = 5] {
+  solar.func @f(%cache: tensor<2x8x4xf32>, %new: tensor<2x1x4xf32>) -> tensor<2x4xf32> {
+    %idx = solar.constant [5] : tensor<1xi64>
+    %c = solar.scatter %cache, %idx, %new {axis = 1, reduce = none, in_place = true} : tensor<2x8x4xf32>
+    %s = solar.kernel @sum(%c as C) -> (S: tensor<2x4xf32>) {
+      affine.for %b = 0 to 2 { affine.for %j = 0 to 8 { affine.for %d = 0 to 4 {
+        affine.if %j <= P { S[%b, %d] += C[%b, %j, %d] }
+      } } }
+    }
+    solar.return %s
+  }
+}
+'''
+
+
+def test_in_place_scatter_reads_the_buffer_through_its_result():
+    from solar.backends.cost import CostModel
+    from solar.ir.parser import parse_module
+    from solar.ir.printer import print_module
+
+    module = parse_module(IN_PLACE, "in_place.sir")
+    assert "in_place = true" in print_module(module)  # the attribute round-trips
+    # The reader needs slots 0..P (6 of 8) of the buffer; slot 5 is the stored token, which comes from
+    # %new: the buffer is read for 5 slots (2·5·4·4 B), %new read once (32 B), the result written (32 B).
+    assert CostModel(module).whole_graph().bytes == 2 * 5 * 4 * 4 + 32 + 32
