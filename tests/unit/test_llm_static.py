@@ -17,6 +17,7 @@ from solar.bench.llm_serving import lifted
 from solar.frontends.llm_models import LlmError, export_phase, load_config
 from solar.ir.analysis.isl_model import isl_name
 from solar.ir.ops import ScatterOp
+from solar.ir.printer import print_module
 from solar.targets.loader import load_target
 from solar.tools.solar_llm import run
 
@@ -121,10 +122,29 @@ IN_PLACE = '''solar.module @m [P = 5] {
 def test_in_place_scatter_reads_the_buffer_through_its_result():
     from solar.backends.cost import CostModel
     from solar.ir.parser import parse_module
-    from solar.ir.printer import print_module
 
     module = parse_module(IN_PLACE, "in_place.sir")
     assert "in_place = true" in print_module(module)  # the attribute round-trips
     # The reader needs slots 0..P (6 of 8) of the buffer; slot 5 is the stored token, which comes from
     # %new: the buffer is read for 5 slots (2·5·4·4 B), %new read once (32 B), the result written (32 B).
     assert CostModel(module).whole_graph().bytes == 2 * 5 * 4 * 4 + 32 + 32
+
+
+def test_index_copy_and_symbolic_positions_validate():
+    """`index_copy` (a static cache's store) and positions after a cache (`arange(P, P + 1)`, `tensor(P)`)
+    run as torch does: the translation is validated against the model."""
+    import torch
+
+    from solar.frontends.torch_export import callable_problem, reference_runner, translate_problem
+    from solar.frontends.validate import small_sizes, validate_sized
+
+    def step(cache: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+        past = cache.shape[1] - 1  # the last slot is free
+        where = torch.arange(past, past + 1) + torch.tensor(past) * 0
+        return cache.index_copy(1, where, new) * 2.0
+
+    problem = callable_problem(step, [torch.randn(2, 6, 3), torch.randn(2, 1, 3)], "store")
+    tr = translate_problem(problem, dynamic="all")
+    assert "solar.scatter" in print_module(tr.module)
+    report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), small_sizes(tr.module))
+    assert report.ok, report.summary()
