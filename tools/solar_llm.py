@@ -1,8 +1,10 @@
-"""solar-llm: serving bounds of a language model from its Hugging Face config (docs/llm.md).
+"""solar-llm: serving bounds of a language model from its Hugging Face config or a KernelBench-style file
+(docs/llm.md).
 
     solar-llm config.json --target h100,b200 --batch 1,8,64 --context 1024..131072*2
     solar-llm config.json --phase prefill --prompt 2048 --json out.json --plot out.png
-    solar-llm config.json --tensor-parallel 8 --generate 256
+    solar-llm config.json --tensor-parallel 8 --generate 256 --cache static
+    solar-llm model.py --batch 1,8 --context 4096
 
 The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
 config, size or option (one line, no output file lost); 2 an internal error.
@@ -22,7 +24,7 @@ def build_parser() -> Parser:
     p = Parser(prog=PROG, allow_abbrev=False,
                description="Prefill and decode bounds (TTFT, TPOT, tokens/s, memory fit) of an LLM config.")
     add_version(p, PROG)
-    p.add_argument("config", help="a Hugging Face config.json (a local file)")
+    p.add_argument("config", help="a Hugging Face config.json (a local file) or a KernelBench-style FILE.py")
     p.add_argument("--target", default="h100", help="targets, comma-separated (default h100)")
     p.add_argument("--phase", default="both", help="prefill, decode or both (default)")
     p.add_argument("--batch", default="1", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2")
