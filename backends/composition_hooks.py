@@ -230,6 +230,22 @@ def is_append(op: Op) -> bool:
     return isinstance(op, ConcatOp) and op.attrs.get(APPEND) is True
 
 
+# A scatter with `in_place = true` stores its source into its destination where it lands, as a serving
+# engine writes a token's keys and values into a static KV cache at the cache position: the destination is
+# not copied and only the source is written; readers of the result read the buffer through it, less what
+# the scatter itself wrote there (docs/ir.md).
+IN_PLACE = "in_place"
+
+
+def is_in_place_scatter(op: Op) -> bool:
+    return isinstance(op, ScatterOp) and op.attrs.get(IN_PLACE) is True
+
+
+def updates_in_place(op: Op) -> bool:
+    """The op writes into its first operand's buffer (an append, an in-place scatter)."""
+    return is_append(op) or is_in_place_scatter(op)
+
+
 @HOOKS.write_bytes(ConcatOp)
 def _concat_writes(model: CostQueries, op: ConcatOp, v: Value, loops: dict) -> int:
     if is_append(op):

@@ -38,7 +38,7 @@ from solar.ir.ops import (
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
-from .composition_hooks import is_append
+from .composition_hooks import is_in_place_scatter, updates_in_place
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 
 
@@ -236,12 +236,16 @@ class CostModel:
         if op.is_terminator:
             return 0  # returning or yielding a value moves nothing
         full = self._source_bytes(v)
-        # A buffer appended to in place is read as a view is: as far as the readers of the result read it.
-        if op.is_view or (is_append(op) and v is op.operands[0]):
+        # A buffer updated in place is read as a view is: as far as the readers of the result read it.
+        if op.is_view or (updates_in_place(op) and v is op.operands[0]):
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
-            return fmin(full, fmax_of(self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers))
+            read = fmax_of(self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers)
+            if is_in_place_scatter(op):
+                # What the scatter stored comes from its source, not from the buffer: at least the rest.
+                read = fmax(read - self.nbytes(op.operands[2]), 0)
+            return fmin(full, read)
         hook = READ_BYTES.lookup(type(op))
         return hook(self, op, v, full, loops) if hook is not None else full
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solar.backends.report import quantity, seconds, strict_json
-from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes, load_config
+from solar.frontends.llm_kernelbench import check_phases, load_llm
+from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
 from solar.frontends.llm_validate import validate_step
 from solar.ir.outputs import save_figure, write_text_atomic
 from solar.ir.tables import new_table, render_tables
@@ -43,6 +44,7 @@ class LlmRequest:
     dtype: str | None = None
     cache_aware: bool = False  # adds the cache-aware mode: a tiling search at the targets' L2 per point
     validate: bool = False  # each phase's step also validated at reduced sizes (frontends/llm_validate.py)
+    cache: str = "dynamic"  # the cache class: "dynamic" (DynamicCache) or "static" (StaticCache)
 
 
 @dataclass
@@ -59,7 +61,8 @@ class LlmAnalysis:
 def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     check_sizes({"batch": request.batches, "prompt": request.prompts, "context": request.contexts,
                  "generate": [request.generate]})
-    cfg = load_config(request.config, request.dtype)
+    cfg = load_llm(request.config, request.dtype, request.cache)
+    check_phases(cfg, request.phases)
     check_tensor_parallel(cfg, request.tensor_parallel)
     memory = model_memory(cfg)
     tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])

@@ -20,12 +20,12 @@ import re
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch.export import Dim
 
-from solar.ir.ops import ConcatOp, ModuleOp, Value
+from solar.ir.ops import ConcatOp, ConstantOp, ModuleOp, ScatterOp, Value
 
 from .diagnostics import TranslationError
 from .lowering.core import LoweringError
@@ -33,6 +33,7 @@ from .torch_export import lower_exported
 from .torch_problem import quiet_framework
 
 PHASES = ("prefill", "decode")
+CACHES = ("dynamic", "static")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 REQUIRED_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 # Config fields that make layers differ from each other: a twin with fewer layers would not scale.
@@ -58,6 +59,7 @@ class LlmShape:
     experts: int = 0  # routed experts per MoE layer (0: dense)
     top_k: int = 0
     sliding_window: int | None = None
+    kv_token_bytes: int | None = None  # measured from the cache inputs (KernelBench-style files)
 
     @property
     def dtype_bytes(self) -> int:
@@ -66,7 +68,19 @@ class LlmShape:
     @property
     def kv_bytes_per_token(self) -> int:
         """Keys and values of one token over every layer."""
+        if self.kv_token_bytes is not None:
+            return self.kv_token_bytes
         return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
+
+
+@runtime_checkable
+class ModelSource(Protocol):
+    """A model given as code rather than as a config (a KernelBench-style file, frontends/llm_kernelbench.py):
+    it builds itself and exports its own steps."""
+
+    def build(self, dtype: torch.dtype) -> torch.nn.Module: ...
+
+    def export(self, phase: str, batch: int, length: int, all_logits: bool = False) -> PhaseExport: ...
 
 
 @dataclass
@@ -75,6 +89,8 @@ class LlmConfig:
     raw: dict[str, Any]
     config: Any  # a transformers PretrainedConfig
     shape: LlmShape
+    cache: str = "dynamic"  # the cache class the steps use: "dynamic" (DynamicCache) or "static" (StaticCache)
+    source: ModelSource | None = None  # a model given as code: it builds and exports itself
 
     def with_layers(self, layers: int) -> Any:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
@@ -90,6 +106,8 @@ class LlmConfig:
     @property
     def layers_alike(self) -> bool:
         """Every decoder layer is the same computation, so costs grow by one layer's per layer."""
+        if self.source is not None:
+            return False  # code, not a config: no twin with fewer layers can be made
         for key in _HETEROGENEOUS:
             value = self.raw.get(key)
             if key == "layer_types" and isinstance(value, list) and len(set(value)) > 1:
@@ -103,8 +121,10 @@ class LlmConfig:
         return True
 
 
-def load_config(path: str, dtype: str | None = None) -> LlmConfig:
+def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> LlmConfig:
     """Reads a `config.json` (nothing is downloaded) and checks what the analysis needs."""
+    if cache not in CACHES:
+        raise LlmError(f"--cache {cache}: expected {' or '.join(CACHES)}")
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -140,7 +160,22 @@ def load_config(path: str, dtype: str | None = None) -> LlmConfig:
         raise LlmError(f"{path}: error: {err}") from None
     config._attn_implementation = "sdpa"
     name = dtype or _dtype_name(raw.get("torch_dtype") or raw.get("dtype"))
-    return LlmConfig(path, raw, config, _shape(config, model_type, DTYPES[name]))
+    shape = _shape(config, model_type, DTYPES[name])
+    if cache == "static" and (shape.sliding_window or not _layers_full_attention(raw)):
+        raise LlmError(f"{path}: error: --cache static: the static cache of sliding-window layers rolls over "
+                       "its window, which is not modelled; use --cache dynamic")
+    if cache == "static" and shape.kv_heads < shape.heads:
+        # Its attention stays a kernel reading keys through the heads' broadcast, whose bytes could exceed
+        # the least traffic: refused rather than priced above the bound.
+        raise LlmError(f"{path}: error: --cache static: grouped-query attention ({shape.heads} query heads over "
+                       f"{shape.kv_heads} key-value heads) with a static cache is not bounded yet; use --cache "
+                       "dynamic (a server's in-place append, the same bytes)")
+    return LlmConfig(path, raw, config, shape, cache)
+
+
+def _layers_full_attention(raw: dict[str, Any]) -> bool:
+    types = raw.get("layer_types")
+    return not isinstance(types, list) or all(t == "full_attention" for t in types)
 
 
 def _dtype_name(value: Any) -> str:
@@ -161,6 +196,8 @@ def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
 
 def build_model(config: Any, dtype: torch.dtype) -> torch.nn.Module:
     """The causal LM of `config` on the meta device (no memory, no weights), in `dtype`, for inference."""
+    if isinstance(config, ModelSource):
+        return config.build(dtype)
     from transformers import AutoModelForCausalLM
 
     with torch.device("meta"):
@@ -183,15 +220,22 @@ def weight_bytes(model: torch.nn.Module) -> int:
 
 
 class _Prefill(torch.nn.Module):
-    def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool) -> None:
+    def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool, cache: str = "dynamic") -> None:
         super().__init__()
-        self.lm, self.config, self.keep = lm, config, 0 if all_logits else 1
+        self.lm, self.config, self.keep, self.cache = lm, config, 0 if all_logits else 1, cache
 
     def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        from transformers import DynamicCache
+        from transformers import DynamicCache, StaticCache
 
-        out = self.lm(input_ids=ids, past_key_values=DynamicCache(config=self.config), use_cache=True,
-                      logits_to_keep=self.keep)
+        if self.cache == "static":
+            # A fresh static cache is zeros of room for the prompt (HF allocates it on the first update);
+            # the positions are given, so the mask is a function of the sizes, not of the cache's counter.
+            past: Any = StaticCache(config=self.config, max_cache_len=ids.shape[1])
+            positions = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
+        else:
+            past, positions = DynamicCache(config=self.config), None
+        out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=self.keep,
+                      position_ids=positions)
         cache = out.past_key_values
         return (out.logits, *[t for layer in cache.layers for t in (layer.keys, layer.values)])
 
@@ -213,6 +257,36 @@ class _Decode(torch.nn.Module):
         return (out.logits, *new)
 
 
+class _StaticDecode(torch.nn.Module):
+    """A decode step against HF's `StaticCache` holding `P` tokens in buffers of `L` ≥ P + 1 slots: the new
+    token's keys and values are stored at position P (`index_copy_`), and the mask keeps the attention to
+    positions ≤ P. P is the length of `positions` (the cached tokens' positions, `arange(P)`: a shape that
+    is never read), so the write position and the mask are functions of a size, not of data."""
+
+    def __init__(self, lm: torch.nn.Module, config: Any) -> None:
+        super().__init__()
+        self.lm, self.config = lm, config
+
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor, cache: list[torch.Tensor]
+                ) -> tuple[torch.Tensor, ...]:
+        from transformers import StaticCache
+
+        context = positions.shape[0]
+        past = StaticCache(config=self.config, max_cache_len=cache[0].shape[2])
+        for index, layer in enumerate(past.layers):
+            # The state a cache holding `context` tokens has (what lazy initialization and updates leave).
+            layer.keys, layer.values = cache[2 * index], cache[2 * index + 1]
+            layer.device, layer.is_initialized = ids.device, True
+            layer.batch_size, layer.num_heads = layer.keys.shape[:2]
+            layer.k_head_dim, layer.v_head_dim = layer.keys.shape[-1], layer.values.shape[-1]
+            layer.cumulative_length = torch.tensor(context)
+        where = torch.arange(context, context + 1, device=ids.device).unsqueeze(0)
+        out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1, position_ids=where)
+        new = [t[:, :, context:context + 1] for layer in out.past_key_values.layers
+               for t in (layer.keys, layer.values)]
+        return (out.logits, *new)
+
+
 @dataclass
 class PhaseExport:
     """One step exported: the module and which size parameter is the batch, the prompt or the context."""
@@ -221,7 +295,7 @@ class PhaseExport:
     module: ModuleOp
     layers: int
     sizes: dict[str, str] = field(default_factory=dict)  # "batch"/"prompt"/"context" -> parameter name
-    appends: int = 0  # concats marked as in-place cache appends
+    appends: int = 0  # concats and scatters marked as in-place cache updates
 
 
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
@@ -230,21 +304,33 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
     batch when not `batch_symbolic`: then `batch` is a number of the IR)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
+    if cfg.source is not None:
+        return cfg.source.export(phase, batch, length, all_logits)
     shape = cfg.shape
     config = cfg.with_layers(layers)
     lm = build_model(config, shape.dtype)
     auto = Dim.AUTO
+    static = cfg.cache == "static"
     with torch.device("meta"):
+        ids = torch.zeros(batch, 1 if phase == "decode" else length, dtype=torch.long)
         if phase == "prefill":
-            model: torch.nn.Module = _Prefill(lm, config, all_logits)
-            args: tuple[torch.Tensor, ...] = (torch.zeros(batch, length, dtype=torch.long),)
+            model: torch.nn.Module = _Prefill(lm, config, all_logits, cfg.cache)
+            args: tuple[Any, ...] = (ids,)
             dynamic: dict[str, Any] = {"ids": {0: auto, 1: auto} if batch_symbolic else {1: auto}}
         else:
-            model = _Decode(lm, config)
-            cache_shape = (batch, shape.kv_heads, length, shape.head_dim)
-            cache = [torch.zeros(cache_shape, dtype=shape.dtype) for _ in range(2 * layers)]
-            args = (torch.zeros(batch, 1, dtype=torch.long), cache)
-            dynamic = {"ids": {0: auto}, "cache": [{0: auto, 2: auto} for _ in cache]}
+            # A static cache has a slot for the new token beyond the context (its size its own parameter).
+            slots = length + 1 if static else length
+            cache = [torch.zeros(batch, shape.kv_heads, slots, shape.head_dim, dtype=shape.dtype)
+                     for _ in range(2 * layers)]
+            cache_dims = [{0: auto, 2: auto} for _ in cache]
+            if static:
+                model = _StaticDecode(lm, config)
+                args = (ids, torch.arange(length), cache)
+                dynamic = {"ids": {0: auto}, "positions": {0: auto}, "cache": cache_dims}
+            else:
+                model = _Decode(lm, config)
+                args = (ids, cache)
+                dynamic = {"ids": {0: auto}, "cache": cache_dims}
     try:
         with quiet_framework():
             ep = torch.export.export(model, args, dynamic_shapes=dynamic)
@@ -259,20 +345,26 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
                     "in the config (every token through its top-k experts as one batched product)")
         raise LlmError(str(err).rstrip() + hint) from None
     module = translation.module
-    sizes = _size_names(translation.param_dims, phase)
-    return PhaseExport(phase, module, layers, sizes, _mark_appends(module))
+    sizes = _size_names(translation.param_dims, phase, static)
+    cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
+    return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"))
 
 
-def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str) -> dict[str, str]:
-    """Which parameter sizes the batch (ids dim 0), the prompt (ids dim 1) or the context (cache dim 3)."""
+def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str, static: bool = False
+                ) -> dict[str, str]:
+    """Which parameter sizes the batch (ids dim 0), the prompt (ids dim 1) or the context (cache dim 2; with
+    a static cache the length of `positions`, input 1, and the cache's slots are `cache_slots`)."""
     out: dict[str, str] = {}
+    first_cache = 2 if static else 1
     for name, where in param_dims.items():
         if (0, 0) in where:
             out["batch"] = name
         if phase == "prefill" and (0, 1) in where:
             out["prompt"] = name
-        if phase == "decode" and any(k >= 1 and d == 2 for k, d in where):
+        if phase == "decode" and static and (1, 0) in where:
             out["context"] = name
+        if phase == "decode" and any(k >= first_cache and d == 2 for k, d in where):
+            out["cache_slots" if static else "context"] = name
     return out
 
 
@@ -282,18 +374,34 @@ def _base(v: Value) -> Value:
     return v
 
 
-def _mark_appends(module: ModuleOp) -> int:
-    """A concat onto the cache arguments is an append in place (servers preallocate the cache)."""
+def mark_in_place(module: ModuleOp, cache_args: set[Value], fresh_static: bool = False) -> int:
+    """Cache updates happen in place (servers preallocate the cache): a concat onto a cache argument is an
+    append, a store (`index_copy_`: a scatter without reduction) into one is an in-place scatter, and so is
+    one into a fresh static cache (its zeros, when `fresh_static`). A scatter is marked only where it is the
+    buffer's one reader, so that no one needs the values it overwrites."""
     func = module.entry
     if func is None:
         return 0
-    cache_args = {v for v in func.args if v.name.startswith("cache")}
+    readers: dict[Value, int] = {}
+    for op in func.walk():
+        for v in op.operands:
+            readers[v] = readers.get(v, 0) + 1
     marked = 0
     for op in func.walk():
         if isinstance(op, ConcatOp) and op.args and _base(op.args[0]) in cache_args:
             op.attrs["append"] = True
             marked += 1
+        elif isinstance(op, ScatterOp) and _stores(op) and readers.get(op.args[0]) == 1:
+            dest = op.args[0]
+            if dest in cache_args or (fresh_static and isinstance(dest.owner, ConstantOp)):
+                op.attrs["in_place"] = True
+                marked += 1
     return marked
+
+
+def _stores(op: ScatterOp) -> bool:
+    reduce = op.attrs.get("reduce")
+    return reduce is None or getattr(reduce, "name", reduce) == "none"
 
 
 _DATA_DEPENDENT = re.compile(r"data-dependent|GuardOnDataDependentSymNode|nonzero|Could not guard", re.I)
@@ -333,5 +441,5 @@ def check_sizes(values: dict[str, Sequence[int]]) -> None:
                 raise LlmError(f"--{name} {v}: sizes must be positive")
 
 
-__all__ = ["PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "PhaseExport", "build_model",
-           "check_sizes", "export_phase", "load_config", "weight_bytes"]
+__all__ = ["CACHES", "PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "ModelSource", "PhaseExport",
+           "build_model", "check_sizes", "export_phase", "load_config", "mark_in_place", "weight_bytes"]

@@ -1,8 +1,10 @@
-"""solar-llm: serving bounds of a language model from its Hugging Face config (docs/llm.md).
+"""solar-llm: serving bounds of a language model from its Hugging Face config or a KernelBench-style file
+(docs/llm.md).
 
     solar-llm config.json --target h100,b200 --batch 1,8,64 --context 1024..131072*2
     solar-llm config.json --phase prefill --prompt 2048 --json out.json --plot out.png
-    solar-llm config.json --tensor-parallel 8 --generate 256
+    solar-llm config.json --tensor-parallel 8 --generate 256 --cache static
+    solar-llm model.py --batch 1,8 --context 4096
 
 The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
 config, size or option (one line, no output file lost); 2 an internal error.
@@ -22,7 +24,7 @@ def build_parser() -> Parser:
     p = Parser(prog=PROG, allow_abbrev=False,
                description="Prefill and decode bounds (TTFT, TPOT, tokens/s, memory fit) of an LLM config.")
     add_version(p, PROG)
-    p.add_argument("config", help="a Hugging Face config.json (a local file)")
+    p.add_argument("config", help="a Hugging Face config.json (a local file) or a KernelBench-style FILE.py")
     p.add_argument("--target", default="h100", help="targets, comma-separated (default h100)")
     p.add_argument("--phase", default="both", help="prefill, decode or both (default)")
     p.add_argument("--batch", default="1", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2")
@@ -32,6 +34,8 @@ def build_parser() -> Parser:
                    help="decode: the mean TPOT over contexts P .. P+G-1 (default 1)")
     p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips the model is split over")
     p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: the config's)")
+    p.add_argument("--cache", default="dynamic", choices=("dynamic", "static"),
+                   help="the cache class: dynamic (DynamicCache, default) or static (StaticCache)")
     p.add_argument("--all-logits", action="store_true", help="prefill computes every position's logits")
     p.add_argument("--cache-aware", action="store_true",
                    help="add the cache-aware mode at the targets' L2 (a tiling search per point: slower)")
@@ -59,7 +63,7 @@ def run(argv: Sequence[str]) -> int:
         request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
-                             args.all_logits, args.dtype, args.cache_aware, args.validate)
+                             args.all_logits, args.dtype, args.cache_aware, args.validate, args.cache)
         analysis = analyse_llm(request)
         sys.stdout.write(render(analysis))
         if args.json:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from solar.ir.expr import Binary, Cast
+from solar.ir.dtypes import DType
+from solar.ir.expr import Binary, Cast, Expr
 from solar.ir.ops import Value
 
 from .core import access, lit, loops, select, ttype
@@ -32,7 +33,19 @@ def lower_full(n: TorchNode) -> Value:
 
 @torch_op("scalar_tensor")
 def lower_scalar_tensor(n: TorchNode) -> Value:
-    return n.em.constant(n["s"], (), n.out.dtype)
+    s = n["s"]
+    if isinstance(s, Expr):
+        # A size made a tensor (`torch.tensor(cache.shape[2])`, a cache's length): one element holding the
+        # size expression, so that positions computed from it keep their value (index_values).
+        kb = n.em.kernel([], [("Y", ttype((), n.out.dtype))])
+        kb.assign(access("Y", []), _typed(s, n.out.dtype))
+        return kb.results[0]
+    return n.em.constant(s, (), n.out.dtype)
+
+
+def _typed(e: Expr, dt: DType) -> Expr:
+    """A size expression (an i64 index) as a value of `dt`."""
+    return e if dt == DType.I64 else Cast(dt, e)
 
 
 @torch_op("arange")
@@ -40,15 +53,19 @@ def lower_arange(n: TorchNode) -> Value:
     dt = n.out.dtype
     start = n.args.get("start") or 0
     step = n.args.get("step") or 1
+    if isinstance(step, Expr):
+        raise n.unsupported("arange with a symbolic step")
     kb = n.em.kernel([], [("Y", ttype(n.out.shape, dt))])
     with loops(kb, n.out.shape) as (i,):
         if dt.is_float:
             v = Cast(dt, i)
             v = v * lit(step, dt) if step != 1 else v
-            v = v + lit(start, dt) if start != 0 else v
         else:
             v = i * lit(step, dt) if step != 1 else i
-            v = v + lit(start, dt) if start != 0 else v
+        if isinstance(start, Expr):  # a symbolic start: positions after a cache of that length
+            v = Binary("+", v, _typed(start, dt))
+        elif start != 0:
+            v = v + lit(start, dt)
         kb.assign(access("Y", [i]), v)
     return kb.results[0]
 

@@ -1,4 +1,5 @@
-"""Indirect access: embedding, index_select, advanced indexing, gather, scatter, index_put, one_hot.
+"""Indirect access: embedding, index_select, advanced indexing, gather, scatter, index_put, index_copy,
+one_hot.
 
 SIR kernels index affinely only; data-dependent reads are `solar.gather` / `solar.scatter` (numpy `take`
 along one axis). torch.gather's elementwise form becomes an index kernel computing flat positions
@@ -170,6 +171,23 @@ def lower_index_put(n: TorchNode) -> Value:
     values = em.broadcast_to(values, src_shape)
     out = em.scatter(target, idx, values, axis, reduce)
     return em.reshape(out, xt.shape)
+
+
+@torch_op("index_copy", "index_copy_")
+def lower_index_copy(n: TorchNode) -> Value:
+    """`x.index_copy_(dim, index, source)`: the slices of `source` stored at positions `index` along `dim`
+    (a static KV cache's update at the cache positions). One `solar.scatter` along `dim`, whose source has
+    the destination's shape with `dim` resized to the index's length, as torch requires."""
+    x, idx, src = n.tensor("self"), n.tensor("index"), n.tensor("source")
+    xt, it = vtype(x), vtype(idx)
+    if it.rank > 1:
+        raise n.unsupported("index_copy with an index of rank > 1")
+    if it.rank == 0:
+        idx = n.em.reshape(idx, (1,))
+    dim = norm_dim(n["dim"], xt.rank)
+    if vtype(src).rank != xt.rank:  # torch also takes a source of one dim less where the index is a scalar
+        src = n.em.reshape(src, (*xt.shape[:dim], 1, *xt.shape[dim + 1:]))
+    return n.em.scatter(x, idx, src, dim, "none")
 
 
 def _scatter(n: TorchNode, reduce: str) -> Value:

@@ -263,7 +263,8 @@ class ScatterOp(GenericOp):
     operand_count = 3
     index_operand = 1
     required = ("axis",)
-    optional = ("reduce",)
+    # in_place = true: the destination is updated where the source lands, never copied (a static KV cache)
+    optional = ("reduce", "in_place")
     __slots__ = ()
 
     def infer(self, v: Verifier, args: list[TensorType], declared: TensorType | None) -> TensorType | None:
