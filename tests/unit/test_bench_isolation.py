@@ -21,7 +21,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from solar.bench.single import crashed_record
+from solar.bench.options import BenchOptions
+from solar.bench.single import MeasuringProcessError, bench_isolated, crashed_record
 from solar.tools.solar_bench import run as cli
 
 PROBLEM = """
@@ -99,6 +100,14 @@ def test_the_line_names_the_stage_and_the_signal() -> None:
     assert crashed_record("p.py", "bounds", 3, 1.0)["errors"][0]["message"] == (
         "the problem ended the measuring process (exit status 3) while computing its bounds: a problem must "
         "return, not exit")
+
+
+def test_a_measuring_process_that_never_starts_the_problem_is_an_internal_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not the problem's fault (a broken installation), so not a `crashed` record of it.
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(MeasuringProcessError, match="exited with status 1 before it started the problem"):
+        bench_isolated(str(_write(tmp_path, "p.py", "pass")), BenchOptions(), None, "")
 
 
 # ---- a batch killed from outside ---------------------------------------------------------------------------
