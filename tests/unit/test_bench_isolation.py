@@ -60,26 +60,46 @@ def _poll(what: str, done: Callable[[], bool], limit_s: float = WAIT_S) -> None:
 # ---- one problem: a crash of the measuring process ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(("forward", "line"), [
-    ("os.kill(os.getpid(), signal.SIGSEGV)",
-     "translate: the problem crashed the measuring process (signal 11, SIGSEGV) while translating it "
-     "(running its forward)"),
-    ("os._exit(0)",
-     "translate: the problem ended the measuring process (exit status 0) while translating it (running its "
-     "forward): a problem must return, not exit"),
-])
-def test_a_problem_that_kills_its_process_is_a_record_one_line_and_exit_1(
-        forward: str, line: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    path = _write(tmp_path, "p.py", forward)
+SEGFAULT_LINE = ("translate: the problem crashed the measuring process (signal 11, SIGSEGV) while translating "
+                 "it (running its forward)")
+EXIT_LINE = ("translate: the problem ended the measuring process (exit status 0) while translating it (running "
+             "its forward): a problem must return, not exit")
+
+
+def test_a_problem_that_segfaults_is_a_record_one_line_and_exit_1(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "p.py", "os.kill(os.getpid(), signal.SIGSEGV)")
     out = tmp_path / "r.json"
     assert cli([str(path), "--no-measure", "--json", str(out)]) == 1
     captured = capfd.readouterr()  # the measuring process's output too: no traceback, no stack dump
-    assert captured.err == f"solar-bench: error: {line}\n"
+    assert captured.err == f"solar-bench: error: {SEGFAULT_LINE}\n"
     assert captured.out == ""
     rec = json.loads(out.read_text())
     assert rec["status"] == "crashed"
-    assert rec["errors"] == [{"stage": "translate", "message": line.removeprefix("translate: ")}]
+    assert rec["errors"] == [{"stage": "translate", "message": SEGFAULT_LINE.removeprefix("translate: ")}]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.py", "r.json"]
+
+
+_PROBE = """
+import json, sys
+from solar.tools.solar_bench import run
+code = run({argv!r})
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
+"""
+
+
+def test_a_problem_that_exits_is_one_line_and_solar_bench_itself_imports_no_torch(tmp_path: Path) -> None:
+    # The whole command, as a user runs it: its own process never imports torch or the frontends (that is
+    # what keeps the measuring process cheap), and os._exit(0) in forward is exit 1 with one line.
+    path = _write(tmp_path, "p.py", "os._exit(0)")
+    proc = subprocess.run([sys.executable, "-c", _PROBE.format(argv=[str(path), "--no-measure"])],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["code"] == 1
+    assert proc.stderr == f"solar-bench: error: {EXIT_LINE}\n"
+    heavy = [m for m in result["modules"] if m.split(".")[0] == "torch" or m.startswith("solar.frontends")
+             or m == "solar.bench.problem"]
+    assert heavy == []
 
 
 def test_sys_exit_in_forward_is_one_line_and_exit_1(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
