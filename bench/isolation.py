@@ -16,25 +16,18 @@ the batch process dies, even by SIGKILL, instead of running on orphaned; and its
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
-import sys
 from dataclasses import dataclass
 from typing import Any
 
-_PR_SET_PDEATHSIG = 1  # prctl(2)
+from .parent_watch import die_with_parent
 
 
 def detach_worker() -> None:
-    """Ignores Ctrl-C, dies with the parent (Linux), and silences the problems' output."""
+    """Ignores Ctrl-C, dies with the parent (bench/parent_watch.py), and silences the problems' output."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
+    die_with_parent()
     devnull = os.open(os.devnull, os.O_WRONLY)
     for fd in (1, 2):
         with contextlib.suppress(OSError):

@@ -9,14 +9,14 @@ import os
 import re
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .bounds import Bounds, BoundsError, compute_bounds
 from .conditions import Monitor, Probes, spread_of, system_probes
 from .measure import (
-    FRAMEWORK_MODES,
     Measurement,
     TimingOptions,
     cpu_count,
@@ -28,34 +28,12 @@ from .measure import (
     precision_flags,
     tf32_allowed,
 )
+from .options import RECORD_VERSION, BenchOptions
 from .sizes import SizeError, SizeRequest, check_shapes, int_globals, resolve, size_globals
 from .verdict import Beat, judge
 
-RECORD_VERSION = 1
 # Inputs above this many bytes are not built for measurement: shrink the program with --param or --scale.
 MAX_MEASURE_BYTES = 2 << 30
-
-
-@dataclass
-class BenchOptions:
-    """Everything a worker needs for a problem; plain data, so it travels to processes and Dask workers."""
-
-    targets: list[str] = field(default_factory=lambda: ["host"])
-    sizes: dict[str, Any] = field(default_factory=dict)  # SizeRequest.to_json()
-    frameworks: list[str] = field(default_factory=lambda: list(FRAMEWORK_MODES))
-    measure: bool = True
-    device: str = "auto"  # auto | cpu | cuda
-    timing: dict[str, Any] = field(default_factory=dict)  # TimingOptions fields
-    source: str | None = None  # the original program of a .sir
-    seed: int = 0
-    quiet_wait_s: float = 0.0  # --quiet-wait: how long to wait for a quiet machine before measuring
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> BenchOptions:
-        return cls(**doc)
 
 
 @dataclass
@@ -71,15 +49,18 @@ class Program:
 
 
 def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
-                  keep: list[Program] | None = None) -> dict[str, Any]:
+                  keep: list[Program] | None = None,
+                  on_stage: Callable[[str], None] = lambda stage: None) -> dict[str, Any]:
     """The record of one problem. Failures are recorded (stage and message), never raised. `probes` read the
     machine's conditions around the measurement (this machine's /proc by default; tests inject them); `keep`
-    receives the loaded program (for the HTML report, which needs its IR and its run)."""
+    receives the loaded program (for the HTML report, which needs its IR and its run); `on_stage` hears each
+    stage as it begins (a measuring process tells its parent, which names the stage if the process dies)."""
     start = time.perf_counter()
     rec: dict[str, Any] = {"version": RECORD_VERSION, "problem": path, "status": "ok", "errors": [],
                            "violations": [], "beats": [], "notes": []}
     stage = "load"
     try:
+        on_stage(stage)
         from solar.targets.loader import load_target
 
         request = SizeRequest.from_json(opts.sizes)
@@ -88,6 +69,7 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
         if device == "cpu" and opts.device == "auto":
             rec["notes"].append("GPU: skipped (no CUDA device" + ("; measured on the CPU)" if opts.measure else ")"))
         stage = "translate"
+        on_stage(stage)
         prog = load_program(path, request, opts)
         if keep is not None:
             keep.append(prog)
@@ -96,6 +78,7 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
         rec["sizes"] = prog.sizes
         rec["source_sizes"] = prog.globals_set
         stage = "bounds"
+        on_stage(stage)
         targets = [load_target(t) for t in opts.targets]
         flags: dict[str, Any] = {}
         if device == "cuda":
@@ -121,6 +104,7 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
             rec["measurements"] = {}
             return rec
         stage = "measure"
+        on_stage(stage)
         machine = _machine_target(targets, device)
         if machine is None:
             rec["notes"].append("no target of the measuring machine among --target (host on the CPU, the GPU's "

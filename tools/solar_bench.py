@@ -58,6 +58,8 @@ def build_parser() -> Parser:
     p.add_argument("--report", metavar="FILE.html", help="one problem: write the HTML report, with headroom, "
                    "violations and each source line's measured share (docs/html-report.md)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-isolate", action="store_true", help="one problem: run it in this process, not in a "
+                   "measuring process of its own (for a profiler; a crash then ends solar-bench without a record)")
     p.add_argument("--quiet-wait", type=float, default=0.0, metavar="SECONDS",
                    help="before measuring, wait up to this long for other processes to leave the CPUs free "
                    "(default 0: measure at once; a busy run is marked noisy either way)")
@@ -79,7 +81,7 @@ def build_parser() -> Parser:
 
 def _options(args: argparse.Namespace) -> Any:
     from solar.bench.measure import FRAMEWORK_MODES
-    from solar.bench.problem import BenchOptions
+    from solar.bench.options import BenchOptions
     from solar.bench.sizes import SizeError, SizeRequest, parse_params, parse_scale
 
     if args.scale and len(args.scale) > 1:
@@ -143,28 +145,17 @@ def run(argv: Sequence[str]) -> int:
 
 
 def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
-    from solar.bench.problem import bench_problem
-    from solar.bench.summary import render_problem
+    from solar.bench.single import bench_isolated, bench_one
 
-    kept: list[Any] = []
-    rec = bench_problem(args.path, opts, keep=kept if args.report else None)
-    if args.report and kept and rec["status"] == "ok":
-        from solar.bench.html import write_bench_report
-
-        try:
-            write_bench_report(args.report, args.path, kept[0], rec, opts.targets, command)
-        except OutputError:
-            raise
-        except Exception as err:  # the record stands; only the page is missing
-            sys.stderr.write(f"{PROG}: error: the HTML report: {type(err).__name__}: {err}\n")
-            return 1
-    elif args.report:
-        sys.stderr.write(f"{PROG}: no HTML report: the problem failed before its bounds\n")
-    sys.stdout.write(render_problem(rec))
-    if rec.get("source_lines"):
-        from solar.bench.html import render_measured_lines
-
-        sys.stdout.write(render_measured_lines(rec))
+    run_problem = bench_one if args.no_isolate else bench_isolated
+    outcome = run_problem(args.path, opts, args.report, command)
+    rec = outcome.record
+    if outcome.report_note:
+        sys.stderr.write(f"{PROG}: {outcome.report_note}\n")
+    if outcome.report_error:
+        sys.stderr.write(f"{PROG}: error: {outcome.report_error}\n")
+        return 1
+    sys.stdout.write(outcome.text)
     if args.json:
         write_text_atomic(args.json, json.dumps(rec, indent=2) + "\n", "JSON report")
     if rec.get("violations"):
@@ -190,6 +181,8 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
 
     if args.json:
         raise UsageError("--json is for one problem; a directory writes --out FILE.jsonl")
+    if args.no_isolate:
+        raise UsageError("--no-isolate is for one problem; a batch runs its problems in worker processes")
     if args.resume and not args.out:
         raise UsageError("--resume needs --out FILE.jsonl")
     if args.out and os.path.exists(args.out) and os.path.getsize(args.out) and not (args.resume or args.overwrite):

@@ -152,7 +152,7 @@ def test_a_run_faster_than_a_bound_is_a_violation(tmp_path: Path, capsys: pytest
     d["memory"]["dram_bandwidth"] = {"value": 1e-6, "unit": "GB/s", "source": "user"}
     slow.write_text(yaml.safe_dump(d))
     code = cli([str(DATA / "softmax.py"), "--target", str(slow), "--frameworks", "eager", "--budget", "0.05",
-                "--warmup", "1", "--device", "cpu"])
+                "--warmup", "1", "--device", "cpu", "--no-isolate"])
     out = capsys.readouterr().out
     assert code == 3
     assert "VIOLATION: eager ran in" in out and "below the whole graph bound" in out
@@ -166,7 +166,7 @@ def test_gpu_path_is_skipped_without_cuda(monkeypatch: pytest.MonkeyPatch, capsy
     rec = bench_problem(str(DATA / "softmax.py"), _opts(device="auto", measure=False))
     assert rec["status"] == "ok" and rec["device"] == {"kind": "cpu"}
     assert "GPU: skipped (no CUDA device)" in rec["notes"]
-    code = cli([str(DATA / "softmax.py"), "--device", "cuda", "--no-measure"])
+    code = cli([str(DATA / "softmax.py"), "--device", "cuda", "--no-measure", "--no-isolate"])
     err = capsys.readouterr().err
     assert code == 1
     assert "no CUDA device" in err and "Traceback" not in err
@@ -364,7 +364,7 @@ def test_batch_on_a_dask_local_cluster(tmp_path: Path, capsys: pytest.CaptureFix
     (["--param", "nope=3", "--no-measure"], "neither a size parameter"),
 ])
 def test_cli_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli([str(DATA / "softmax.py"), *argv])
+    code = cli([str(DATA / "softmax.py"), *argv, "--no-isolate"])  # in this process: no process start
     err = capsys.readouterr().err
     assert code == 1 and message in err and "Traceback" not in err
 
