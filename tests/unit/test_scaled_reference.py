@@ -203,3 +203,19 @@ def test_no_second_export_for_a_twin_that_keeps_most_of_the_weights(tmp_path: Pa
     problem = load_problem(_write(tmp_path, CLASSIFIER.replace("4096", "64")))
     twin, why = sr.plan(problem, translate_problem(problem, "all"))
     assert twin is not None and twin.factor == 64, why
+
+
+def test_a_recurrent_program_with_small_weights_gets_no_twin(tmp_path: Path) -> None:
+    from solar.backends.executor import kernel_statements
+
+    # Export traces an LSTM once per time step on the meta device: a twin's export would cost as much as the
+    # first, so its kernels run through Numba at the original's widths instead.
+    text = WIDE.replace("self.up = nn.Linear(width, hidden)", "self.up = nn.LSTM(width, hidden, batch_first=True)"
+                        ).replace("h = torch.relu(self.up(x))", "h = torch.relu(self.up(x)[0])")
+    problem = load_problem(_write(tmp_path, text))
+    tr = translate_problem(problem, "all")
+    sizes = {name: 4 for name in tr.params}
+    # Its cell kernel is too large to run as plain Python, which alone would call for a twin.
+    assert kernel_statements(tr.module, sizes) > sr.interpret_budget()
+    assert not sr.worth_a_twin(tr, sizes)
+    assert sr.plan(problem, tr, "all", sizes) == (None, "")
