@@ -20,7 +20,11 @@ and from which arguments. Otherwise the reference stays at full size, and the he
 costs one more export (a fraction of the first, which paid for importing the tracer), so it is tried only
 where validating the original costs more: weights of at least `TWIN_MIN_WEIGHT_BYTES`, or kernels too
 large at the validation sizes to run as plain Python (backends/python_kernels.py), when Numba's fixed
-second would be paid.
+second would be paid (but not for a recurrent program with small weights: its export traces every time
+step, and a second one costs as much as the first); and only when it saves work: a twin that keeps more
+than `TWIN_MAX_WEIGHT_SHARE` of the weights (both models built on the meta device and counted) and every
+input's size is not exported (a ResNet's only constructor argument is its classifier's width: its twin
+would cost a second export, as long as the first, and save nothing).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 
 import torch
 
-from solar.ir.ops import ModuleOp
+from solar.ir.ops import ForOp, ModuleOp
 from solar.ir.printer import print_module
 
 from .torch_problem import TorchProblem, TorchTranslation
@@ -41,6 +45,9 @@ from .validate import ValidationReport, interpret_budget
 MIN_SCALED = 64  # integer constructor arguments below this (kernel sizes, strides, heads) stay as written
 MIN_TWIN_SIZE = 16  # the least a scaled argument becomes
 TWIN_MIN_WEIGHT_BYTES = 64 << 20
+# A twin that keeps more than this share of the weights (by element) and every input's size saves too
+# little of validation to pay for its export.
+TWIN_MAX_WEIGHT_SHARE = 0.5
 
 _STATE = ("parameter", "buffer", "constant")
 
@@ -151,12 +158,32 @@ def _shape_mismatch(full: TorchTranslation, twin: TorchTranslation, factor: int)
     return "" if scaled else "no weight dim is scaled in the twin"
 
 
+def _state_elements(model: torch.nn.Module) -> int:
+    return sum(t.numel() for t in [*model.parameters(), *model.buffers()])
+
+
+def _weight_share(cls: Any, args: Sequence[Any], small: Sequence[Any]) -> float:
+    """The twin's weights and buffers as a share of the original's, by element (both built on the meta
+    device: nothing is allocated or initialised); 0 when either cannot be built so (the twin's own
+    translation then decides)."""
+    try:
+        with torch.device("meta"):
+            full, twin = _state_elements(cls(*args)), _state_elements(cls(*small))
+    except Exception:
+        return 0.0
+    return twin / full if full else 0.0
+
+
 def worth_a_twin(tr: TorchTranslation, sizes: dict[str, int]) -> bool:
     """Whether validating with the full-size weights costs more than a twin's export: weights of at least
     TWIN_MIN_WEIGHT_BYTES, or kernels too large at `sizes` to run as plain Python (then Numba's fixed
     second is paid, and a second export of the same program costs a fraction of that)."""
     if weight_bytes(tr) >= TWIN_MIN_WEIGHT_BYTES:
         return True
+    if any(isinstance(op, ForOp) for func in tr.module.funcs for op in func.walk()):
+        # A recurrent layer: export runs its decomposition on the meta device once per time step (an LSTM
+        # over 512 steps takes most of its translation), so a twin's export costs as much as the first.
+        return False
     from solar.backends.executor import kernel_statements
 
     try:
@@ -185,6 +212,14 @@ def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
         full_inputs = list(problem.make_inputs())
     specs = _twin_inputs(full_inputs, sizes, _symbolic_dims(tr))
     cls = problem.model_class
+    share = _weight_share(cls, args, small)
+    input_scaled = any(isinstance(x, torch.Tensor) and list(spec[0]) != list(x.shape)
+                       for x, spec in zip(full_inputs, specs, strict=True))
+    if share > TWIN_MAX_WEIGHT_SHARE and not input_scaled:
+        # A classifier's width alone (a ResNet's num_classes): the twin would run almost the same work, and
+        # its export would cost as much as the first.
+        return None, (f"the twin Model({', '.join(map(str, small))}) would keep {share:.0%} of the weights "
+                      "and every input's size: not worth a second export")
     twin = TorchProblem(lambda: cls(*small), lambda: [_make(s) for s in specs], problem.name, problem.source)
     from .torch_export import translate_problem  # the lowering imports this module's siblings
 

@@ -39,6 +39,7 @@ from .. import torch_export as te
 from ..diagnostics import user_frame
 from ..lowering.core import Emitter, LoweringError
 from ..lowering.registry import OutMeta
+from ..torch_lowering import IGNORED_OPS
 from .loop import RESPONSE_FILE, CandidateError, parse_candidate, signature_problems, signature_text
 from .prompt import HoleSpec
 
@@ -125,7 +126,7 @@ class HybridLowering(te.GraphLowering):
             super().lower_node(node, env, em)
             return
         key = te.op_key(node.target)
-        if key in te._IGNORED:
+        if key in IGNORED_OPS:
             return
         if key not in te.TORCH_LOWERINGS:
             self._hole(node, env, em, f"no lowering for {key}")

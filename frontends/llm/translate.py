@@ -31,6 +31,7 @@ from solar.ir.types import TensorType
 from .. import torch_export as te
 from ..diagnostics import TranslationError
 from ..lowering.core import LoweringError, ttype
+from ..torch_lowering import sanitize_symbol
 from ..validate import ValidationReport, small_sizes, validate_sized
 from . import prompt
 from .client import LLMClient, LLMConfig, LLMError, Transcript, Usage
@@ -119,7 +120,7 @@ def _eager_skeleton(problem: te.TorchProblem) -> Skeleton:
         for qual, t in items:
             args.append((prefix + re.sub(r"[^A-Za-z0-9_]", "_", qual), _static_type(t)))
             sources.append(te.ArgSource(kind, qual))
-    mb = ModuleBuilder(te._sanitize_symbol(problem.name))
+    mb = ModuleBuilder(sanitize_symbol(problem.name))
     fb = mb.func("forward", args)
     results = [fb.constant(0.0 if o.dtype.is_floating_point else 0, _static_type(o)) for o in outs
                if isinstance(o, torch.Tensor)]

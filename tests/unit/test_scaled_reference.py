@@ -159,3 +159,63 @@ def test_a_twin_only_where_it_pays(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     tr = translate_problem(problem, "all")
     assert not sr.worth_a_twin(tr, sizes)
     assert sr.plan(problem, tr, "all", sizes) == (None, "")
+
+
+
+CLASSIFIER = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(48, 4096), nn.ReLU(), nn.Linear(4096, 48))
+        self.head = nn.Linear(48, num_classes)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.body(x)))
+
+
+def get_inputs():
+    return [torch.randn(4, 48)]
+
+
+def get_init_inputs():
+    return [1024]
+'''
+
+
+def test_no_second_export_for_a_twin_that_keeps_most_of_the_weights(tmp_path: Path, every_model_wide: None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the classifier's width scales (a ResNet's num_classes), 1024 -> 16: the twin would keep the body's
+    # 397,360 weights of 447,536 and every input's size, so it is not exported at all.
+    problem = load_problem(_write(tmp_path, CLASSIFIER))
+    tr = translate_problem(problem, "all")
+    monkeypatch.setattr("solar.frontends.torch_export.translate_problem",
+                        lambda *a, **k: pytest.fail("the twin was exported"))
+    twin, why = sr.plan(problem, tr)
+    assert twin is None
+    assert why == "the twin Model(16) would keep 89% of the weights and every input's size: not worth a second export"
+    # A narrow body: the head is most of the weights, and the twin (6% of them) is built as before.
+    monkeypatch.undo()
+    monkeypatch.setattr(sr, "TWIN_MIN_WEIGHT_BYTES", 0)
+    problem = load_problem(_write(tmp_path, CLASSIFIER.replace("4096", "64")))
+    twin, why = sr.plan(problem, translate_problem(problem, "all"))
+    assert twin is not None and twin.factor == 64, why
+
+
+def test_a_recurrent_program_with_small_weights_gets_no_twin(tmp_path: Path) -> None:
+    from solar.backends.executor import kernel_statements
+
+    # Export traces an LSTM once per time step on the meta device: a twin's export would cost as much as the
+    # first, so its kernels run through Numba at the original's widths instead.
+    text = WIDE.replace("self.up = nn.Linear(width, hidden)", "self.up = nn.LSTM(width, hidden, batch_first=True)"
+                        ).replace("h = torch.relu(self.up(x))", "h = torch.relu(self.up(x)[0])")
+    problem = load_problem(_write(tmp_path, text))
+    tr = translate_problem(problem, "all")
+    sizes = {name: 4 for name in tr.params}
+    # Its cell kernel is too large to run as plain Python, which alone would call for a twin.
+    assert kernel_statements(tr.module, sizes) > sr.interpret_budget()
+    assert not sr.worth_a_twin(tr, sizes)
+    assert sr.plan(problem, tr, "all", sizes) == (None, "")
