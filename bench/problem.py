@@ -350,7 +350,7 @@ def _load_sir(path: str, request: SizeRequest, opts: BenchOptions) -> Program:
                     where.setdefault(dim.name, []).append((int(src.key), d))
     source_mod = import_file(opts.source, "_solar_bench_source_" + re.sub(r"\W", "_", os.path.abspath(opts.source)))
     if not hasattr(source_mod, "Model") and hasattr(source_mod, "forward") and hasattr(source_mod, "get_inputs"):
-        return _sir_of_jax(module, source_mod, args, sizes, time.perf_counter() - t0)
+        return _sir_of_jax(module, source_mod, args, sizes, where, time.perf_counter() - t0)
     problem = load_problem(opts.source)
     translate_s = time.perf_counter() - t0
 
@@ -365,11 +365,11 @@ def _load_sir(path: str, request: SizeRequest, opts: BenchOptions) -> Program:
     return Program("torch", module, sizes, {}, translate_s, make_run)
 
 
-def _sir_of_jax(module: Any, mod: Any, args: list[Any], sizes: dict[str, int], load_s: float) -> Program:
-    """A .sir translated from JAX: its inputs are the source's get_inputs(), its constants the arrays the
-    function closes over (in jax.make_jaxpr's order), as the `// Arguments:` header numbers them."""
-    if sizes:
-        raise SizeError("a .sir translated from JAX has fixed sizes: change them in the source and translate again")
+def _sir_of_jax(module: Any, mod: Any, args: list[Any], sizes: dict[str, int],
+                where: dict[str, list[tuple[int, int]]], load_s: float) -> Program:
+    """A .sir translated from JAX: its inputs are the source's get_inputs(), cut to the sizes asked along every
+    dimension a size parameter names, its constants the arrays the function closes over (in jax.make_jaxpr's
+    order), as the `// Arguments:` header numbers them."""
     bad = [s for s in args if s.kind not in ("input", "constant")]
     if bad:
         raise SizeError(f"the header names a {bad[0].kind} argument, which a JAX program has none of: is --source "
@@ -378,7 +378,7 @@ def _sir_of_jax(module: Any, mod: Any, args: list[Any], sizes: dict[str, int], l
     def make_run() -> tuple[Any, list[Any]]:
         import jax
 
-        inputs = list(mod.get_inputs())
+        inputs = _cut_arrays(list(mod.get_inputs()), where, sizes)
         consts = list(jax.make_jaxpr(mod.forward)(*inputs).consts)
         pools = {"input": inputs, "constant": consts}
         try:
@@ -390,6 +390,21 @@ def _sir_of_jax(module: Any, mod: Any, args: list[Any], sizes: dict[str, int], l
         return mod.forward, inputs
 
     return Program("jax", module, sizes, {}, load_s, make_run)
+
+
+def _cut_arrays(inputs: list[Any], where: dict[str, list[tuple[int, int]]], sizes: dict[str, int]) -> list[Any]:
+    """The first `sizes[P]` entries along every input dimension that parameter P sizes (NumPy or JAX arrays)."""
+    out = list(inputs)
+    for name, places in where.items():
+        for i, d in places:
+            if name not in sizes or i >= len(out) or d >= len(getattr(out[i], "shape", ())):
+                continue
+            have = int(out[i].shape[d])
+            if sizes[name] > have:
+                raise SizeError(f"{name} = {sizes[name]}: input {i} of the source has {have} along dimension {d}; "
+                                "a size can shrink below the source's, not grow")
+            out[i] = out[i][(slice(None),) * d + (slice(0, sizes[name]),)]
+    return out
 
 
 def _check(module: Any, sizes: dict[str, int], values: list[Any]) -> None:

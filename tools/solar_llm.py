@@ -63,7 +63,8 @@ def run(argv: Sequence[str]) -> int:
         request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
-                             args.all_logits, args.dtype, args.cache_aware, args.validate, args.cache)
+                             all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
+                             validate=args.validate, cache=args.cache)
         analysis = analyse_llm(request)
         sys.stdout.write(render(analysis))
         if args.json:

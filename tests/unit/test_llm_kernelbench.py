@@ -116,7 +116,7 @@ def test_bad_files_are_one_located_line(tmp_path, capsys, edit, argv, message):
     assert err.startswith("solar-llm: error: ") and __import__("re").search(message, err), err
     assert out.read_text() == "kept"
     with pytest.raises(LlmError):
-        analyse_llm(LlmRequest(str(path), [H100], *_request(argv)))
+        analyse_llm(LlmRequest(str(path), [H100], *_request(argv), cache="static" if "static" in argv else "dynamic"))
 
 
 def _request(argv: list[str]) -> tuple:
@@ -124,4 +124,4 @@ def _request(argv: list[str]) -> tuple:
     phases = ("decode",) if "decode" in argv else ("prefill", "decode")
     contexts = [0] if "0" in argv else [16]
     chips = 3 if "3" in argv else 1
-    return phases, [1], [4], contexts, 1, chips, False, None, "static" if "static" in argv else "dynamic"
+    return phases, [1], [4], contexts, 1, chips, False, None
