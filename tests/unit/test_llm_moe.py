@@ -127,3 +127,25 @@ def test_moe_prefill_validates_against_the_model():
     check = validate_step(load_config(str(CONFIGS / "tiny-mixtral-batched.json")), "prefill")
     assert check.report.ok, check.report.error
     assert len(check.report.outputs) == 1 + 2 * 2  # the logits, each layer's keys and values
+
+
+def test_mixtral_8x7b_decode_is_exact():
+    """Mixtral-8×7B at full size: 46.7B parameters, eight experts and top-2 routing, no shared expert; a
+    decode step's MACs route each token through two experts, its bytes read two experts' weights per layer."""
+    cfg = load_config(str(CONFIGS / "mixtral-8x7b.json"))
+    memory = model_memory(cfg)
+    s = cfg.shape
+    h, d, inter = s.hidden, s.head_dim, cfg.raw["intermediate_size"]
+    attention = h * s.heads * d + 2 * h * s.kv_heads * d + s.heads * d * h
+    expert = 3 * h * inter
+    assert (s.experts, s.top_k) == (8, 2)
+    params = s.layers * (attention + s.experts * h + s.experts * expert + 2 * h) + 2 * s.vocab * h + h
+    assert params == 46_702_792_704 and memory.weight_bytes == params * 2  # bf16
+    assert memory.expert_bytes == expert * 2
+    step = price_phase(cfg, "decode", [H100], 4, 64)
+    batch, context = 2, 300
+    cost = step.cost(batch, context, "h100-sxm", "whole_graph")
+    per_token = s.layers * (attention + s.experts * h + s.top_k * expert) + s.vocab * h
+    assert cost.macs == batch * per_token + 2 * s.layers * batch * s.heads * (context + 1) * d
+    assert cost.bytes == (_least_weights_read(cfg, memory) + batch * h * 2 + batch * 8 + (d // 2) * 4
+                          + batch * (context + 1) * s.kv_bytes_per_token + batch * s.vocab * 2)
