@@ -10,7 +10,7 @@ import numpy as np
 
 from solar.ir.analysis.formula import fmin
 from solar.ir.diagnostics import Location
-from solar.ir.expr import evaluate_int
+from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import (
     BroadcastOp,
     ConcatOp,

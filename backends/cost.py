@@ -23,7 +23,8 @@ from solar.ir.analysis.op_counts import run_counts
 from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
-from solar.ir.expr import Expr, evaluate_int
+from solar.ir.expr import Expr
+from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import (
     ConstantOp,
     EinsumOp,

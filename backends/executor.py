@@ -18,7 +18,7 @@ import numpy as np
 
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
-from solar.ir.expr import evaluate_int
+from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import CallOp, EinsumOp, ForOp, FuncOp, GroupOp, IfOp, KernelOp, ModuleOp, Op, Value
 from solar.ir.rewrite import substitute_params
 from solar.ir.types import TensorType

@@ -29,7 +29,8 @@ import yaml
 from solar.backends.einsum_graph import ExportError, einsum_graph
 from solar.backends.export_nvsolar import capital_ranks
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
-from solar.ir.expr import Expr, IndexRef, evaluate_int, linear_form
+from solar.ir.expr import Expr, IndexRef, linear_form
+from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import EinsumOp, ModuleOp
 from solar.ir.outputs import write_text_atomic
 

@@ -31,7 +31,8 @@ import numpy as np
 from solar.backends.dtypes import default_tolerance
 from solar.ir import attr_names
 from solar.ir.dtypes import DType
-from solar.ir.expr import IndexRef, evaluate_int, walk
+from solar.ir.expr import IndexRef, walk
+from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, ModuleOp
 
 from .diagnostics import HarnessError, ValidationError

@@ -8,7 +8,8 @@ from functools import lru_cache
 
 from .diagnostics import UNKNOWN
 from .dtypes import DType, dtype_from_name
-from .expr import Binary, Expr, IntLit, NameRef, evaluate_int, format_expr, linear_form, negate
+from .expr import Binary, Expr, IntLit, NameRef, format_expr, linear_form, negate
+from .expr_values import evaluate_int
 
 Dim = int | Expr
 PARAM_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")

@@ -11,15 +11,8 @@ from typing import Any
 
 from .diagnostics import DiagnosticEngine, Location, note
 from .dtypes import DType
-from .expr import (
-    Expr,
-    IndexRef,
-    IntLit,
-    affine_violation,
-    evaluate_int,
-    free_indices,
-    free_names,
-)
+from .expr import Expr, IndexRef, IntLit, affine_violation, free_indices, free_names
+from .expr_values import evaluate_int
 from .types import Dim, TensorType
 
 # Words of SIR that cannot name a tensor of a kernel or einsum.

@@ -25,7 +25,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
-from solar.ir.expr import evaluate_int
+from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import AffineFor, AffineIf, CallOp, ForOp, KernelOp, KStmt, ModuleOp, Op, Param
 from solar.ir.parser import parse_module
 from solar.ir.types import TensorType, types_equal

@@ -10,7 +10,8 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from solar.ir.expr import Binary, Expr, IntLit, Unary, format_expr, int_range
+from solar.ir.expr import Binary, Expr, IntLit, Unary, format_expr
+from solar.ir.expr_values import int_range
 from solar.ir.ops import SliceEntry, Value
 from solar.ir.types import Dim, dims_equal
 

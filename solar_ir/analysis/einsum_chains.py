@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from solar.ir import expr as ex
 from solar.ir.einsum_spec import SpecError, index_ranges, parse_spec
-from solar.ir.expr import Expr, evaluate_int, format_expr
+from solar.ir.expr import Expr, format_expr
+from solar.ir.expr_values import evaluate_int
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.index_map import NotAffine, Permutation, Regroup
 from solar.ir.ops import EinsumOp, Op, Value

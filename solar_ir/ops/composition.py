@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import UNKNOWN, Location
-from ..expr import Binary, Expr, IntLit, constant_value, evaluate_int, format_expr
+from ..expr import Binary, Expr, IntLit, constant_value, format_expr
+from ..expr_values import evaluate_int
 from ..index_map import IndexMap, NotAffine, Window, WindowDim
 from ..printer import Printer, format_attr_value
 from ..types import Dim, TensorType, canonical_dim, types_equal

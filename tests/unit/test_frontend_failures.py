@@ -25,7 +25,8 @@ from solar.frontends.torch_export import (  # noqa: E402
 )
 from solar.frontends.validate import small_sizes, validate_sized  # noqa: E402
 from solar.ir import print_module  # noqa: E402
-from solar.ir.expr import Binary, Call, Expr, IntLit, NameRef, Unary, evaluate_int, int_range  # noqa: E402
+from solar.ir.expr import Binary, Call, Expr, IntLit, NameRef, Unary  # noqa: E402
+from solar.ir.expr_values import evaluate_int, int_range  # noqa: E402
 
 
 def _validate(problem: TorchProblem, tr, sizes: dict[str, int] | None = None):  # type: ignore[no-untyped-def]
