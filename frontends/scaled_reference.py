@@ -7,7 +7,9 @@ builds its model as `Model(*get_init_inputs())`, and those integer arguments are
 is `Model(*scaled)`: every integer argument of at least `MIN_SCALED` (also inside lists and tuples, such
 as an MLP's layer sizes) divided by one power of two (the largest that divides them all and leaves each at
 least `MIN_TWIN_SIZE`); its inputs are the original's with
-every fixed dim of such a size scaled with it. The twin is exported and lowered as the original was, and it
+every fixed dim of such a size scaled with it, and each symbolic dim no larger than a scaled argument
+divided by the factor (a sequence sliced from a `max_seqlen` mask must fit the twin's mask), its parameter
+named as in the original. The twin is exported and lowered as the original was, and it
 stands in for the original only when
 
 - its weights, buffers and constants have the original's shapes with some dims divided by the factor and
@@ -104,19 +106,38 @@ def _scaled(args: Sequence[Any], factor: int) -> list[Any]:
             for a in args]
 
 
-def _symbolic_dims(tr: TorchTranslation) -> set[tuple[int, int]]:
-    return {place for places in tr.param_dims.values() for place in places}
+def _symbolic_dims(tr: TorchTranslation, sizes: dict[str, int]) -> dict[tuple[int, int], int]:
+    """(input index, dim) of every symbolic input dim, with the least size the twin may be traced at: what
+    its parameter allows, and its validation size in `sizes` (validation cuts the twin's inputs to it)."""
+    return {place: max(tr.param_min.get(param, 1), sizes.get(param, 1))
+            for param, places in tr.param_dims.items() for place in places}
 
 
-def _twin_inputs(inputs: Sequence[Any], sizes: dict[int, int], symbolic: set[tuple[int, int]]
-                 ) -> list[tuple[list[int], torch.dtype] | Any]:
-    """Per input: (shape, dtype) with every fixed dim whose size is scaled replaced, or the value itself."""
+def _symbolic_size(size: int, factor: int, least: int, largest_scaled: int) -> int:
+    """A symbolic dim's size in the twin, which is traced at it (its IR keeps the dim symbolic all the same).
+    A size no larger than some scaled argument may be bounded by it (a sequence at most `max_seqlen` long,
+    sliced from a mask of that size): it is divided by `factor` too, where that divides it and leaves at
+    least `least` and 2 (export specialises sizes 0 and 1), so that it fits the twin's argument as it fitted
+    the original's. Other sizes stay as written."""
+    small = size // factor
+    if size <= largest_scaled and size % factor == 0 and small >= max(least, 2):
+        return small
+    return size
+
+
+def _twin_inputs(inputs: Sequence[Any], sizes: dict[int, int], symbolic: dict[tuple[int, int], int],
+                 factor: int) -> list[tuple[list[int], torch.dtype] | Any]:
+    """Per input: (shape, dtype) with every fixed dim whose size is scaled replaced (`sizes`: full -> twin),
+    and the symbolic dims (`symbolic`: the least size of each, from the IR's parameters) as
+    `_symbolic_size` says, or the value itself."""
+    largest = max(sizes, default=0)
     out: list[Any] = []
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             out.append(x)
             continue
-        shape = [sizes.get(s, s) if (i, d) not in symbolic else s for d, s in enumerate(x.shape)]
+        shape = [sizes.get(s, s) if (i, d) not in symbolic else
+                 _symbolic_size(s, factor, symbolic[(i, d)], largest) for d, s in enumerate(x.shape)]
         out.append((shape, x.dtype))
     return out
 
@@ -207,20 +228,27 @@ def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
         return None, (f"no integer constructor argument of at least {MIN_SCALED} divisible by 2 while staying "
                       f"at least {MIN_TWIN_SIZE}")
     small = _scaled(args, factor)
-    sizes = {a: b for a, b in zip(_ints(args), _ints(small), strict=True) if a != b and isinstance(a, int)}
+    scaled_args = {a: b for a, b in zip(_ints(args), _ints(small), strict=True) if a != b and isinstance(a, int)}
     with torch.device("meta"):
         full_inputs = list(problem.make_inputs())
-    specs = _twin_inputs(full_inputs, sizes, _symbolic_dims(tr))
+    symbolic = _symbolic_dims(tr, sizes if sizes is not None else tr.params)  # None: at full size
+    specs = _twin_inputs(full_inputs, scaled_args, symbolic, factor)
+    # The fixed input dims that run small in the twin (the symbolic ones shrink in validation anyway).
+    fixed_scaled = [(i, d, s, spec[0][d]) for i, (x, spec) in enumerate(zip(full_inputs, specs, strict=True))
+                    if isinstance(x, torch.Tensor) for d, s in enumerate(x.shape)
+                    if spec[0][d] != s and (i, d) not in symbolic]
     cls = problem.model_class
     share = _weight_share(cls, args, small)
-    input_scaled = any(isinstance(x, torch.Tensor) and list(spec[0]) != list(x.shape)
-                       for x, spec in zip(full_inputs, specs, strict=True))
+    input_scaled = bool(fixed_scaled)
     if share > TWIN_MAX_WEIGHT_SHARE and not input_scaled:
         # A classifier's width alone (a ResNet's num_classes): the twin would run almost the same work, and
         # its export would cost as much as the first.
         return None, (f"the twin Model({', '.join(map(str, small))}) would keep {share:.0%} of the weights "
                       "and every input's size: not worth a second export")
-    twin = TorchProblem(lambda: cls(*small), lambda: [_make(s) for s in specs], problem.name, problem.source)
+    # The twin's symbolic dims take the original's parameter names (by place: their sizes differ).
+    twin_names = {place: param for param, places in tr.param_dims.items() for place in places}
+    twin = TorchProblem(lambda: cls(*small), lambda: [_make(s) for s in specs], problem.name, problem.source,
+                        size_names=twin_names)
     from .torch_export import translate_problem  # the lowering imports this module's siblings
 
     try:
@@ -233,15 +261,13 @@ def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
     if masked(twin_tr.module) != masked(tr.module):
         return None, (f"the twin Model({', '.join(map(str, small))}) lowers to a different program (not only "
                       "its numbers differ)")
-    scaled = "; ".join(f"{a} -> {b}" for a, b in sizes.items())
+    scaled = "; ".join(f"{a} -> {b}" for a, b in scaled_args.items())
     lines = [f"reference built small: Model({', '.join(map(str, small))}) instead of "
              f"Model({', '.join(map(str, args))}), constructor arguments {scaled} (1/{factor}); its weights "
              "are the original's shapes with those dims scaled, and its IR is the one written but for numbers "
              "(sizes and constants)"]
     names = tr.input_names
-    dims = [f"{names[i] if i < len(names) else f'input {i}'} dim {d} {s} -> {spec[0][d]}"
-            for i, (x, spec) in enumerate(zip(full_inputs, specs, strict=True)) if isinstance(x, torch.Tensor)
-            for d, s in enumerate(x.shape) if spec[0][d] != s]
+    dims = [f"{names[i] if i < len(names) else f'input {i}'} dim {d} {s} -> {t}" for i, d, s, t in fixed_scaled]
     if dims:
         lines.append("fixed dims run small in the twin: " + "; ".join(dims))
     return ScaledTwin(twin, twin_tr, factor, lines), ""

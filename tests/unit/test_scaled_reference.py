@@ -219,3 +219,57 @@ def test_a_recurrent_program_with_small_weights_gets_no_twin(tmp_path: Path) -> 
     assert kernel_statements(tr.module, sizes) > sr.interpret_budget()
     assert not sr.worth_a_twin(tr, sizes)
     assert sr.plan(problem, tr, "all", sizes) == (None, "")
+
+
+MASKED = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, width, max_len):
+        super().__init__()
+        self.up = nn.Linear(width, width)
+        self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)))
+
+    def forward(self, x):
+        t = x.size(1)
+        att = torch.softmax((x @ x.transpose(1, 2)).masked_fill(self.mask[:t, :t] == 0, float("-inf")), -1)
+        return self.up(att @ x)
+
+
+seq_len = 128
+
+
+def get_inputs():
+    return [torch.randn(32, seq_len, 256)]
+
+
+def get_init_inputs():
+    return [256, 512]
+'''
+
+
+def test_a_symbolic_dim_bounded_by_a_scaled_argument_shrinks_in_the_twin(tmp_path: Path, every_model_wide: None
+                                                                          ) -> None:
+    # The sequence (symbolic) is sliced from a mask of max_len: the twin's mask is 512/16 = 32 long, so it is
+    # traced at 128/16 = 8 (at 128 its export fails). The batch would become 32/16 = 2, below the validation
+    # size: it stays.
+    problem = load_problem(_write(tmp_path, MASKED))
+    tr = translate_problem(problem, "all")
+    assert set(tr.params) == {"BATCH", "SEQ_LEN"}
+    twin, why = sr.plan(problem, tr, "all", {"BATCH": 4, "SEQ_LEN": 4})
+    assert twin is not None, why
+    assert twin.factor == 16 and twin.translation.params == {"BATCH": 32, "SEQ_LEN": 8}
+    assert twin.lines[1] == "fixed dims run small in the twin: x dim 2 256 -> 16"  # not the symbolic ones
+    report = sr.validate_torch(problem, tr)
+    assert report.ok and report.sizes == {"BATCH": 4, "SEQ_LEN": 4}
+    assert report.details[-2].startswith("reference built small: Model(16, 32) instead of Model(256, 512)")
+
+
+def test_symbolic_sizes_in_the_twin() -> None:
+    assert sr._symbolic_size(512, 32, 1, 1024) == 16  # at most a scaled argument: divided
+    assert sr._symbolic_size(2048, 32, 1, 1024) == 2048  # larger than every scaled argument: as written
+    assert sr._symbolic_size(48, 32, 1, 1024) == 48  # not divisible
+    assert sr._symbolic_size(32, 32, 1, 1024) == 32  # would become 1, which export specialises
+    assert sr._symbolic_size(64, 32, 3, 1024) == 64  # below the least its parameter allows
