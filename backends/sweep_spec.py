@@ -13,9 +13,28 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .sweep import MAX_POINTS, SweepError
+MAX_POINTS = 1_000_000
+
+
+class SweepError(ValueError):
+    """A point or grid the surface cannot evaluate: an unknown size, a size ≤ 0, too many points."""
+
+
+def check_axes(params: Sequence[str], axes: Mapping[str, Sequence[int]]) -> None:
+    """The grid's sizes are the module's, each with values, and the grid has at most MAX_POINTS points."""
+    for name, values in axes.items():
+        if name not in params:
+            raise SweepError(f"no size parameter {name} (the module has {', '.join(params) or 'none'})")
+        if not values:
+            raise SweepError(f"the range of {name} is empty")
+    total = math.prod(len(v) for v in axes.values())
+    if total > MAX_POINTS:
+        raise SweepError(f"the grid has {total:,} points, over {MAX_POINTS:,}: narrow a range (fewer values, "
+                         "or a larger step such as 1..4096*4) or sweep fewer sizes at once")
+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RANGE = re.compile(r"(?P<lo>.+?)\.\.(?P<hi>[^*+]+)(?:(?P<op>[*+])(?P<step>.+))?\Z")

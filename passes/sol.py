@@ -7,25 +7,12 @@ import copy
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
-from solar.backends.design_space import plot_designs
-from solar.backends.html_report import dot_of, module_params, report_inputs, sir_of_units, write_html
-from solar.backends.html_svg import sweep_curves
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
-from solar.backends.sweep import CostSurface, SweepError, check_axes
-from solar.backends.sweep_report import (
-    formulas_json,
-    plot_sweep,
-    render_formulas,
-    render_sweep,
-    run_sweep,
-    sweep_json,
-    write_sweep_json,
-)
-from solar.backends.sweep_spec import parse_design_space, parse_sweeps
+from solar.backends.sweep_spec import SweepError, check_axes, parse_design_space, parse_sweeps
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
@@ -34,6 +21,12 @@ from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
 from solar.targets.loader import TargetError, load_target
+
+if TYPE_CHECKING:
+    from solar.backends.sweep import CostSurface
+
+# The sweep, design-space and HTML modules (the tiling model and its MILP among their imports) are imported
+# where --formula, --sweep, --design-space or --html asks for them: a plain --sol run does not pay for them.
 
 _LATENCY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*\Z")
 _SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, None: 1.0}
@@ -155,20 +148,30 @@ class SOL(Pass):
         try:
             surface = None
             if self.formula or self.sweep or self.design_space:
+                from solar.backends.sweep import CostSurface
+
                 surface = CostSurface(work, targets, fp32_precision=self.policy,
                                       buffer=tiling.buffer if tiling is not None else None)
             if self.report:
                 doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
+                    from solar.backends.sweep_report import formulas_json
+
                     doc["formulas"] = formulas_json(surface)
                 write_json(doc, self.report)
             if self.plot:
                 plot(reports, self.plot)
             if surface is not None and self.formula:
+                from solar.backends.sweep_report import render_formulas
+
                 ctx.report(render_formulas(surface))
             if surface is not None and (self.sweep or self.design_space):
                 self._sweep(ctx, surface, name, latency)
             if self.html:  # last: it shows the sweep's curves too
+                from solar.backends.html_report import dot_of, sir_of_units, write_html
+                from solar.backends.html_svg import sweep_curves
+                from solar.backends.sweep_report import sweep_json
+
                 doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 swept = ctx.results.get("sweep")
                 curves = sweep_curves(sweep_json(swept, name)) if swept is not None and swept.sweep.swept else None
@@ -201,6 +204,8 @@ class SOL(Pass):
 
     def inputs(self, module: ModuleOp) -> dict[str, Any]:
         """What the HTML report says the run was made of."""
+        from solar.backends.html_report import module_params, report_inputs
+
         return report_inputs(module.loc.file if module.loc is not None else "", module_params(module),
                              [t.strip() for t in self.target.split(",") if t.strip()], self.command)
 
@@ -209,6 +214,9 @@ class SOL(Pass):
 
     def _sweep(self, ctx: PassContext, surface: CostSurface, name: str, latency: float | None) -> None:
         """--sweep / --design-space: every mode on every target at every point (backends/sweep_report.py)."""
+        from solar.backends.design_space import plot_designs
+        from solar.backends.sweep_report import plot_sweep, render_sweep, run_sweep, sweep_json, write_sweep_json
+
         axes = self._axes()
         design = parse_design_space(self.design_space) if self.design_space else None
         if design is not None and latency is None:
