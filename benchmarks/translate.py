@@ -97,7 +97,7 @@ def bench_jax(path: str) -> dict[str, float]:
 
 
 GPU_CORPUS = os.path.join(HERE, "gpu_corpus")
-NETWORK_CORPUS = os.path.join(HERE, "network_corpus")  # ResNet, DenseNet, VGG, MobileNetV2, LSTM (issue 26)
+NETWORK_CORPUS = os.path.join(HERE, "network_corpus")  # ResNet, DenseNet, VGG, MobileNetV2, LSTM, GRU (issue 26)
 # (median, worst) seconds per program: GPU-sized programs (issue 13), whole networks (issue 26)
 TARGETS_S = {GPU_CORPUS: (6, 30), NETWORK_CORPUS: (15, 30)}
 _FLOOR = """

@@ -22,8 +22,8 @@ and from which arguments. Otherwise the reference stays at full size, and the he
 costs one more export (a fraction of the first, which paid for importing the tracer), so it is tried only
 where validating the original costs more: weights of at least `TWIN_MIN_WEIGHT_BYTES`, or kernels too
 large at the validation sizes to run as plain Python (backends/python_kernels.py), when Numba's fixed
-second would be paid (but not for a recurrent program with small weights: its export traces every time
-step, and a second one costs as much as the first); and only when it saves work: a twin that keeps more
+second would be paid (but not for a recurrent program with small weights: it validates over a few time
+steps, which costs about what a twin's export would); and only when it saves work: a twin that keeps more
 than `TWIN_MAX_WEIGHT_SHARE` of the weights (both models built on the meta device and counted) and every
 input's size is not exported (a ResNet's only constructor argument is its classifier's width: its twin
 would cost a second export, as long as the first, and save nothing).
@@ -202,8 +202,8 @@ def worth_a_twin(tr: TorchTranslation, sizes: dict[str, int]) -> bool:
     if weight_bytes(tr) >= TWIN_MIN_WEIGHT_BYTES:
         return True
     if any(isinstance(op, ForOp) for func in tr.module.funcs for op in func.walk()):
-        # A recurrent layer: export runs its decomposition on the meta device once per time step (an LSTM
-        # over 512 steps takes most of its translation), so a twin's export costs as much as the first.
+        # A recurrent layer: validation already runs few time steps (the sequence length is a size
+        # parameter) through the compiled cell kernels, about as long as a twin's export alone.
         return False
     from solar.backends.executor import kernel_statements
 

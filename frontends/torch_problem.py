@@ -24,6 +24,7 @@ from solar.ir.ops import ModuleOp
 from .diagnostics import user_code_error
 from .export_dims import ExportDims, export_dynamic
 from .lowering.core import LoweringError
+from .torch_recurrent import recurrent_ops_whole
 from .torch_symbols import SizeNames, source_size_names
 
 # ---- the result -----------------------------------------------------------------------------------
@@ -155,7 +156,8 @@ def export_with_dims(problem: TorchProblem, dynamic: str = "batch", device: str 
     def export(spec: Any) -> torch.export.ExportedProgram:
         return torch.export.export(model, inputs, dynamic_shapes=(spec,) if varargs and spec else spec)
 
-    with quiet_framework(), LiteralsKeepValues():
+    # Recurrent ops get their shapes without torch's per-step decomposition (torch_recurrent.py).
+    with quiet_framework(), LiteralsKeepValues(), recurrent_ops_whole():
         ep, info = export_dynamic(export, inputs, dynamic, names, dims)
     return ep, info, names
 

@@ -44,6 +44,7 @@ def cell(em: Emitter, kind: str, x: Value, h: Value, c: Value | None, w_ih: Valu
     kb.local("gx", ttype((ng, batch, hidden), acc_t))
     if split:
         kb.local("gh", ttype((ng, batch, hidden), acc_t))
+        kb.local("z", ttype((batch, hidden), acc_t))  # the update gate, read twice: computed once
     has_bias = b_ih is not None
 
     def w(name: str, q: Expr, j: Expr, k: Expr, t: Value) -> Expr:
@@ -82,7 +83,8 @@ def cell(em: Emitter, kind: str, x: Value, h: Value, c: Value | None, w_ih: Valu
             kb.assign(access("HN", [b, j]), cast(fcall("sigmoid", g("gx", 3)) * fcall("tanh", cn), acc_t, out_dtype))
         elif kind == "gru":
             r = fcall("sigmoid", g("gx", 0) + g("gh", 0))
-            z = fcall("sigmoid", g("gx", 1) + g("gh", 1))
+            kb.assign(access("z", [b, j]), fcall("sigmoid", g("gx", 1) + g("gh", 1)))
+            z = access("z", [b, j])
             cand = fcall("tanh", g("gx", 2) + r * g("gh", 2))
             kb.assign(access("HN", [b, j]), cast((lit(1, acc_t) - z) * cand + z * hprev, acc_t, out_dtype))
         else:
@@ -122,8 +124,6 @@ def recurrent(n: TorchNode, kind: str) -> list[Value]:
         batch_first = False
     xt = vtype(x)
     steps, batch = (xt.shape[1], xt.shape[0]) if batch_first else (xt.shape[0], xt.shape[1])
-    if not isinstance(steps, int):
-        raise n.unsupported("a symbolic sequence length (solar.for needs a static trip count)")
     hidden = vtype(hx_list[0]).shape[-1]
     if not isinstance(hidden, int):
         raise LoweringError("symbolic hidden size")
@@ -144,9 +144,12 @@ def recurrent(n: TorchNode, kind: str) -> list[Value]:
             ys0 = em.constant(0, (steps, batch, hidden), out_dtype)
             inits = [h0] + ([c0] if c0 is not None else []) + [ys0]
             var = em.symbol(f"t{layer}{d}").replace(".", "_")
-            with em.block.for_(var, 0, steps, inits, hint="rnn") as region:
+            # The sequence length may be a size parameter: the trip count and the backward index `T − 1 − %t`
+            # are affine in it.
+            with em.block.for_(var, 0, dexpr(steps), inits, hint="rnn") as region:
                 t = IndexRef(var)
-                tt: Expr = t if d == 0 else Binary("-", IntLit(steps - 1), t)
+                last = IntLit(steps - 1) if isinstance(steps, int) else Binary("-", steps, IntLit(1))
+                tt: Expr = t if d == 0 else Binary("-", last, t)
                 inner = em.inner(region, [*em.for_vars, var])
                 bf = in_batch_first
 

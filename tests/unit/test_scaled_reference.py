@@ -208,8 +208,8 @@ def test_no_second_export_for_a_twin_that_keeps_most_of_the_weights(tmp_path: Pa
 def test_a_recurrent_program_with_small_weights_gets_no_twin(tmp_path: Path) -> None:
     from solar.backends.executor import kernel_statements
 
-    # Export traces an LSTM once per time step on the meta device: a twin's export would cost as much as the
-    # first, so its kernels run through Numba at the original's widths instead.
+    # An LSTM validates over a few time steps (its sequence length is a size parameter), its kernels through
+    # Numba at the original's widths: a twin's export would cost about as much.
     text = WIDE.replace("self.up = nn.Linear(width, hidden)", "self.up = nn.LSTM(width, hidden, batch_first=True)"
                         ).replace("h = torch.relu(self.up(x))", "h = torch.relu(self.up(x)[0])")
     problem = load_problem(_write(tmp_path, text))
