@@ -303,14 +303,17 @@ def test_batch_records_failures_and_resumes(tmp_path: Path) -> None:
     root = tmp_path / "suite"
     _suite(root, {
         "fails.py": _OK.replace("torch.relu(x)", "torch.linalg.svd(x)[0]"),  # no lowering for svd
-        "hangs.py": "import time\ndef get_inputs():\n    time.sleep(3600)\nclass Model: pass\n",
         "crashes.py": "import os\ndef get_inputs():\n    os._exit(7)\nclass Model: pass\n",
     })
-    assert [os.path.relpath(p, root) for p in discover(str(root))] == [
-        "crashes.py", "fails.py", "hangs.py", "ok_a.py", os.path.join("sub", "ok_b.py")]
     out = tmp_path / "runs.jsonl"
     opts = _opts(measure=False).to_json()
     records = run_batch(str(root), opts, BatchOptions(jobs=2, timeout_s=40), ResultsFile(str(out)), resume=False)
+    # A problem that never returns joins the suite; --resume runs it alone, under a limit short enough not to
+    # hold a test worker for the full 40 s (it cannot finish, so no limit can pass it falsely).
+    (root / "hangs.py").write_text("import time\ndef get_inputs():\n    time.sleep(3600)\nclass Model: pass\n")
+    assert [os.path.relpath(p, root) for p in discover(str(root))] == [
+        "crashes.py", "fails.py", "hangs.py", "ok_a.py", os.path.join("sub", "ok_b.py")]
+    records = run_batch(str(root), opts, BatchOptions(jobs=1, timeout_s=4), ResultsFile(str(out)), resume=True)
     status = {r["problem"]: r["status"] for r in records}
     assert status == {"ok_a.py": "ok", os.path.join("sub", "ok_b.py"): "ok", "fails.py": "error",
                       "hangs.py": "timeout", "crashes.py": "crashed"}
@@ -320,7 +323,7 @@ def test_batch_records_failures_and_resumes(tmp_path: Path) -> None:
     assert by["ok_a.py"]["bounds"]["host"]["whole_graph"] > 0 and by["ok_a.py"]["violations"] == []
     assert 0 < by["ok_a.py"]["cpu_s"] < by["ok_a.py"]["elapsed_s"] * 64  # the worker's CPU time on it
     lines = out.read_text().splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 5 and json.loads(lines[-1])["problem"] == "hangs.py"
     cov = coverage(records)
     assert (cov["problems"], cov["translated"], cov["bounded"], cov["timeout"], cov["crashed"]) == (5, 2, 2, 1, 1)
 
