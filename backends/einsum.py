@@ -38,7 +38,7 @@ class Geometry:
 
 def geometry(op: EinsumOp) -> Geometry:
     spec = parse_spec(op.spec)
-    where = parse_where(op.where) if op.where else []
+    where = parse_where(op.where, spec.indices) if op.where else []
     shapes = [b.value.type.shape for b in op.inputs if b.value.type is not None] + [op.outputs[0].type.shape]
     ranges = {k: int(v) for k, v in index_ranges(spec, shapes, where).items()}  # type: ignore[call-overload]
     return Geometry(spec, ranges, [c for c in where if not _restates_range(c, ranges)])

@@ -17,7 +17,7 @@ import yaml
 
 from solar.backends.einsum_graph import Graph, Node, einsum_graph
 from solar.ir.analysis.counts import is_contraction
-from solar.ir.einsum_spec import parse_spec
+from solar.ir.einsum_spec import bind_where, parse_spec
 from solar.ir.expr import Binary, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary, format_expr, linear_form
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.index_map import IndexMap, NotAffine, Permutation
@@ -196,8 +196,8 @@ def _layer(node: Node, graph: Graph, names: _TensorNames) -> dict[str, Any]:
         extra = {"symbol": op.symbol, "subscripts": op.spec, "bindings": [b.name for b in op.inputs],
                  "result": op.outputs[0].name,
                  "body": [f"{s.target} {s.op} {format_expr(s.value)}" for s in op.body]}
-        if op.where:
-            extra["where"] = op.where
+        if op.where:  # at the export's sizes: `j<=CONTEXT` is written `j<=4095`
+            extra["where"] = bind_where(op.where, parse_spec(op.spec).indices, graph.values)
         kernel = op.attrs.get("kernel")
         if kernel is not None:
             extra["kernel"] = kernel.name

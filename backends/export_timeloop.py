@@ -28,7 +28,7 @@ import yaml
 
 from solar.backends.einsum_graph import ExportError, einsum_graph
 from solar.backends.export_nvsolar import capital_ranks
-from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
+from solar.ir.einsum_spec import bind_where, index_ranges, parse_spec, parse_where
 from solar.ir.expr import Expr, IndexRef, linear_form
 from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import EinsumOp, ModuleOp
@@ -52,7 +52,9 @@ def problem(op: EinsumOp, values: dict[str, int]) -> tuple[dict[str, Any], list[
     """The problem as a dictionary, and notes on what it leaves out."""
     spec = parse_spec(op.spec)
     shapes = [b.value.type.shape for b in op.inputs if b.value.type is not None] + [op.outputs[0].type.shape]
-    where = parse_where(op.where) if op.where else None
+    # The export is at concrete sizes: a where-clause's size parameters (`j<=CONTEXT`) take their values.
+    clause = bind_where(op.where, spec.indices, values) if op.where else None
+    where = parse_where(clause, spec.indices) if clause else None
     ranges = index_ranges(spec, shapes, where)
     ranks = capital_ranks(list(spec.indices))
     coefficients: dict[str, int] = {}
@@ -104,8 +106,8 @@ def problem(op: EinsumOp, values: dict[str, int]) -> tuple[dict[str, Any], list[
     for name, term in zip(names[:-1], spec.inputs, strict=True):
         spaces.append({"name": name, "projection": projection(term)})
     spaces.append({"name": names[-1], "projection": projection(spec.output), "read_write": True})
-    if op.where:
-        notes.append(f"where \"{op.where}\" is not expressed: the problem is its bounding box")
+    if clause:
+        notes.append(f"where \"{clause}\" is not expressed: the problem is its bounding box")
     shape: dict[str, Any] = {"name": op.symbol, "dimensions": [ranks[c] for c in spec.indices]}
     if coefficients:
         shape["coefficients"] = [{"name": k, "default": v} for k, v in coefficients.items()]

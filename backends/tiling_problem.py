@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from solar.ir.analysis.isl_model import count, isl_expr
-from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
+from solar.ir.einsum_spec import bind_where, index_ranges, parse_spec, parse_where
 from solar.ir.expr import Binary, Expr, IndexRef, IntLit, free_indices, linear_form
 from solar.ir.ops import EinsumOp, Value
 from solar.ir.types import Dim
@@ -135,7 +135,9 @@ def desc_of(op: EinsumOp, values: dict[str, int]) -> EinsumDesc:
     inputs = tuple((b.value.name, b.name, shape(b.value), _itemsize(b.value)) for b in op.inputs)
     out = op.outputs[0]
     output = (op.results[0].name, out.name, out.type.concrete_shape(values), out.type.dtype.itemsize)
-    return EinsumDesc(op.symbol, op.spec, inputs, output, op.where)
+    # Concrete shapes, so a where-clause's size parameters (`j<=CONTEXT`) take their values too.
+    where = bind_where(op.where, parse_spec(op.spec).indices, values) if op.where else None
+    return EinsumDesc(op.symbol, op.spec, inputs, output, where)
 
 
 def _itemsize(v: Value) -> int:
@@ -158,7 +160,7 @@ class _StepModel:
 
 def _step_model(desc: EinsumDesc) -> _StepModel:
     spec = parse_spec(desc.spec)
-    where = parse_where(desc.where) if desc.where else []
+    where = parse_where(desc.where, spec.indices) if desc.where else []
     shapes: list[tuple[Dim, ...]] = [s for _, _, s, _ in desc.inputs] + [desc.output[2]]
     ranges = {k: int(v) for k, v in index_ranges(spec, shapes, where).items()}  # type: ignore[call-overload]
     names = {"%" + i: "x_" + i for i in spec.indices}

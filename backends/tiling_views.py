@@ -63,7 +63,7 @@ def through_views(d: EinsumDesc, op_inputs: list[Value], name_of: Callable[[Valu
     """`d` (an einsum of the IR) reading the tensors its inputs view: operands re-pointed and re-subscripted,
     constants dropped. `name_of(value)` names a tensor of the chain."""
     spec = parse_spec(d.spec)
-    where = parse_where(d.where) if d.where else []
+    where = parse_where(d.where, spec.indices) if d.where else []
     ranges = index_ranges(spec, [s for _, _, s, _ in d.inputs] + [d.output[2]], where)
     inputs, terms = [], []
     for (_, label, _, _), term, v in zip(d.inputs, spec.inputs, op_inputs, strict=True):

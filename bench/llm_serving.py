@@ -96,15 +96,24 @@ class StepModel:
 
     def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
         """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
-        l_name = self.sizes[self.length_name]
         batches, lengths = sorted(set(batches)), sorted(set(lengths))
         if self.export_at is None:
             for layers, surface in self.twins.items():
-                self._fill(layers, surface, {self.sizes["batch"]: batches, l_name: lengths}, None)
+                for axes in self._length_axes(lengths):
+                    self._fill(layers, surface, {self.sizes["batch"]: batches, **axes}, None)
             return
         for batch in batches:
             for layers, surface in self.twins_at(batch).items():
-                self._fill(layers, surface, {l_name: lengths}, batch)
+                for axes in self._length_axes(lengths):
+                    self._fill(layers, surface, axes, batch)
+
+    def _length_axes(self, lengths: list[int]) -> list[dict[str, list[int]]]:
+        """The grid axes of the lengths: one axis, or with a static cache one grid per context, its slots
+        holding the context and the new token (a grid is a product; the slots follow the context)."""
+        l_name = self.sizes[self.length_name]
+        if "cache_slots" not in self.sizes:
+            return [{l_name: lengths}]
+        return [{l_name: [n], self.sizes["cache_slots"]: [n + 1]} for n in lengths]
 
     def _fill(self, layers: int, surface: CostSurface, axes: dict[str, list[int]], batch: int | None) -> None:
         sweep = surface.grid(axes)
@@ -124,6 +133,8 @@ class StepModel:
         key = (layers, batch, length, target, mode)
         if key not in self._table:
             values = {self.sizes[self.length_name]: length}
+            if "cache_slots" in self.sizes:  # a static cache holds the context and the new token
+                values[self.sizes["cache_slots"]] = length + 1
             if self.export_at is None:
                 values[self.sizes["batch"]] = batch
             self._table[key] = _at(self.twins_at(batch)[layers], values, target, mode)

@@ -164,12 +164,6 @@ def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> 
     if cache == "static" and (shape.sliding_window or not _layers_full_attention(raw)):
         raise LlmError(f"{path}: error: --cache static: the static cache of sliding-window layers rolls over "
                        "its window, which is not modelled; use --cache dynamic")
-    if cache == "static" and shape.kv_heads < shape.heads:
-        # Its attention stays a kernel reading keys through the heads' broadcast, whose bytes could exceed
-        # the least traffic: refused rather than priced above the bound.
-        raise LlmError(f"{path}: error: --cache static: grouped-query attention ({shape.heads} query heads over "
-                       f"{shape.kv_heads} key-value heads) with a static cache is not bounded yet; use --cache "
-                       "dynamic (a server's in-place append, the same bytes)")
     return LlmConfig(path, raw, config, shape, cache)
 
 

@@ -77,7 +77,7 @@ class LiftEinsum(Pass):
                         if block.in_loop:
                             raise Unliftable("it is inside a solar.for (einsums have no loop-carried index)")
                         model = build_model(op, params, {})
-                        einsums, finals = _Lifter(op, model, func).lift()
+                        einsums, finals = _Lifter(op, model, func, params).lift()
                     except (Unliftable, UnsupportedForISL) as why:
                         ctx.diagnostics.remark(f"kernel @{op.symbol} stays a loop nest: {why}", op.loc)
                         op.attrs[attr_names.NOT_LIFTED] = str(why)
@@ -131,8 +131,9 @@ def _assignments(body: list[KStmt], loops: list[AffineFor], guards: list[Expr]) 
 
 
 class _Lifter:
-    def __init__(self, kernel: KernelOp, model: KernelModel, func: FuncOp) -> None:
+    def __init__(self, kernel: KernelOp, model: KernelModel, func: FuncOp, params: list[str]) -> None:
         self.kernel = kernel
+        self.params = set(params)  # where-clauses may name them (`j<=CONTEXT`); subscripts may not
         self.model = model
         self.tensors = kernel.tensors()
         self.inputs = {b.name: b.value for b in kernel.inputs}
@@ -261,7 +262,7 @@ class _Lifter:
 
     # ---- building einsums ------------------------------------------------------------------------
     def _einsum(self, assign: Assign, ctx: _Context, sm: StatementModel) -> Value:
-        letters = _letters([lp.var for lp in ctx.loops])
+        letters = _letters([lp.var for lp in ctx.loops], self.params)
         operands: list[tuple[ex.Access, str, Value]] = []
         names: dict[tuple[str, tuple[Expr, ...]], str] = {}
         used_names = {assign.target.tensor}
@@ -338,13 +339,13 @@ class _Lifter:
             highs = _parts(loop.upper, "min")
             for lo in lows:
                 if linear_form(lo) != ((), 0):
-                    constraints.append(f"{v}>={_affine_text(lo, letters)}")
+                    constraints.append(f"{v}>={_affine_text(lo, letters, self.params)}")
             known = extent.get(loop.var)
             for hi in highs:
                 if known is not None and dims_equal(known, _dim_of(hi)):
                     continue
-                constraints.append(f"{v}<{_affine_text(hi, letters)}")
-            if known is None and not any(isinstance(hi, ex.IntLit) for hi in highs):
+                constraints.append(f"{v}<{_affine_text(hi, letters, self.params)}")
+            if known is None and not any(_index_free(hi) for hi in highs):
                 # No dimension and no constant bound gives the index a range (`j < i + 1` with `X[i - j]`):
                 # state its largest value over the statement's domain.
                 top = sm.domain.dim_max_val(k)
@@ -352,7 +353,7 @@ class _Lifter:
                     raise Unliftable(f"the range of loop index %{loop.var} is not a constant")
                 constraints.append(f"{v}<{top.to_python() + 1}")
         for guard in ctx.guards:
-            constraints += _guard_texts(guard, letters)
+            constraints += _guard_texts(guard, letters, self.params)
         return ",".join(constraints) if constraints else None
 
 
@@ -395,14 +396,20 @@ def _parts(expr: Expr, combiner: str) -> tuple[Expr, ...]:
     return expr.args if isinstance(expr, ex.Call) and expr.func == combiner else (expr,)
 
 
+def _index_free(expr: Expr) -> bool:
+    """A bound in constants and size parameters only (`8`, `CONTEXT + 1`): it gives an index its range."""
+    return not any(isinstance(n, ex.IndexRef) for n in walk(expr))
+
+
 def _dim_of(expr: Expr) -> Dim:
     return canonical_dim(expr)
 
 
-def _letters(loop_vars: list[str]) -> dict[str, str]:
-    """One einsum letter per loop index: its own name when that is a single free letter."""
+def _letters(loop_vars: list[str], params: set[str]) -> dict[str, str]:
+    """One einsum letter per loop index: its own name when that is a single free letter. A one-letter size
+    parameter (`W`) is never a letter, so a where-clause can name it."""
     letters: dict[str, str] = {}
-    taken: set[str] = set()
+    taken: set[str] = {p for p in params if len(p) == 1}
     for var in loop_vars:
         if len(var) == 1 and var.isalpha() and var not in taken:
             letters[var] = var
@@ -427,19 +434,23 @@ def _term(indices: tuple[Expr, ...], letters: dict[str, str]) -> str:
     return "".join(parts)
 
 
-def _affine_text(expr: Expr, letters: dict[str, str]) -> str:
-    """An affine index expression in subscript notation: `2p+r-1`."""
+def _affine_text(expr: Expr, letters: dict[str, str], sizes: set[str] | frozenset[str] = frozenset()) -> str:
+    """An affine index expression in subscript notation: `2p+r-1`; in a where-clause (`sizes` given) it may
+    name those size parameters: `i+W`."""
     form = linear_form(expr)
     if form is None:
         raise Unliftable(f"index `{format_expr(expr)}` is not a linear combination of loop indices")
     coeffs, const = form
     text = ""
     for name, c in sorted(coeffs, key=lambda nc: nc[1] < 0):  # `k-j`, not `-j+k`
+        sign = "-" if c < 0 else ("+" if text else "")
+        mag = abs(c)
+        if name in sizes:
+            text += f"{sign}{f'{mag}*' if mag != 1 else ''}{name}"
+            continue
         if not name.startswith("%") or name[1:] not in letters:
             raise Unliftable(f"index `{format_expr(expr)}` depends on `{name}`, which subscripts cannot name")
         letter = letters[name[1:]]
-        sign = "-" if c < 0 else ("+" if text else "")
-        mag = abs(c)
         text += f"{sign}{mag if mag != 1 else ''}{letter}"
     if const > 0:
         text += ("+" if text else "") + str(const)
@@ -448,8 +459,8 @@ def _affine_text(expr: Expr, letters: dict[str, str]) -> str:
     return text
 
 
-def _guard_texts(cond: Expr, letters: dict[str, str]) -> list[str]:
+def _guard_texts(cond: Expr, letters: dict[str, str], sizes: set[str]) -> list[str]:
     if isinstance(cond, ex.Binary) and cond.op == "and":
-        return _guard_texts(cond.lhs, letters) + _guard_texts(cond.rhs, letters)
+        return _guard_texts(cond.lhs, letters, sizes) + _guard_texts(cond.rhs, letters, sizes)
     assert isinstance(cond, ex.Binary)
-    return [f"{_affine_text(cond.lhs, letters)}{cond.op}{_affine_text(cond.rhs, letters)}"]
+    return [f"{_affine_text(cond.lhs, letters, sizes)}{cond.op}{_affine_text(cond.rhs, letters, sizes)}"]

@@ -1,18 +1,36 @@
-"""Extended einsum subscripts: `"nc(2p+r-1)(2q+s-1),kcrs->nkpq"` and where-clauses `"j<=i"`.
+"""Extended einsum subscripts: `"nc(2p+r-1)(2q+s-1),kcrs->nkpq"` and where-clauses `"j<=i"`, `"j<=CONTEXT"`.
 
 Each index is one letter; an entry is a letter or an affine window in parentheses. Entries parse to
 expressions over `IndexRef(letter)`, so the affine machinery of `solar.ir.expr` applies to them unchanged.
+A where-clause may also name the module's size parameters (`i+W>j`): a name that is not an index of the
+einsum is a size parameter and parses to `NameRef(name)`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from .expr import Binary, Expr, IndexRef, IntLit, free_indices, negate
-from .types import Dim
+from .expr import (
+    Binary,
+    Expr,
+    IndexRef,
+    IntLit,
+    NameRef,
+    free_indices,
+    free_names,
+    linear_form,
+    negate,
+    substitute_names,
+)
+from .types import Dim, canonical_dim
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z])|(->|<=|>=|==|[-+*(),<>]))")
+# Where-clauses name size parameters too: a name is a letter or underscore, then letters, digits, underscores.
+_WHERE_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(<=|>=|==|[-+*(),<>]))")
+_COMPARISONS = ("<", "<=", ">", ">=", "==")
+_Resolver = Callable[[str, int], Expr]  # a name and its offset to the expression it stands for
 
 
 class SpecError(ValueError):
@@ -38,18 +56,26 @@ def _refs(expr: Expr) -> list[IndexRef]:
     return list(free_indices(expr))
 
 
+def _is_name(tok: str | None) -> bool:
+    return tok is not None and (tok[0].isalpha() or tok[0] == "_")
+
+
 class _Lexer:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, pattern: re.Pattern[str] = _TOKEN,
+                 resolve: _Resolver | None = None) -> None:
         self.text = text
         self.tokens: list[tuple[str, int]] = []
+        # A name to its expression (an index or a size parameter); subscripts: every letter is an index.
+        self.resolve: _Resolver = resolve or (lambda name, _offset: IndexRef(name))
         pos = 0
         while pos < len(text):
             if text[pos:].strip() == "":
                 break
-            m = _TOKEN.match(text, pos)
+            m = pattern.match(text, pos)
             if not m:
                 bad = len(text) - len(text[pos:].lstrip())
-                raise SpecError(f"unexpected character '{text[bad]}' in einsum subscripts", bad)
+                what = "einsum subscripts" if pattern is _TOKEN else "the where-clause"
+                raise SpecError(f"unexpected character '{text[bad]}' in {what}", bad)
             self.tokens.append((m.group(m.lastindex or 0), m.start(m.lastindex or 0)))
             pos = m.end()
         self.pos = 0
@@ -93,7 +119,7 @@ def _term(lex: _Lexer) -> tuple[Expr, ...]:
     entries: list[Expr] = []
     while True:
         tok = lex.peek()
-        if tok is not None and tok.isalpha():
+        if _is_name(tok):
             lex.take()
             entries.append(IndexRef(tok))
         elif tok == "(":
@@ -125,33 +151,88 @@ def _signed_term(lex: _Lexer, first: bool) -> Expr:
         if lex.peek() == "*":
             lex.take()
         nxt = lex.peek()
-        if nxt is not None and nxt.isalpha():
-            lex.take()
-            term = Binary("*", IntLit(coeff), IndexRef(nxt))
+        if _is_name(nxt):
+            at = lex.offset()
+            term = Binary("*", IntLit(coeff), lex.resolve(lex.take(), at))
         else:
             term = IntLit(coeff)
-    elif tok is not None and tok.isalpha():
+    elif _is_name(tok):
         lex.take()
-        term = IndexRef(tok)
+        term = lex.resolve(tok, start)
     else:
         raise SpecError(f"expected an index letter or a number, found '{tok or 'the end'}'", start)
     return negate(term, term.loc) if negative else term
 
 
-def parse_where(text: str) -> list[Binary]:
-    """Comma-separated affine constraints such as `j<=i, i+j<8`."""
-    lex = _Lexer(text)
+def parse_where(text: str, indices: Collection[str] | None = None, sizes: Collection[str] | None = None
+                ) -> list[Binary]:
+    """Comma-separated affine constraints such as `j<=i, i+j<8, j<=CONTEXT`. A name among `indices` (the
+    einsum's letters) is an index; any other name is a size parameter. Without `indices`, single letters are
+    indices. With `sizes`, a size parameter outside it is a SpecError at its offset."""
+
+    def resolve(name: str, offset: int) -> Expr:
+        if name in indices if indices is not None else len(name) == 1:
+            return IndexRef(name)
+        if sizes is not None and name not in sizes:
+            if len(name) == 1:
+                raise SpecError(f"where-clause index '{name}' is not an index of the einsum (nor a size "
+                                "parameter of the module)", offset)
+            raise SpecError(f"where-clause name '{name}' is neither an index of the einsum nor a size parameter "
+                            "of the module", offset)
+        return NameRef(name)
+
+    lex = _Lexer(text, _WHERE_TOKEN, resolve)
     constraints: list[Binary] = []
     while True:
         lhs = _affine(lex)
         op = lex.peek()
-        if op not in ("<", "<=", ">", ">=", "=="):
+        if op not in _COMPARISONS:
             raise SpecError(f"expected a comparison in the where-clause, found '{op or 'the end'}'", lex.offset())
         lex.take()
         constraints.append(Binary(op, lhs, _affine(lex)))
         if lex.peek() is None:
             return constraints
         lex.expect(",")
+
+
+def where_sizes(constraints: list[Binary]) -> set[str]:
+    """The size parameters a where-clause names."""
+    return {n.name for c in constraints for n in free_names(c)}
+
+
+def format_where(constraints: list[Binary]) -> str:
+    """Constraints as where-clause text (`j<=i,i<=j+2,j<=CONTEXT`), which `parse_where` reads back."""
+    return ",".join(f"{_affine_text(c.lhs)}{c.op}{_affine_text(c.rhs)}" for c in constraints)
+
+
+def _affine_text(expr: Expr) -> str:
+    form = linear_form(expr)
+    if form is None:
+        raise ValueError(f"a where-clause side must be affine, not {expr!r}")
+    coeffs, const = form
+    text = ""
+    for name, c in sorted(coeffs, key=lambda nc: nc[1] < 0):  # `k-j`, not `-j+k`
+        sign = "-" if c < 0 else ("+" if text else "")
+        mag = abs(c)
+        if name.startswith("%"):  # an index letter: `2p`
+            text += f"{sign}{mag if mag != 1 else ''}{name[1:]}"
+        else:  # a size parameter: `2*W`
+            text += f"{sign}{f'{mag}*' if mag != 1 else ''}{name}"
+    if const > 0:
+        text += ("+" if text else "") + str(const)
+    elif const < 0 or not text:
+        text += str(const)
+    return text
+
+
+def bind_where(text: str, indices: Collection[str], values: Mapping[str, int]) -> str:
+    """A where-clause with the size parameters of `values` replaced by their values."""
+    constraints = parse_where(text, indices)
+    if not where_sizes(constraints) & set(values):
+        return text
+    literal = {k: IntLit(v) for k, v in values.items()}
+    return format_where([Binary(c.op, substitute_names(c.lhs, literal), substitute_names(c.rhs, literal))
+                         for c in constraints])
 
 
 def index_ranges(spec: EinsumSpec, shapes: list[tuple[Dim, ...]], where: list[Binary] | None = None
@@ -165,11 +246,17 @@ def index_ranges(spec: EinsumSpec, shapes: list[tuple[Dim, ...]], where: list[Bi
             if isinstance(entry, IndexRef) and entry.name not in ranges:
                 ranges[entry.name] = dim
     for c in where or []:
-        if isinstance(c.lhs, IndexRef) and isinstance(c.rhs, IntLit) and c.lhs.name not in ranges:
+        if not isinstance(c.lhs, IndexRef) or c.lhs.name in ranges:
+            continue
+        if isinstance(c.rhs, IntLit):
             if c.op == "<" and c.rhs.value > 0:
                 ranges[c.lhs.name] = c.rhs.value
             elif c.op == "<=" and c.rhs.value >= 0:
                 ranges[c.lhs.name] = c.rhs.value + 1
+        elif c.op in ("<", "<=") and not any(True for _ in free_indices(c.rhs)):
+            # A bound in the size parameters (`j<=CONTEXT`): the extent is a dimension expression.
+            top = c.rhs if c.op == "<" else Binary("+", c.rhs, IntLit(1))
+            ranges[c.lhs.name] = canonical_dim(top)
     missing = [i for i in spec.indices if i not in ranges]
     if missing:
         raise SpecError(f"the range of index '{missing[0]}' is given neither by a dimension where it stands "

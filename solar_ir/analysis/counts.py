@@ -39,7 +39,7 @@ from solar.ir.analysis.isl_model import (
     isl_expr,
     isl_name,
 )
-from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where
+from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where, where_sizes
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp, Value
@@ -202,7 +202,7 @@ class EinsumModel:
 
 def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
     spec = parse_spec(op.spec)
-    where = parse_where(op.where) if op.where is not None else []
+    where = parse_where(op.where, spec.indices) if op.where is not None else []
     shapes = [_type(b.value).shape for b in op.inputs] + [op.outputs[0].type.shape]
     ranges = index_ranges(spec, shapes, where)
     names = {p: isl_name(p) for p in size_params}
@@ -358,7 +358,8 @@ def mentioned_params(op: EinsumOp) -> set[str]:
 
 
 def _mentioned(op: EinsumOp) -> set[str]:
-    names: set[str] = set()
+    spec = parse_spec(op.spec)
+    names = where_sizes(parse_where(op.where, spec.indices)) if op.where is not None else set()
     for t in [*(b.value.type for b in op.inputs), op.outputs[0].type]:
         if t is not None:
             for d in t.shape:

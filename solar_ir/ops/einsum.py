@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import UNKNOWN, Location
 from ..dtypes import DType
-from ..einsum_spec import EinsumSpec, SpecError, index_ranges, parse_spec, parse_where
-from ..expr import Expr, IndexRef, format_expr, free_indices
+from ..einsum_spec import EinsumSpec, SpecError, format_where, index_ranges, parse_spec, parse_where
+from ..expr import Binary, Expr, IndexRef, format_expr
 from ..printer import Printer, format_string
 from ..types import dims_equal, format_dim
 from ..verify_base import RESERVED_WORDS, KernelScope
@@ -64,6 +64,12 @@ class EinsumOp(BoundOp):
     def map_exprs(self, fn: ExprFn) -> None:
         for s in self.body:
             s.value = fn(s.value)
+        if self.where is not None:  # the size parameters it names (`j<=CONTEXT`) follow a substitution
+            try:
+                constraints = parse_where(self.where, parse_spec(self.spec).indices)
+                self.where = format_where([Binary(c.op, fn(c.lhs), fn(c.rhs)) for c in constraints])
+            except (SpecError, ValueError):
+                pass  # a clause that does not parse or stays non-affine is left for the verifier to report
 
     def print(self, p: Printer, indent: int) -> None:
         pad = "  " * indent
@@ -121,18 +127,11 @@ class EinsumOp(BoundOp):
             v.error(str(err), _string_offset(self.spec_loc, err.offset))
             return None
         if self.where is not None:
+            # A name that is not an index must be a size parameter of the module (`j<=CONTEXT`).
             try:
-                constraints = parse_where(self.where)
+                parse_where(self.where, spec.indices, v.params)
             except SpecError as err:
-                assert self.where_loc is not None
-                v.error(str(err), _string_offset(self.where_loc, err.offset))
-                return spec
-            letters = set(spec.indices)
-            for c in constraints:
-                for ref in free_indices(c):
-                    if ref.name not in letters:
-                        assert self.where_loc is not None
-                        v.error(f"where-clause index '{ref.name}' is not an index of the einsum", self.where_loc)
+                v.error(str(err), _string_offset(self.where_loc or self.loc, err.offset))
         return spec
 
     def _shapes(self, v: Verifier, spec: EinsumSpec, out: TensorDecl) -> None:
@@ -154,7 +153,8 @@ class EinsumOp(BoundOp):
         if not ok:
             return
         try:
-            ranges = index_ranges(spec, shapes, parse_where(self.where) if self.where is not None else [])
+            where = parse_where(self.where, spec.indices) if self.where is not None else []
+            ranges = index_ranges(spec, shapes, where)
         except SpecError as err:
             v.error(str(err), self.spec_loc)
             return

@@ -50,7 +50,7 @@ def _steps(descs: Sequence[EinsumDesc]) -> tuple[list[_Step], dict[str, int]]:
     steps, extents = [], {}
     for d in descs:
         spec = parse_spec(d.spec)
-        where = parse_where(d.where) if d.where else []
+        where = parse_where(d.where, spec.indices) if d.where else []
         shapes = [s for _, _, s, _ in d.inputs] + [d.output[2]]
         ranges = {k: int(v) for k, v in index_ranges(spec, shapes, where).items()}  # type: ignore[call-overload]
         for u, n in ranges.items():

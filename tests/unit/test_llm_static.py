@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 
 from solar.backends.sweep import CostSurface
 from solar.bench.llm_report import LlmRequest, analyse_llm
-from solar.bench.llm_serving import lifted
+from solar.bench.llm_serving import lifted, model_memory, price_phase
 from solar.frontends.llm_models import LlmError, export_phase, load_config
 from solar.ir.analysis.isl_model import isl_name
 from solar.ir.ops import ScatterOp
@@ -23,7 +23,6 @@ from solar.tools.solar_llm import run
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 H100 = load_target("h100")
-# Multi-head attention: the keys are read without the grouped-query broadcast (see docs/llm.md, "Left out").
 MHA = {"model_type": "llama", "vocab_size": 128, "hidden_size": 32, "intermediate_size": 64,
        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "torch_dtype": "bfloat16"}
 
@@ -42,7 +41,10 @@ def _figures(path: str, cache: str, phase: str, batch: int, length: int) -> dict
     assert remarks == []
     surface = CostSurface(module, [H100])
     key = "prompt" if phase == "prefill" else "context"
-    point = surface.point({exported.sizes["batch"]: batch, exported.sizes[key]: length})
+    values = {exported.sizes["batch"]: batch, exported.sizes[key]: length}
+    if phase == "decode" and "cache_slots" in exported.sizes:  # as solar-llm prices it: P + 1 slots
+        values[exported.sizes["cache_slots"]] = length + 1
+    point = surface.point(values)
     tensor = surface.formulas("unfused")["flops_tensor"]
     macs = int(tensor.evaluate({isl_name(k): v for k, v in point.items()})) // 2
     return {c.mode: (macs, c.flops, c.bytes) for c in surface.at(point)}
@@ -65,6 +67,46 @@ def test_static_decode_updates_in_place_and_equals_dynamic(mha):
     assert static["whole_graph"][2] == dynamic["whole_graph"][2]
     # FLOPs: StaticCache also bumps its token counter (`cumulative_length.add_(1)`) once per layer.
     assert static["whole_graph"][1] - dynamic["whole_graph"][1] == s.layers
+
+
+def test_static_gqa_decode_lifts_and_equals_dynamic():
+    # 4 query heads over 2 key-value heads: the static attention (mask `kv <= P`) lifts to einsums whose
+    # where-clause names the context, and the keys are read once per key-value head, as with DynamicCache.
+    path = str(CONFIGS / "tiny-llama.json")
+    static, dynamic = _figures(path, "static", "decode", 3, 5), _figures(path, "dynamic", "decode", 3, 5)
+    assert static["whole_graph"][0] == dynamic["whole_graph"][0]
+    assert static["whole_graph"][2] == dynamic["whole_graph"][2]
+    assert static["whole_graph"][1] - dynamic["whole_graph"][1] == 2  # the token counter of each exported layer
+
+
+def test_llama3_8b_static_decode_at_full_size():
+    """GQA (32 query heads over 8) with StaticCache at full size on meta: decode MACs are DynamicCache's
+    (P + 1 keys) and the bytes the closed form of tests/unit/test_llm.py, at a sweep's points too."""
+    cfg = load_config(str(CONFIGS / "llama-3-8b.json"), cache="static")
+    s = cfg.shape
+    step = price_phase(cfg, "decode", [H100], 4, 64)
+    assert step.remarks == []
+    memory = model_memory(cfg)
+    embed = s.vocab * s.hidden * s.dtype_bytes
+    norms = (2 * s.layers + 1) * s.hidden * s.dtype_bytes
+    linear_params = (memory.weight_bytes - embed - norms) // s.dtype_bytes
+    points = [(3, 100), (1, 4000)]  # contexts past the export's 64: the slots follow the context
+
+    def expected(batch: int, context: int) -> tuple[int, int]:
+        attention = 2 * s.layers * batch * s.heads * (context + 1) * s.head_dim
+        inv_freq = (s.head_dim // 2) * 4  # the rotary frequencies, f32
+        nbytes = (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes + batch * 8 + inv_freq
+                  + batch * context * s.kv_bytes_per_token  # the cache, read once
+                  + batch * s.kv_bytes_per_token  # the new token's keys and values, stored in place
+                  + batch * s.vocab * s.dtype_bytes)  # the last position's logits
+        return batch * linear_params + attention, nbytes
+
+    one_by_one = {(b, p, m): step.cost(b, p, "h100-sxm", m) for b, p in points for m in ("fused", "whole_graph")}
+    for (b, p, _mode), cost in one_by_one.items():
+        assert (cost.macs, cost.bytes) == expected(b, p)
+    step._table.clear()
+    step.prefetch([1, 3], [100, 4000])  # the sweep's grid path
+    assert {k: step.cost(*k[:2], "h100-sxm", k[2]) for k in one_by_one} == one_by_one
 
 
 def test_zero_filled_static_cache_prefill(mha):
@@ -92,8 +134,6 @@ def test_static_cache_bad_inputs(tmp_path, mha, capsys):
         load_config(mha, cache="rolling")
     with pytest.raises(LlmError, match="sliding-window layers"):
         load_config(str(CONFIGS / "tiny-mistral.json"), cache="static")
-    with pytest.raises(LlmError, match=r"grouped-query attention \(32 query heads over 8 key-value heads\)"):
-        load_config(str(CONFIGS / "llama-3-8b.json"), cache="static")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     out = tmp_path / "keep.json"
