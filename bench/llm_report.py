@@ -77,11 +77,12 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     for phase in request.phases:
         lengths = request.prompts if phase == "prefill" else request.contexts
         example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
-        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
-                           request.cache_aware)
-        steps[phase] = step
         extra = range(request.generate) if phase == "decode" else range(1)
-        step.prefetch(request.batches, [n + g for n in lengths for g in extra])
+        evaluated = [n + g for n in lengths for g in extra]
+        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
+                           request.cache_aware, evaluated)
+        steps[phase] = step
+        step.prefetch(request.batches, evaluated)
         remarks += [r for r in step.remarks if r not in remarks]
         for target in request.targets:
             for mode in [m for m in MODES if m in step.modes]:

@@ -35,6 +35,7 @@ from .torch_problem import quiet_framework
 PHASES = ("prefill", "decode")
 CACHES = ("dynamic", "static")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+CONTEXT_PARAM = "CONTEXT"  # the decode step's cached tokens per sequence, as a size parameter
 REQUIRED_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 # Config fields that make layers differ from each other: a twin with fewer layers would not scale.
 _HETEROGENEOUS = ("layer_types", "mlp_only_layers", "first_k_dense_replace", "decoder_sparse_step")
@@ -296,6 +297,9 @@ class PhaseExport:
     layers: int
     sizes: dict[str, str] = field(default_factory=dict)  # "batch"/"prompt"/"context" -> parameter name
     appends: int = 0  # concats and scatters marked as in-place cache updates
+    # The least value of each size (keys as `sizes`) the export holds for: a branch the model took on its
+    # sizes (a sliding window shorter than the context) is a guard that raises it above export's default 2.
+    minimums: dict[str, int] = field(default_factory=dict)
 
 
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
@@ -336,8 +340,11 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
             ep = torch.export.export(model, args, dynamic_shapes=dynamic)
     except Exception as err:
         raise _export_problem(err, cfg) from None
+    # Every layer's cache is one context: named so, it is one size parameter even where export kept the
+    # layers' lengths apart (a sliding-window layer reads only the last W − 1 of its cache's P tokens).
+    names = ({(1 + k, 2): CONTEXT_PARAM for k in range(2 * layers)} if phase == "decode" and not static else None)
     try:
-        translation = lower_exported(ep, f"{shape.model_type}_{phase}")
+        translation = lower_exported(ep, f"{shape.model_type}_{phase}", names)
     except (TranslationError, LoweringError) as err:
         hint = ""
         if shape.experts and "grouped_mm" in str(err):
@@ -347,7 +354,9 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
     module = translation.module
     sizes = _size_names(translation.param_dims, phase, static)
     cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
-    return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"))
+    minimums = {key: translation.param_min.get(name, 1) for key, name in sizes.items()}
+    return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"),
+                       minimums)
 
 
 def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str, static: bool = False
