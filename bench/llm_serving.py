@@ -194,12 +194,15 @@ _EXPORT_LEAST_SIZE = 2
 
 
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
-                all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = ()) -> StepModel:
+                all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
+                batches: Sequence[int] = ()) -> StepModel:
     """Exports and prices one phase (twins when the layers are alike) at an example size. A prefill whose
     tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
     `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
     `lengths` below the least the export holds for (the model's branch on its sizes: a sliding window
-    shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`)."""
+    shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`).
+    Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
+    exports batch 1 only; the symbolic export's least batch, 2, is no need there)."""
     total = cfg.shape.layers
     counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
     buffer = "l2" if cache_aware else None
@@ -230,13 +233,14 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     except LlmError as err:
         if phase != "prefill" or _PRODUCT_OF_SIZES not in str(err):
             raise
-        twins, sizes = export(batch, False)
+        fixed = max(batches) if batches else batch
+        twins, sizes = export(fixed, False)
         what = "its experts route" if routed else "it flattens"
         reason = (f"the batch is a number in each prefill export: {what} the B·S tokens as one axis, a product "
                   "of two sizes the IR cannot hold (one export per batch asked)")
 
         def export_at(at_batch: int) -> dict[int, CostSurface]:
-            return twins if at_batch == batch else export(at_batch, False)[0]
+            return twins if at_batch == fixed else export(at_batch, False)[0]
 
     needed = ("prompt",) if export_at is not None else ("batch", "prompt" if phase == "prefill" else "context")
     for key in needed:
@@ -246,7 +250,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     least_length = least[0] if least[0] > _EXPORT_LEAST_SIZE else 1
     below = sorted(n for n in lengths if n < least_length)
     shorter = (price_phase(cfg, phase, targets, batch, max(_EXPORT_LEAST_SIZE, below[-1]), all_logits, cache_aware,
-                           below) if below else None)
+                           below, batches) if below else None)
     if shorter is not None:
         remarks[:] = sorted(set(remarks) | set(shorter.remarks))
     return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter)

@@ -302,14 +302,32 @@ class PhaseExport:
     minimums: dict[str, int] = field(default_factory=dict)
 
 
+# Steps exported in this process, by what determines them (the config's contents, dtype, cache class, phase,
+# example sizes, layers, logits kept, batch symbolic): a sweep, a report and a test module export each once.
+_EXPORTS: dict[tuple[Any, ...], PhaseExport] = {}
+_EXPORTS_KEPT = 32
+
+
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
                  all_logits: bool = False, batch_symbolic: bool = True) -> PhaseExport:
     """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter, but the
-    batch when not `batch_symbolic`: then `batch` is a number of the IR)."""
+    batch when not `batch_symbolic`: then `batch` is a number of the IR). A step exported before in this
+    process is reused: the result is shared, so callers copy its module before changing it (as `lifted` does)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
     if cfg.source is not None:
         return cfg.source.export(phase, batch, length, all_logits)
+    key = (json.dumps(cfg.raw, sort_keys=True, default=str), str(cfg.shape.dtype), cfg.cache, phase, batch, length,
+           layers, all_logits, batch_symbolic)
+    if key not in _EXPORTS:
+        if len(_EXPORTS) >= _EXPORTS_KEPT:
+            del _EXPORTS[next(iter(_EXPORTS))]
+        _EXPORTS[key] = _export_phase(cfg, phase, batch, length, layers, all_logits, batch_symbolic)
+    return _EXPORTS[key]
+
+
+def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int, all_logits: bool,
+                  batch_symbolic: bool) -> PhaseExport:
     shape = cfg.shape
     config = cfg.with_layers(layers)
     lm = build_model(config, shape.dtype)
