@@ -77,11 +77,12 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     for phase in request.phases:
         lengths = request.prompts if phase == "prefill" else request.contexts
         example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
-        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
-                           request.cache_aware)
-        steps[phase] = step
         extra = range(request.generate) if phase == "decode" else range(1)
-        step.prefetch(request.batches, [n + g for n in lengths for g in extra])
+        evaluated = [n + g for n in lengths for g in extra]
+        step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
+                           request.cache_aware, evaluated, request.batches)
+        steps[phase] = step
+        step.prefetch(request.batches, evaluated)
         remarks += [r for r in step.remarks if r not in remarks]
         for target in request.targets:
             for mode in [m for m in MODES if m in step.modes]:
@@ -101,8 +102,9 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
                      f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "
                      "any routing allows); JSON points carry the uniform-routing estimate, labelled as such")
     if cfg.shape.sliding_window:
-        notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs; the cache "
-                     "figures keep every token (a rolling cache would keep the window)")
+        notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs and "
+                     "decode reads the last W − 1 cached tokens (HF's sliding cache); the KV-cache figures keep "
+                     "every token")
     validations = [validate_step(cfg, phase).line() for phase in request.phases] if request.validate else []
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
 

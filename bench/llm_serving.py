@@ -74,6 +74,10 @@ class StepModel:
     remarks: list[str] = field(default_factory=list)
     export_at: Callable[[int], dict[int, CostSurface]] | None = None  # batch -> twins, batch a number
     fixed_batch_reason: str | None = None
+    # The least length the exports hold for (a guard the model's branches put on its sizes, such as a sliding
+    # window shorter than the context); the lengths below it are priced by `shorter`, exported below it.
+    least_length: int = 1
+    shorter: StepModel | None = None
     # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
     _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
     _per_batch: dict[int, dict[int, CostSurface]] = field(default_factory=dict)
@@ -96,7 +100,10 @@ class StepModel:
 
     def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
         """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
-        batches, lengths = sorted(set(batches)), sorted(set(lengths))
+        below = [n for n in lengths if n < self.least_length]
+        if below:
+            self._below(below[0]).prefetch(batches, below)
+        batches, lengths = sorted(set(batches)), sorted({n for n in lengths if n >= self.least_length})
         if self.export_at is None:
             for layers, surface in self.twins.items():
                 for axes in self._length_axes(lengths):
@@ -140,7 +147,16 @@ class StepModel:
             self._table[key] = _at(self.twins_at(batch)[layers], values, target, mode)
         return self._table[key]
 
+    def _below(self, length: int) -> StepModel:
+        if self.shorter is None:
+            raise LlmError(f"{self.length_name} {length}: the {self.phase} step was exported for "
+                           f"{self.length_name} ≥ {self.least_length} (the model branches on it there, as a sliding "
+                           "window does); ask the shorter lengths with it, or in a run of their own")
+        return self.shorter
+
     def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
+        if length < self.least_length:
+            return self._below(length).cost(batch, length, target, mode)
         per = {n: self._twin(n, batch, length, target, mode) for n in self.twins}
         if len(per) == 1:
             return next(iter(per.values()))
@@ -185,17 +201,25 @@ def lifted(module: ModuleOp) -> tuple[ModuleOp, list[str]]:
 
 # A size the IR cannot hold: the tokens of a prefill flattened to one axis (B·S) multiply two parameters.
 _PRODUCT_OF_SIZES = "multiplies two variables"
+_EXPORT_LEAST_SIZE = 2
 
 
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
-                all_logits: bool = False, cache_aware: bool = False) -> StepModel:
+                all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
+                batches: Sequence[int] = ()) -> StepModel:
     """Exports and prices one phase (twins when the layers are alike) at an example size. A prefill whose
     tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
-    `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point)."""
+    `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
+    `lengths` below the least the export holds for (the model's branch on its sizes: a sliding window
+    shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`).
+    Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
+    exports batch 1 only; the symbolic export's least batch, 2, is no need there)."""
     total = cfg.shape.layers
     counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
     buffer = "l2" if cache_aware else None
     remarks: list[str] = []
+    length_key = "prompt" if phase == "prefill" else "context"
+    least = [1]
 
     def export(at_batch: int, batch_symbolic: bool) -> tuple[dict[int, CostSurface], dict[str, str]]:
         twins: dict[int, CostSurface] = {}
@@ -205,6 +229,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
             module, notes = lifted(exported.module)
             twins[layers] = CostSurface(module, targets, buffer=buffer)
             sizes = exported.sizes
+            least[0] = max(least[0], exported.minimums.get(length_key, 1))
             remarks[:] = sorted(set(remarks) | set(notes))
         return twins, sizes
 
@@ -219,19 +244,27 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     except LlmError as err:
         if phase != "prefill" or _PRODUCT_OF_SIZES not in str(err):
             raise
-        twins, sizes = export(batch, False)
+        fixed = max(batches) if batches else batch
+        twins, sizes = export(fixed, False)
         what = "its experts route" if routed else "it flattens"
         reason = (f"the batch is a number in each prefill export: {what} the B·S tokens as one axis, a product "
                   "of two sizes the IR cannot hold (one export per batch asked)")
 
         def export_at(at_batch: int) -> dict[int, CostSurface]:
-            return twins if at_batch == batch else export(at_batch, False)[0]
+            return twins if at_batch == fixed else export(at_batch, False)[0]
 
     needed = ("prompt",) if export_at is not None else ("batch", "prompt" if phase == "prefill" else "context")
     for key in needed:
         if key not in sizes:
             raise LlmError(f"the {phase} step's {key} did not stay a size parameter under export")
-    return StepModel(phase, total, twins, sizes, remarks, export_at, reason)
+    # Export's own least value of a dynamic size is 2 (it specialises 0 and 1), which the IR does not need.
+    least_length = least[0] if least[0] > _EXPORT_LEAST_SIZE else 1
+    below = sorted(n for n in lengths if n < least_length)
+    shorter = (price_phase(cfg, phase, targets, batch, max(_EXPORT_LEAST_SIZE, below[-1]), all_logits, cache_aware,
+                           below, batches) if below else None)
+    if shorter is not None:
+        remarks[:] = sorted(set(remarks) | set(shorter.remarks))
+    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter)
 
 
 # ---- serving figures -----------------------------------------------------------------------------

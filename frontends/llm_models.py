@@ -35,6 +35,7 @@ from .torch_problem import quiet_framework
 PHASES = ("prefill", "decode")
 CACHES = ("dynamic", "static")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+CONTEXT_PARAM = "CONTEXT"  # the decode step's cached tokens per sequence, as a size parameter
 REQUIRED_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 # Config fields that make layers differ from each other: a twin with fewer layers would not scale.
 _HETEROGENEOUS = ("layer_types", "mlp_only_layers", "first_k_dense_replace", "decoder_sparse_step")
@@ -290,16 +291,37 @@ class PhaseExport:
     layers: int
     sizes: dict[str, str] = field(default_factory=dict)  # "batch"/"prompt"/"context" -> parameter name
     appends: int = 0  # concats and scatters marked as in-place cache updates
+    # The least value of each size (keys as `sizes`) the export holds for: a branch the model took on its
+    # sizes (a sliding window shorter than the context) is a guard that raises it above export's default 2.
+    minimums: dict[str, int] = field(default_factory=dict)
+
+
+# Steps exported in this process, by what determines them (the config's contents, dtype, cache class, phase,
+# example sizes, layers, logits kept, batch symbolic): a sweep, a report and a test module export each once.
+_EXPORTS: dict[tuple[Any, ...], PhaseExport] = {}
+_EXPORTS_KEPT = 32
 
 
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
                  all_logits: bool = False, batch_symbolic: bool = True) -> PhaseExport:
     """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter, but the
-    batch when not `batch_symbolic`: then `batch` is a number of the IR)."""
+    batch when not `batch_symbolic`: then `batch` is a number of the IR). A step exported before in this
+    process is reused: the result is shared, so callers copy its module before changing it (as `lifted` does)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
     if cfg.source is not None:
         return cfg.source.export(phase, batch, length, all_logits)
+    key = (json.dumps(cfg.raw, sort_keys=True, default=str), str(cfg.shape.dtype), cfg.cache, phase, batch, length,
+           layers, all_logits, batch_symbolic)
+    if key not in _EXPORTS:
+        if len(_EXPORTS) >= _EXPORTS_KEPT:
+            del _EXPORTS[next(iter(_EXPORTS))]
+        _EXPORTS[key] = _export_phase(cfg, phase, batch, length, layers, all_logits, batch_symbolic)
+    return _EXPORTS[key]
+
+
+def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int, all_logits: bool,
+                  batch_symbolic: bool) -> PhaseExport:
     shape = cfg.shape
     config = cfg.with_layers(layers)
     lm = build_model(config, shape.dtype)
@@ -330,8 +352,11 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
             ep = torch.export.export(model, args, dynamic_shapes=dynamic)
     except Exception as err:
         raise _export_problem(err, cfg) from None
+    # Every layer's cache is one context: named so, it is one size parameter even where export kept the
+    # layers' lengths apart (a sliding-window layer reads only the last W − 1 of its cache's P tokens).
+    names = ({(1 + k, 2): CONTEXT_PARAM for k in range(2 * layers)} if phase == "decode" and not static else None)
     try:
-        translation = lower_exported(ep, f"{shape.model_type}_{phase}")
+        translation = lower_exported(ep, f"{shape.model_type}_{phase}", names)
     except (TranslationError, LoweringError) as err:
         hint = ""
         if shape.experts and "grouped_mm" in str(err):
@@ -341,7 +366,9 @@ def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: in
     module = translation.module
     sizes = _size_names(translation.param_dims, phase, static)
     cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
-    return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"))
+    minimums = {key: translation.param_min.get(name, 1) for key, name in sizes.items()}
+    return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"),
+                       minimums)
 
 
 def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str, static: bool = False

@@ -110,6 +110,7 @@ class GraphLowering:
         self.ep = ep
         self.name = name
         self.syms = SymbolNames(size_names)  # sizes the source names (KernelBench globals) take those names
+        self.syms.ranges = dict(ep.range_constraints)
         self.problems: list[Problem] = []
         self.state: list[str] = []  # buffers/parameters updated in place: their new values end the outputs
 
@@ -167,7 +168,7 @@ class GraphLowering:
                 for sub in subgraphs(node, self.ep.graph_module):
                     out.extend(self.unsupported_nodes(sub.graph))
                 continue
-            key = op_key(node.target)
+            key = functional_key(node)
             if key not in TORCH_LOWERINGS and key not in IGNORED_OPS and node.target is not operator.getitem:
                 out.append(node)
         return out
@@ -248,9 +249,10 @@ class GraphLowering:
         for sym, name in self.syms.names.items():
             vr = self.ep.range_constraints.get(sym)
             try:
-                out[name] = max(1, int(vr.lower)) if vr is not None else 1
+                least = max(1, int(vr.lower)) if vr is not None else 1
             except (TypeError, ValueError, OverflowError):
-                out[name] = 1
+                least = 1
+            out[name] = max(out.get(name, 1), least)  # symbols one parameter names: the tightest guard
         return out
 
     def module_constants(self, placeholders: list[torch.fx.Node], sources: dict[str, ArgSource]
@@ -313,7 +315,7 @@ class GraphLowering:
             em.loc = where.location if where is not None else None
             self.attempt(node, env, lambda: lower_while_loop(self, node, env, em), "", keep=True)
             return
-        key = op_key(node.target)
+        key = functional_key(node)
         if key in IGNORED_OPS:
             return
         fn = TORCH_LOWERINGS.get(key)
@@ -443,6 +445,39 @@ def preserved_table() -> Any:
         if op_key(op) in TORCH_LOWERINGS:
             del table[op]
     return table
+
+
+# In-place binary ops that export leaves unfunctionalized (`router_weights /= router_weights.sum(...)`).
+_IN_PLACE_BINARY = frozenset({"add", "sub", "mul", "div"})
+
+
+def functional_key(node: torch.fx.Node) -> str:
+    """The lowering key of `node`: its op's, or for an in-place binary op (`aten::div_`) the functional op's
+    where that is what it computes: it overwrites a fresh tensor (no view of another, no input) of which no
+    view was taken and that nothing reads after it, so every later reader reads its result. Other in-place
+    ops are left to decomposition (functionalization)."""
+    key = op_key(node.target)
+    name = key.removeprefix("aten::")
+    if key == name or not name.endswith("_") or name[:-1] not in _IN_PLACE_BINARY or not node.args:
+        return key
+    dest = node.args[0]
+    if not isinstance(dest, torch.fx.Node) or dest.op != "call_function":
+        return key
+    producer = dest.args[0] if dest.target is operator.getitem and dest.args else dest  # one of topk's results
+    schema = getattr(getattr(producer, "target", None), "_schema", None)
+    if schema is None or any(r.alias_info is not None for r in schema.returns):
+        return key  # a view, or another in-place result: what it aliases would change too
+    others = set(dest.users) - {node}
+    for user in others:
+        returns = getattr(getattr(user.target, "_schema", None), "returns", None)
+        if returns is None or any(r.alias_info is not None for r in returns):
+            return key  # a view of it made before would see the update
+    later = node.next
+    while others and later.op != "root":
+        if later in others:
+            return key
+        later = later.next
+    return f"aten::{name[:-1]}"
 
 
 def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: SizeNames | None = None

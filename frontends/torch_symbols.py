@@ -17,12 +17,17 @@ __all__ = ["SHORT_NAME", "SizeNames", "SymbolNames", "arg_axis_name", "named_par
 
 
 class SymbolNames(SizeNamer):
-    """torch's shape symbols as size parameters (SizeNamer), and export's size expressions in them."""
+    """torch's shape symbols as size parameters (SizeNamer), and export's size expressions in them.
+    `ranges` (export's range constraints: symbol -> ValueRanges) decide a `Max` or `Min` of sizes where one
+    argument dominates over the whole range the export holds for (`max(P - W + 1, 0)` once a guard gave
+    P ≥ W): the expression is that argument, affine."""
+
+    ranges: dict[Any, Any] | None = None
 
     def expr(self, e: Any) -> Expr:
         """A sympy expression of shape symbols as a SIR expression."""
         import sympy
-        from torch.utils._sympy.functions import CleanDiv, FloorDiv, Mod, PythonMod
+        from torch.utils._sympy.functions import CleanDiv, FloorDiv, Max, Min, Mod, PythonMod
 
         if isinstance(e, sympy.Integer) or (hasattr(e, "is_Integer") and e.is_Integer):
             return IntLit(int(e))
@@ -37,7 +42,26 @@ class SymbolNames(SizeNamer):
             return Binary("floordiv", self.expr(e.args[0]), self.expr(e.args[1]))
         if isinstance(e, Mod | PythonMod):
             return Binary("mod", self.expr(e.args[0]), self.expr(e.args[1]))
+        if isinstance(e, Max | Min | sympy.Max | sympy.Min):
+            chosen = self._dominant(e, isinstance(e, Max | sympy.Max))
+            if chosen is not None:
+                return self.expr(chosen)
         raise LoweringError(f"the size expression {e} is not affine")
+
+    def _dominant(self, e: Any, largest: bool) -> Any:
+        """The argument of a Max (`largest`) or Min that is never beaten over the export's ranges."""
+        if not self.ranges:
+            return None
+        from torch.utils._sympy.value_ranges import bound_sympy
+
+        for candidate in e.args:
+            def wins(other: Any, candidate: Any = candidate) -> bool:
+                bound = bound_sympy(candidate - other, self.ranges)
+                return bool(bound.lower >= 0) if largest else bool(bound.upper <= 0)
+
+            if all(other is candidate or wins(other) for other in e.args):
+                return candidate
+        return None
 
     def dim(self, d: Any) -> Any:
         if isinstance(d, int):

@@ -248,3 +248,24 @@ def lower_one_hot(n: TorchNode) -> Value:
         hit = Binary("==", cast(access("X", idx[:-1]), xt.dtype, DType.I64), idx[-1])
         kb.assign(access("Y", idx), select(hit, lit(1, n.out.dtype), lit(0, n.out.dtype)))
     return kb.results[0]
+
+
+@torch_op("repeat_interleave")
+def lower_repeat_interleave(n: TorchNode) -> Value:
+    """`x.repeat_interleave(r, dim)` with a constant count r (`self_int`): each element r times in a row,
+    a view (reshape to (..., d, 1, ...), broadcast to (..., d, r, ...), reshape to d·r); without `dim`, of
+    the flattened tensor. Counts given as a tensor (`self_Tensor`, data) are left to decomposition."""
+    repeats = n.args.get("repeats")
+    if n.overload != "self_int" or not isinstance(repeats, int):
+        raise n.unsupported("repeat_interleave with counts given as a tensor")
+    x = n.tensor("self")
+    dim = n.args.get("dim")
+    if dim is None:
+        x = n.em.reshape(x, (prod_dims(vtype(x).shape),))
+        dim = 0
+    shape = vtype(x).shape
+    dim = norm_dim(dim, len(shape))
+    unit = (*shape[:dim + 1], 1, *shape[dim + 1:])
+    spread = (*shape[:dim + 1], repeats, *shape[dim + 1:])
+    y = n.em.broadcast_to(n.em.reshape(x, unit), spread)
+    return n.em.reshape(y, n.out.shape)

@@ -320,13 +320,14 @@ for _name, _op in COMPARE.items():
     torch_op(_name)(_compare(_op))
 
 
-LOGIC = {"logical_and": "and", "logical_or": "or", "bitwise_and": "and", "bitwise_or": "or"}
+LOGIC = {"logical_and": "and", "logical_or": "or", "bitwise_and": "and", "bitwise_or": "or",
+         "__and__": "and", "__or__": "or"}  # `a & b`, `a | b` of boolean masks (a causal and sliding window)
 
 
 def _logic(name: str, op: str) -> Callable[[TorchNode], Value]:
     def lower(n: TorchNode) -> Value:
         a, b = n.args["self"], _other(n)
-        if name.startswith("bitwise") and n.out.dtype != DType.I1:
+        if not name.startswith("logical") and n.out.dtype != DType.I1:
             raise n.unsupported("bitwise ops on integers")
         return pointwise(n.em, [a, b], n.out.dtype, lambda e: Binary(op, e[0], e[1]), compute=DType.I1, result=DType.I1)
 

@@ -142,6 +142,11 @@ def slice_value(n: TorchNode, x: Value, dim: int, start: Any, end: Any, step: in
     size = t.shape[dim]
     entries = full_entries(t.shape)
     lo, hi = _bound(start, size, 0), _bound(end, size, size)
+    if (isinstance(start, int) and start < 0 and not isinstance(size, int) and step == 1
+            and dims_equal(n.out.shape[dim], size)):
+        # `x[-k:]` of a symbolic size that export held below k (a cache shorter than its window): Python
+        # clamps the start to 0, and the result is all of `x`.
+        lo = IntLit(0)
     entries[dim] = SliceEntry(start=lo, stop=hi, step=IntLit(step) if step != 1 else None)
     if isinstance(lo, IntLit) and lo.value == 0 and step == 1 and dims_equal(canon(hi), size):
         return x

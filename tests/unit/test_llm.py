@@ -167,3 +167,42 @@ def test_moe_decode_reads_the_least_any_routing_allows():
     estimate = point.as_record()["moe_uniform_routing_estimate"]
     assert estimate["experts_read_per_layer"] == pytest.approx(4 * (1 - (1 - 2 / 4) ** 4))
     assert estimate["least_weight_bytes_read"] == least
+
+
+def _window_pairs(length: int, window: int) -> int:
+    """Live query-key pairs of a causal sliding window: query i sees keys i − W + 1 .. i (HF's
+    `kv_idx > q_idx - sliding_window`), Σ_i min(i + 1, W)."""
+    full = min(length, window)
+    return full * (full + 1) // 2 + (length - full) * window
+
+
+def test_mistral_7b_sliding_window_at_full_size():
+    """Mistral-7B (window 4096) past its window: a prefill of 8,192 tokens counts Σ min(i + 1, W) live
+    pairs per head; a decode step at context P ≥ W attends min(P + 1, W) keys, and HF's DynamicCache of a
+    sliding layer keeps only the last W − 1 tokens, so the step reads W − 1 cached tokens and writes one."""
+    cfg = load_config(_cfg("mistral-7b.json"))
+    s = cfg.shape
+    window = s.sliding_window
+    assert window == 4096 and (s.heads, s.kv_heads) == (32, 8)
+    memory = model_memory(cfg)
+    embed = s.vocab * s.hidden * s.dtype_bytes
+    lm_head = s.vocab * s.hidden
+    norms = (2 * s.layers + 1) * s.hidden * s.dtype_bytes
+    linear_params = (memory.weight_bytes - embed - norms) // s.dtype_bytes
+    assert memory.weight_bytes == 7_241_732_096 * 2  # Mistral-7B's published parameter count, in bf16
+    assert _window_pairs(8192, window) == 25_167_872
+    prefill = price_phase(cfg, "prefill", [H100], 2, 8192)
+    for batch, prompt in ((1, 8192), (2, 5000)):
+        cost = prefill.cost(batch, prompt, "h100-sxm", "fused")
+        attention = 2 * s.layers * batch * s.heads * _window_pairs(prompt, window) * s.head_dim
+        assert cost.macs == batch * prompt * (linear_params - lm_head) + batch * lm_head + attention
+    decode = price_phase(cfg, "decode", [H100], 2, 8192)
+    kv_token = s.kv_bytes_per_token
+    for batch, context in ((1, 8192), (3, 5000)):
+        cost = decode.cost(batch, context, "h100-sxm", "whole_graph")
+        keys = min(context + 1, window)
+        assert cost.macs == batch * linear_params + 2 * s.layers * batch * s.heads * keys * s.head_dim
+        assert cost.bytes == (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes + batch * 8
+                              + (s.head_dim // 2) * 4  # embedding rows, token ids, rotary frequencies
+                              + batch * (window - 1) * kv_token  # the window's cached tokens, read once
+                              + batch * kv_token + batch * s.vocab * s.dtype_bytes)  # the new token, logits

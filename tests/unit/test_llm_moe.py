@@ -149,3 +149,22 @@ def test_mixtral_8x7b_decode_is_exact():
     assert cost.macs == batch * per_token + 2 * s.layers * batch * s.heads * (context + 1) * d
     assert cost.bytes == (_least_weights_read(cfg, memory) + batch * h * 2 + batch * 8 + (d // 2) * 4
                           + batch * (context + 1) * s.kv_bytes_per_token + batch * s.vocab * 2)
+
+
+def test_moe_prefill_at_batch_1_exports_batch_1_only(monkeypatch):
+    # The batch is a number in an MoE prefill's export: a batch-1 request exports batch 1, not also the
+    # symbolic export's least batch, 2.
+    from solar.bench import llm_serving
+    from solar.bench.llm_report import LlmRequest, analyse_llm
+
+    seen: list[int] = []
+    real = llm_serving.export_phase
+
+    def counting(cfg, phase, batch, *args, **kwargs):
+        seen.append(batch)
+        return real(cfg, phase, batch, *args, **kwargs)
+
+    monkeypatch.setattr(llm_serving, "export_phase", counting)
+    analyse_llm(LlmRequest(str(CONFIGS / "tiny-mixtral-batched.json"), [H100], phases=("prefill",), batches=[1],
+                           prompts=[5]))
+    assert seen == [1]
