@@ -32,6 +32,7 @@ from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode, op_key
 from .torch_bounded import DATA_SIZE, bounded_counts, data_dependent, refuse_reading_bounded
 from .torch_control import WHILE_LOOP, lower_while_loop, subgraphs
+from .torch_mutations import Mutation, buffer_order, plan_mutations
 from .torch_problem import (
     MODULE_CONSTANT_LIMIT,
     ArgSource,
@@ -113,6 +114,8 @@ class GraphLowering:
         self.syms.ranges = dict(ep.range_constraints)
         self.problems: list[Problem] = []
         self.state: list[str] = []  # buffers/parameters updated in place: their new values end the outputs
+        self.mutations = plan_mutations(ep)  # in-place nodes lowered as their functional forms
+        self.new_buffers: dict[str, Value] = {}  # buffer placeholder → its value after those nodes
 
     def user_input_index(self) -> dict[str, int]:
         idx = 0
@@ -169,7 +172,8 @@ class GraphLowering:
                     out.extend(self.unsupported_nodes(sub.graph))
                 continue
             key = functional_key(node)
-            if key not in TORCH_LOWERINGS and key not in IGNORED_OPS and node.target is not operator.getitem:
+            if (key not in TORCH_LOWERINGS and key not in IGNORED_OPS and node.target is not operator.getitem
+                    and node not in self.mutations):
                 out.append(node)
         return out
 
@@ -318,6 +322,8 @@ class GraphLowering:
         key = functional_key(node)
         if key in IGNORED_OPS:
             return
+        mutation = self.mutations.get(node)
+        key = mutation.key if mutation is not None else key
         fn = TORCH_LOWERINGS.get(key)
         if fn is None:
             self.problem(node, f"unsupported op {display_name(node.target)}: no lowering for {key}")
@@ -346,8 +352,18 @@ class GraphLowering:
             result = fn(tn)
             self.check(node, tn, result)
             mark_library_frame(em.block.ops[first_new:], node.meta.get("stack_trace"))
-            return result
+            return result if mutation is None else self.mutated(mutation, result, env)
         self.attempt(node, env, lowered, f"{display_name(node.target)}: ")
+
+    def mutated(self, mutation: Mutation, result: Any, env: dict[torch.fx.Node, Any]) -> Any:
+        """After an in-place node, each tensor it mutated stands for its new value (a buffer's is also an
+        output); returns the node's own value."""
+        for target, k in mutation.mutated:
+            new = result if k is None else result[k]
+            env[target] = new
+            if target.op == "placeholder":
+                self.new_buffers[target.name] = new
+        return result[0] if isinstance(result, list | tuple) else result
 
     def attempt(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], step: Callable[[], Any], prefix: str,
                 keep: bool = False) -> None:
@@ -409,6 +425,10 @@ class GraphLowering:
                     outs.append(v)
             elif not self.problems:
                 self.problems.append(Problem("output", f"output {arg} is not a tensor", None))
+        order = buffer_order(self.ep)
+        for name in sorted(self.new_buffers, key=lambda b: order[b][0]):  # as export's functional graph orders them
+            state.append(self.new_buffers[name])
+            self.state.append(order[name][1])
         return outs + state
 
 
