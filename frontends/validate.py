@@ -15,7 +15,9 @@ rounding error of its own sums, which grows with their length L. The relative to
 `REDUCTION_SLACK · u · √L` (u the f32 unit roundoff), and where elements still differ, a second run of the
 original in float64 (`make_wide`) decides: an element is accepted when the IR is within tolerance of that run
 and closer to it than the framework's f32 result is (an ill-conditioned statistic, such as a group norm over
-values with a large mean and a small variance, where the framework's own mean is off).
+values with a large mean and a small variance, where the framework's own mean is off). An output ill-conditioned
+as a whole passes when the IR is within CONDITIONING_FACTOR times the f32 original's own largest error of that
+run (training batch norm over four elements per channel, layer after layer, at reduced sizes).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ from .diagnostics import HarnessError, ValidationError
 REDUCTION_SLACK = 8.0
 F32_UNIT_ROUNDOFF = 2.0 ** -24
 F64_UNIT_ROUNDOFF = 2.0 ** -53
+# The IR's largest error against the original's float64 run may be this many times the original's own f32
+# error there (an ill-conditioned output, where both f32 runs are about equally far from the float64 one);
+# a wrong term or op is off by far more than the rounding of a correct one.
+CONDITIONING_FACTOR = 4.0
 
 
 @dataclass
@@ -57,6 +63,7 @@ class OutputCheck:
     why: str = ""
     rtol: float = 0.0  # the relative tolerance used (grown with the reduction length)
     explained: int = 0  # elements off the golden where the framework's own f32 rounding is larger (float64 run)
+    conditioning: float = 0.0  # the original's own largest f32 error (float64 run), when it set the tolerance
 
 
 @dataclass
@@ -220,8 +227,16 @@ def compare(actual: np.ndarray, golden: np.ndarray, dtype: DType, index: int, te
         err_wide = np.abs(a64[finite] - w64)
         # The IR agrees with the float64 run of the original, and the f32 original is further from it.
         explained = over & (err_wide <= limit) & (np.abs(g64[finite] - w64) > err_wide)
-        check.explained = int(explained.sum())
         over &= ~explained
+        # Ill-conditioned as a whole (training batch norm over a few elements per channel at reduced sizes,
+        # layer after layer): the f32 original itself is far from its float64 run. The IR passes when it is
+        # no further from that run than CONDITIONING_FACTOR times the original's own largest f32 error.
+        own = float(np.abs(g64[finite] - w64).max()) if w64.size else 0.0
+        if over.any() and own > 0 and float(err_wide.max()) <= CONDITIONING_FACTOR * own:
+            explained |= over
+            over[:] = False
+            check.conditioning = own
+        check.explained = int(explained.sum())
     check.mismatches = int(over.sum()) + int(bad_special.sum())
     if check.mismatches:
         check.ok = False
@@ -360,7 +375,13 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
             checks = [compare(a, g, t.dtype, k, terms, w) if not c.ok else c
                       for k, (a, g, t, w, c) in enumerate(zip(outs, golden, types, wide, checks, strict=False))]
     explained = sum(c.explained for c in checks)
-    if explained:
+    conditioned = [c for c in checks if c.conditioning]
+    if conditioned:
+        c = conditioned[0]
+        report.note = (f"output {c.index} is ill-conditioned at these sizes: the original's own f32 result is up to "
+                       f"{c.conditioning:.3g} off its float64 run; the IR is within {CONDITIONING_FACTOR:g}x that "
+                       f"({c.explained} element(s) beyond rtol={c.rtol:.3g})")
+    elif explained:
         report.note = (f"{explained} element(s) differ from the original beyond the tolerance where the original's "
                        "own f32 rounding is larger: the IR is within tolerance of the original run in float64")
     for check in checks:

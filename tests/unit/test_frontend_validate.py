@@ -82,3 +82,21 @@ def test_failures_are_reports_not_exceptions() -> None:
     report = validate(module, broken, {"BATCH": 2})
     assert not report.ok and "original program failed" in report.error
     assert isinstance(report, ValidationReport)
+
+
+def test_an_ill_conditioned_output_is_judged_against_the_original_in_float64() -> None:
+    # Training batch norm over four elements per channel, layer after layer (MobileNetV2 at reduced sizes):
+    # both f32 runs, the original's and the IR's, land about 1.6% of the mean magnitude off the float64 run.
+    rng = np.random.default_rng(0)
+    wide = rng.normal(size=(4, 1000))
+    golden = (wide + rng.normal(scale=0.006, size=wide.shape)).astype(np.float32)
+    ir = (wide + rng.normal(scale=0.006, size=wide.shape)).astype(np.float32)
+    plain = compare(ir, golden, DType.F32, 0, 1280)
+    assert not plain.ok and plain.mismatches > 1000
+    judged = compare(ir, golden, DType.F32, 0, 1280, wide)
+    assert judged.ok and judged.explained == plain.mismatches
+    assert 0.02 < judged.conditioning < 0.04
+    # A wrong lowering (an activation clipped at 1, an output scaled by 1.05) is still far more off than the rounding.
+    for wrong in (np.minimum(ir, 1.0), ir * 1.05):
+        bad = compare(wrong, golden, DType.F32, 0, 1280, wide)
+        assert not bad.ok and bad.conditioning == 0.0
