@@ -103,8 +103,8 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
                      "any routing allows); JSON points carry the uniform-routing estimate, labelled as such")
     if cfg.shape.sliding_window:
         notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs and "
-                     "decode reads the last W − 1 cached tokens (HF's sliding cache); the KV-cache figures keep "
-                     "every token")
+                     "decode reads the last W − 1 cached tokens (HF's sliding cache), which is all a sliding "
+                     "layer's cache holds in the KV-cache and fits figures")
     validations = [validate_step(cfg, phase).line() for phase in request.phases] if request.validate else []
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
 

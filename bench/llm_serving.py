@@ -324,10 +324,29 @@ def check_tensor_parallel(cfg: LlmConfig, chips: int) -> None:
                        "key-value heads")
 
 
+def resident_tokens(cfg: LlmConfig, tokens: int) -> list[int]:
+    """The tokens each layer's cache holds after `tokens` have passed: all of them in a full-attention
+    layer; in a sliding-window layer the last W − 1, as HF's sliding cache keeps them (a step attends
+    those and its own token)."""
+    s = cfg.shape
+    if not s.sliding_window:
+        return [tokens] * s.layers
+    types = getattr(cfg, "raw", {}).get("layer_types")
+    sliding = ([t == "sliding_attention" for t in types] if isinstance(types, list) and len(types) == s.layers
+               else [True] * s.layers)
+    return [min(tokens, s.sliding_window - 1) if slides else tokens for slides in sliding]
+
+
+def resident_cache_bytes(cfg: LlmConfig, memory: Memory, batch: int, tokens: int) -> int:
+    """The KV cache's bytes over every layer for `batch` sequences of `tokens` tokens."""
+    per_layer = memory.kv_bytes_per_token // cfg.shape.layers
+    return per_layer * batch * sum(resident_tokens(cfg, tokens))
+
+
 def check_one_layer_fits(memory: Memory, cfg: LlmConfig, batch: int, tokens: int, chips: int,
                          targets: Sequence[Target]) -> None:
     """A model whose single layer (weights and cache) does not fit a chip cannot run at all."""
-    per_layer_kv = memory.kv_bytes_per_token // cfg.shape.layers * batch * tokens
+    per_layer_kv = memory.kv_bytes_per_token // cfg.shape.layers * batch * max(resident_tokens(cfg, tokens))
     need = (memory.layer_weight_bytes + per_layer_kv) / chips
     for t in targets:
         if need > t.dram_capacity:
@@ -388,7 +407,7 @@ def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Targe
         costs = [step.cost(batch, length + g, target.name, mode) for g in range(generate)]
         cost = _mean(costs)
         tokens_in_cache, tokens = length + generate, batch
-    kv = memory.kv_bytes_per_token * batch * tokens_in_cache
+    kv = resident_cache_bytes(cfg, memory, batch, tokens_in_cache)
     fits = (memory.weight_bytes + kv) / chips <= target.dram_capacity
     estimate = uniform_routing_estimate(cfg, memory, tokens) if cfg.shape.experts and memory.expert_bytes else None
     return ServingPoint(step.phase, batch, length if step.phase == "prefill" else None,

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from solar.bench.llm_report import LlmRequest, analyse_llm, analysis_json
-from solar.bench.llm_serving import lifted, model_memory, price_phase
+from solar.bench.llm_serving import lifted, model_memory, price_phase, serving_point
 from solar.frontends.llm_models import LlmError, export_phase, load_config
 from solar.ir.ops import EinsumOp
 from solar.targets.loader import load_target
@@ -149,8 +149,6 @@ def test_moe_decode_reads_the_least_any_routing_allows():
     # batched_mm experts: each token through its top-k experts (exact FLOPs); the weights read are k
     # experts per layer whatever the batch (every token may pick the same k), so the batch adds only its
     # own tokens' bytes. The uniform-routing figure is reported apart, as an estimate.
-    from solar.bench.llm_serving import serving_point
-
     cfg = load_config(_cfg("tiny-mixtral-batched.json"))
     s = cfg.shape
     step = price_phase(cfg, "decode", [H100], 8, 16)
@@ -206,3 +204,7 @@ def test_mistral_7b_sliding_window_at_full_size():
                               + (s.head_dim // 2) * 4  # embedding rows, token ids, rotary frequencies
                               + batch * (window - 1) * kv_token  # the window's cached tokens, read once
                               + batch * kv_token + batch * s.vocab * s.dtype_bytes)  # the new token, logits
+        # What the cache holds after the step: W − 1 tokens per sliding layer, not the P + 1 passed through.
+        point = serving_point(decode, cfg, memory, H100, "whole_graph", batch, context)
+        assert point.kv_cache_bytes == batch * (window - 1) * kv_token
+        assert point.fits is True
