@@ -11,6 +11,7 @@ from solar.ir.analysis.dependences import always_before, ever_before, touching
 from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 from solar.ir.analysis.mask_domains import restrict_masked_domains
+from solar.ir.einsum_spec import affine_subscript
 from solar.ir.expr import Expr, format_expr, linear_form, rewrite, walk
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import (
@@ -440,23 +441,10 @@ def _affine_text(expr: Expr, letters: dict[str, str], sizes: set[str] | frozense
     form = linear_form(expr)
     if form is None:
         raise Unliftable(f"index `{format_expr(expr)}` is not a linear combination of loop indices")
-    coeffs, const = form
-    text = ""
-    for name, c in sorted(coeffs, key=lambda nc: nc[1] < 0):  # `k-j`, not `-j+k`
-        sign = "-" if c < 0 else ("+" if text else "")
-        mag = abs(c)
-        if name in sizes:
-            text += f"{sign}{f'{mag}*' if mag != 1 else ''}{name}"
-            continue
-        if not name.startswith("%") or name[1:] not in letters:
+    for name, _ in form[0]:
+        if name not in sizes and (not name.startswith("%") or name[1:] not in letters):
             raise Unliftable(f"index `{format_expr(expr)}` depends on `{name}`, which subscripts cannot name")
-        letter = letters[name[1:]]
-        text += f"{sign}{mag if mag != 1 else ''}{letter}"
-    if const > 0:
-        text += ("+" if text else "") + str(const)
-    elif const < 0 or not text:
-        text += str(const)
-    return text
+    return affine_subscript(*form, lambda name: None if name in sizes else letters[name[1:]])
 
 
 def _guard_texts(cond: Expr, letters: dict[str, str], sizes: set[str]) -> list[str]:

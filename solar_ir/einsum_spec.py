@@ -9,7 +9,7 @@ einsum is a size parameter and parses to `NameRef(name)`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from .expr import (
@@ -209,13 +209,19 @@ def _affine_text(expr: Expr) -> str:
     form = linear_form(expr)
     if form is None:
         raise ValueError(f"a where-clause side must be affine, not {expr!r}")
-    coeffs, const = form
+    return affine_subscript(*form, lambda name: name[1:] if name.startswith("%") else None)
+
+
+def affine_subscript(coeffs: Iterable[tuple[str, int]], const: int, letter_of: Callable[[str], str | None]) -> str:
+    """A linear form (`linear_form`'s terms and constant) in subscript notation, `2p+r-1` or `i+2*W`:
+    `letter_of` gives a name's index letter, or None for a size parameter (which is written `2*W`)."""
     text = ""
     for name, c in sorted(coeffs, key=lambda nc: nc[1] < 0):  # `k-j`, not `-j+k`
         sign = "-" if c < 0 else ("+" if text else "")
         mag = abs(c)
-        if name.startswith("%"):  # an index letter: `2p`
-            text += f"{sign}{mag if mag != 1 else ''}{name[1:]}"
+        letter = letter_of(name)
+        if letter is not None:  # an index letter: `2p`
+            text += f"{sign}{mag if mag != 1 else ''}{letter}"
         else:  # a size parameter: `2*W`
             text += f"{sign}{f'{mag}*' if mag != 1 else ''}{name}"
     if const > 0:
