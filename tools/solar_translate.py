@@ -182,6 +182,10 @@ def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before importing and running the user's program."""
     if not args.source and not args.entry:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
+    if args.source and not os.path.isfile(args.source):
+        # Checked before torch is imported, so that a mistyped path answers at once.
+        what = "is a directory, not a file" if os.path.isdir(args.source) else "no such file"
+        raise UsageError(f"{args.source}: {what}")
     if args.validate_size < 1:
         raise UsageError(f"--validate-size must be a positive integer, not {args.validate_size}")
     for spec in args.input:

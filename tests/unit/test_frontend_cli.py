@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,3 +76,16 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--entry", entry, "--input", "3x5xq7"]) == 1
     assert "element type 'q7'" in capsys.readouterr().err
     assert main(["/nonexistent/model.py"]) == 1
+
+
+def test_missing_source_answers_before_torch_is_imported(tmp_path: Path) -> None:
+    """A mistyped path is one line and exit 1, found before torch (seconds of import) is loaded."""
+    missing = str(tmp_path / "missing.py")
+    probe = ("import sys\nfrom solar.tools.solar_translate import main\n"
+             f"print(main([{missing!r}]), 'torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["1", "False"]
+    assert done.stderr == f"solar-translate: error: {missing}: no such file\n"
+    done = subprocess.run([sys.executable, "-m", "solar.tools.solar_translate", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (1, f"solar-translate: error: {tmp_path}: is a directory, not a file\n")
