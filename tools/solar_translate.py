@@ -184,8 +184,9 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
     if args.source and not os.path.isfile(args.source):
         # Checked before torch is imported, so that a mistyped path answers at once.
-        what = "is a directory, not a file" if os.path.isdir(args.source) else "no such file"
-        raise UsageError(f"{args.source}: {what}")
+        kind = "an einsum graph file" if args.source_format == "nvsolar-yaml" else "a Python file"
+        raise UsageError(f"{args.source}: is a directory, not {kind}" if os.path.isdir(args.source)
+                         else f"{args.source}: no such file")
     if args.validate_size < 1:
         raise UsageError(f"--validate-size must be a positive integer, not {args.validate_size}")
     for spec in args.input:

@@ -88,4 +88,5 @@ def test_missing_source_answers_before_torch_is_imported(tmp_path: Path) -> None
     assert done.stderr == f"solar-translate: error: {missing}: no such file\n"
     done = subprocess.run([sys.executable, "-m", "solar.tools.solar_translate", str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
-    assert (done.returncode, done.stderr) == (1, f"solar-translate: error: {tmp_path}: is a directory, not a file\n")
+    assert done.returncode == 1
+    assert done.stderr == f"solar-translate: error: {tmp_path}: is a directory, not a Python file\n"
