@@ -271,11 +271,7 @@ def _nvsolar(args: argparse.Namespace) -> int:
     try:
         with open(args.source, "rb") as fh:
             text = decode_source(fh.read(), args.source, "einsum graph files")
-    except IsADirectoryError:
-        raise UsageError(f"{args.source}: is a directory, not an einsum graph file") from None
-    except FileNotFoundError:
-        raise
-    except OSError as err:
+    except OSError as err:  # a missing file or a directory was refused by _check_args
         raise UsageError(f"cannot read '{args.source}': {err.strerror or err}") from None
     except DiagnosticError as err:
         sys.stderr.write(err.format())
