@@ -12,6 +12,8 @@ config, size or option (one line, no output file lost); 2 an internal error.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -46,9 +48,27 @@ def build_parser() -> Parser:
     return p
 
 
+def _check_args(args: argparse.Namespace) -> None:
+    """What can be checked before torch and transformers are imported (seconds): a mistyped config path or an
+    output that cannot be written answers at once."""
+    if os.path.isdir(args.config):
+        raise UsageError(f"{args.config}: is a directory, not a config.json or a Python file")
+    if not os.path.isfile(args.config):
+        raise UsageError(f"{args.config}: cannot read: no such file")
+    from solar.ir.outputs import OutputError, check_writable
+
+    for what, path in (("--json", args.json), ("--plot", args.plot)):
+        if path:
+            try:
+                check_writable(path, what)
+            except OutputError as err:
+                raise UsageError(str(err)) from None
+
+
 def run(argv: Sequence[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
+        _check_args(args)
     except UsageError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
