@@ -292,7 +292,8 @@ class CostModel:
         inside = {o for top in ops for o in top.walk()}
         for v in inputs:
             readers = [o for o in self.uses.of_value(v) if o in inside]
-            w.bytes += fmin(self._source_bytes(v), fmax_of(self._read_bytes(o, v, loops, inside) for o in readers))
+            read = fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
+            w.bytes += fmin(self._source_bytes(v), read // _broadcasts_below(v))
         # Each tensor is written once, also when several views of it leave (a view moves nothing itself).
         written: dict[Value, int] = {}
         for v in outputs:
@@ -403,11 +404,18 @@ def _dtypes(op: Op) -> tuple[DType, DType]:
 
 def _over_broadcast(v: Value) -> bool:
     """`v` is a broadcast, or a view of one."""
+    return _broadcasts_below(v) > 1
+
+
+def _broadcasts_below(v: Value) -> int:
+    """How many elements of `v` each element of the tensor it views stands for, over the broadcasts among
+    its views (1: none). A unit that reads a view made outside it reads the base once per element."""
+    factor = 1
     while v.owner is not None and v.owner.is_view and v.owner.operands:
         if isinstance(v.owner, BroadcastOp):
-            return True
+            factor *= _broadcast_factor(v.owner)
         v = v.owner.operands[0]
-    return False
+    return factor
 
 
 def _broadcast_factor(op: BroadcastOp) -> int:

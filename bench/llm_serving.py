@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 
 from solar.backends.sweep import CACHE_AWARE, CostSurface
-from solar.frontends.llm_models import LlmConfig, LlmError, PhaseExport, build_model, export_phase, weight_bytes
+from solar.frontends.llm_models import (
+    LlmConfig,
+    LlmError,
+    PhaseExport,
+    build_model,
+    export_phase,
+    sliding_layers,
+    weight_bytes,
+)
 from solar.ir.analysis.isl_model import isl_name
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp
@@ -342,10 +350,12 @@ def check_tensor_parallel(cfg: LlmConfig, chips: int) -> None:
 def resident_tokens(cfg: LlmConfig, tokens: int) -> list[int]:
     """The tokens each layer's cache holds after `tokens` have passed: all of them in a full-attention
     layer; in a sliding-window layer the last W − 1, as HF's sliding cache keeps them (a step attends
-    those and its own token)."""
+    those and its own token), or with a static cache the last W, what its ring of W slots holds."""
     s = cfg.shape
     if not s.sliding_window:
         return [tokens] * s.layers
+    if getattr(cfg, "cache", "dynamic") == "static" and getattr(cfg, "source", None) is None:
+        return [min(tokens, s.sliding_window) if ring else tokens for ring in sliding_layers(cfg.config)]
     types = getattr(cfg, "raw", {}).get("layer_types")
     sliding = ([t == "sliding_attention" for t in types] if isinstance(types, list) and len(types) == s.layers
                else [True] * s.layers)

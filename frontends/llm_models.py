@@ -227,7 +227,7 @@ class _Prefill(torch.nn.Module):
                 # A sliding layer's ring has its window's W slots (HF's min(W, room)): it keeps the last W of
                 # a longer prompt. Chosen here, the choice is a guard on the prompt, not a Min(W, S) size.
                 window = layer.max_cache_len if getattr(layer, "is_sliding", False) else None
-                layer.max_cache_len = window if window is not None and prompt >= window else prompt
+                layer.max_cache_len = window if window is not None and prompt > window else prompt
             positions = torch.arange(prompt, device=ids.device).unsqueeze(0)
         else:
             past, positions = DynamicCache(config=self.config), None
