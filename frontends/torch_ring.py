@@ -62,10 +62,15 @@ def _match(ep: torch.export.ExportedProgram, copy: torch.fx.Node
            ) -> tuple[torch.fx.Node, int, torch.fx.Node, list[torch.fx.Node]] | None:
     """(the cache, the dimension, the new token's value, the nodes left dead) where `copy` ends a ring
     shift, else None."""
-    dest, rolled = copy.args[0], copy.args[1] if len(copy.args) > 1 else None
-    if not isinstance(dest, torch.fx.Node) or not isinstance(rolled, torch.fx.Node):
+    dest, source = copy.args[0], copy.args[1] if len(copy.args) > 1 else None
+    if not isinstance(dest, torch.fx.Node) or not isinstance(source, torch.fx.Node):
         return None
-    if rolled.target is not _ATEN.roll.default or rolled.args[0] is not dest:
+    # The copied tensor is the rolled one, or the store's result (`index_put_` returns its destination),
+    # through whole slices (`x[:, :, i]` begins with one where a dimension before is symbolic).
+    rolled = source.args[0] if source.target is _ATEN.index_put_.default and source.args else source
+    while isinstance(rolled, torch.fx.Node) and _whole_slice(rolled):
+        rolled = rolled.args[0]
+    if not isinstance(rolled, torch.fx.Node) or rolled.target is not _ATEN.roll.default or rolled.args[0] is not dest:
         return None
     shifts = _ints(rolled.args[1] if len(rolled.args) > 1 else rolled.kwargs.get("shifts"))
     dims = _ints(rolled.args[2] if len(rolled.args) > 2 else rolled.kwargs.get("dims"))
@@ -74,14 +79,18 @@ def _match(ep: torch.export.ExportedProgram, copy: torch.fx.Node
         return None
     rank = fake.dim()
     dim = dims[0] % rank if rank else 0
-    views = [u for u in rolled.users if u is not copy]
-    if len(views) != 1 or len(rolled.users) != 2:
+    # The rolled tensor, its whole slices and the one store into them: read by nothing else but the copy.
+    views = [rolled]
+    while True:
+        more = [u for u in views[-1].users if _whole_slice(u)]
+        if len(more) != 1:
+            break
+        views.append(more[0])
+    stores = [u for v in views for u in v.users if u.target is _ATEN.index_put_.default and u.args[0] is v]
+    if len(stores) != 1:
         return None
-    view = views[0]
-    if not _whole_slice(view) or len(view.users) != 1:
-        return None
-    store = next(iter(view.users))
-    if store.target is not _ATEN.index_put_.default or store.args[0] is not view or store.users:
+    store = stores[0]
+    if any(u not in (*views, store, copy) for v in (*views, store) for u in v.users):
         return None
     indices, new = store.args[1], store.args[2]
     accumulate = store.args[3] if len(store.args) > 3 else store.kwargs.get("accumulate", False)
@@ -102,7 +111,7 @@ def _match(ep: torch.export.ExportedProgram, copy: torch.fx.Node
         return None
     index = index_nodes[0][1]
     chain = [index] + ([index.args[0]] if index.target is _ATEN.detach_.default else [])
-    return dest, dim, new, [copy, store, view, rolled, *chain]
+    return dest, dim, new, [copy, store, *reversed(views), *chain]
 
 
 def _ints(value: Any) -> list[int] | None:

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 from solar.backends.cost import CostModel
 from solar.bench.llm_serving import model_memory, price_phase, serving_point
 from solar.frontends.llm_models import LlmError, export_phase, load_config, sliding_layers
+from solar.frontends.llm_validate import validate_step
 from solar.ir.ops import ConcatOp, ScatterOp
 from solar.ir.parser import parse_module
 from solar.targets.loader import load_target
@@ -55,13 +56,13 @@ def _linear_macs(cfg_path: str) -> int:
 def test_ring_is_an_append_past_the_window_and_a_store_below_it():
     cfg = load_config(MISTRAL, cache="static")
     assert sliding_layers(cfg.config) == [True, True]
-    full = export_phase(cfg, "decode", 2, 20, 2)
+    full = export_phase(cfg, "decode", 2, 40, 2)  # the exports `_costs` prices CONTEXTS with
     ops = list(full.module.entry.walk())
     appends = [op for op in ops if isinstance(op, ConcatOp) and op.attrs.get("append") is True]
     assert len(appends) == 4 and full.appends == 4  # K and V of 2 layers: cat(ring[1:W], new), in place
     assert not any(op.opname in ("solar.scatter", "solar.roll") for op in ops)  # no store, no rolled copy
     assert full.minimums["context"] == 16 and full.maximums == {}  # the export holds for P ≥ W
-    filling = export_phase(cfg, "decode", 2, 9, 2)
+    filling = export_phase(cfg, "decode", 2, 15, 2)
     stores = [op for op in filling.module.entry.walk() if isinstance(op, ScatterOp)]
     assert len(stores) == 4 and all(op.attrs.get("in_place") is True for op in stores)
     assert filling.maximums == {"context": 15}  # P < W: the ring has a free slot at P
@@ -99,14 +100,12 @@ def test_mixed_layer_types_decode(mixed):
     assert sliding_layers(cfg.config) == [False, True]
     s = cfg.shape
     static = _costs(mixed, "static", "decode", CONTEXTS)
-    dynamic = _costs(mixed, "dynamic", "decode", [15, 16, 40])
     batch, per_layer_token = 3, s.kv_bytes_per_token // s.layers
     for context in CONTEXTS:
         keys = (context + 1) + min(context + 1, s.sliding_window)
         assert static[context][0] == batch * _linear_macs(mixed) + 2 * batch * s.heads * keys * s.head_dim
-    for context in (15, 16, 40):  # where the dynamic export holds (see the report: below W it does not)
-        assert static[context][0] == dynamic[context][0] and static[context][2] == dynamic[context][2]
-    # Past W only the full layer's reads grow: one token of one layer per sequence.
+    # Below W both layers read each cached token; past W only the full layer's reads grow, one token of
+    # one layer per sequence.
     assert static[40][2] - static[16][2] == 24 * batch * per_layer_token
     assert static[14][2] - static[5][2] == 9 * batch * 2 * per_layer_token
 
@@ -151,34 +150,29 @@ def test_mistral_7b_static_ring_at_full_size():
 
 def test_static_sliding_through_solar_llm(tmp_path):
     out = tmp_path / "static.json"
-    assert run([MISTRAL, "--cache", "static", "--batch", "1,4", "--prompt", "8,32", "--context", "8,32",
+    assert run([MISTRAL, "--cache", "static", "--phase", "decode", "--batch", "1,4", "--context", "8,32",
                 "--json", str(out)]) == 0
     static = json.loads(out.read_text())["points"]
-    assert run([MISTRAL, "--batch", "1,4", "--prompt", "8,32", "--context", "8,32", "--json", str(out)]) == 0
+    assert run([MISTRAL, "--phase", "decode", "--batch", "1,4", "--context", "8,32", "--json", str(out)]) == 0
     dynamic = json.loads(out.read_text())["points"]
     token = load_config(MISTRAL).shape.kv_bytes_per_token
     unfused: dict[tuple[str, int], set[int]] = {}
     for a, b in zip(static, dynamic, strict=True):
         assert (a["phase"], a["batch"], a["mode"]) == (b["phase"], b["batch"], b["mode"])
         assert a["macs"] == b["macs"]
-        length = a["context"] or a["prompt"]
-        # What the cache holds: the ring min(P + 1, W) tokens after a step (W after a longer prompt),
-        # DynamicCache W − 1; a prompt of 32 also leaves that one token more written.
-        extra = a["batch"] * token if length == 32 else 0
-        assert a["kv_cache_bytes"] - b["kv_cache_bytes"] == extra
-        if a["phase"] == "decode" and a["mode"] != "unfused":
+        # What the cache holds after the step: the ring min(P + 1, W) tokens, DynamicCache min(P + 1, W − 1).
+        assert a["kv_cache_bytes"] - b["kv_cache_bytes"] == (a["batch"] * token if a["context"] == 32 else 0)
+        if a["mode"] != "unfused":
             assert a["bytes"] == b["bytes"]
-        elif a["phase"] == "decode":
+        else:
             # Unfused prices each kernel the model's code runs: StaticCache's token counter and write
             # position are a few scalar kernels of their own, the same bytes at every batch.
-            unfused.setdefault((a["phase"], length), set()).add(a["bytes"] - b["bytes"])
-        elif a["mode"] == "whole-graph":
-            assert a["bytes"] - b["bytes"] == extra
-    assert unfused == {("decode", 8): {112}, ("decode", 32): {-16}}
+            unfused.setdefault(a["context"], set()).add(a["bytes"] - b["bytes"])
+    assert unfused == {8: {112}, 32: {-16}}
 
 
 def test_lengths_past_an_export_that_holds_below_the_window():
-    step = price_phase(load_config(MISTRAL, cache="static"), "decode", [H100], 2, 9)
+    step = price_phase(load_config(MISTRAL, cache="static"), "decode", [H100], 2, 15)
     assert step.most_length == 15
     with pytest.raises(LlmError, match=r"context 16: the decode step was exported for context ≤ 15"):
         step.cost(1, 16, "h100-sxm", "whole_graph")
@@ -204,3 +198,12 @@ def test_partial_read_through_a_broadcast_reads_each_source_element_once():
     # read for P + 1 = 6 slots (2·6·4·4 B), not once per copy (which the cap at its size hid only when the
     # read covered the whole buffer), and the result written (64 B).
     assert CostModel(parse_module(BROADCAST, "broadcast.sir")).whole_graph().bytes == 2 * 6 * 4 * 4 + 64
+
+
+def test_static_sliding_step_validates_rolling_its_ring(mixed):
+    # The reduced twin's window is lowered below the context run (8), so the validated step rolls the ring:
+    # HF's roll, store and copy against the append the translation made of them.
+    for path in (MISTRAL, mixed):
+        result = validate_step(load_config(path, cache="static"), "decode")
+        assert result.report.ok, result.line()
+        assert result.reduced["sliding_window"] == (16, 4)
