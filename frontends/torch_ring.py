@@ -105,9 +105,10 @@ def _match(ep: torch.export.ExportedProgram, copy: torch.fx.Node
     if not isinstance(value, torch.Tensor) or value.dim() != rank or value.dtype != fake.dtype or any(
             not _same(a, b) for a, b in zip(value.shape, want, strict=True)):
         return None
-    # Nothing else may read the cache between the roll and the copy (it would see the old window).
+    # Nothing else may read the cache from the roll on: between the roll and the copy it would see the old
+    # window, after the copy the new one (export points later readers at the copy's result, not the cache).
     order = {n: k for k, n in enumerate(ep.graph.nodes)}
-    if any(order[rolled] < order[u] < order[copy] for u in dest.users if u not in (rolled, copy)):
+    if any(order[u] > order[rolled] for u in dest.users if u not in (rolled, copy)):
         return None
     index = index_nodes[0][1]
     chain = [index] + ([index.args[0]] if index.target is _ATEN.detach_.default else [])

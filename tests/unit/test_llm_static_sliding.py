@@ -207,3 +207,35 @@ def test_static_sliding_step_validates_rolling_its_ring(mixed):
         result = validate_step(load_config(path, cache="static"), "decode")
         assert result.report.ok, result.line()
         assert result.reduced["sliding_window"] == (16, 4)
+
+
+def test_a_ring_shift_in_any_program_lowers_as_the_append_it_computes():
+    """HF's pattern outside HF: roll by −1, store at `tensor([-1])`, copy back. The translation is one
+    concat of the last 5 slots and the new one, and runs as torch does; a shift by 2 is not the pattern."""
+    import torch
+
+    from solar.frontends.torch_export import callable_problem, reference_runner, translate_problem
+    from solar.frontends.validate import small_sizes, validate_sized
+    from solar.ir.printer import print_module
+
+    def ring(shift: int):
+        def step(cache: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+            cache = cache.clone()
+            rolled = cache.roll(-shift, dims=-2)
+            rolled[:, :, torch.tensor([-1])] = new
+            cache.copy_(rolled)
+            return cache * 2.0
+        return step
+
+    inputs = [torch.randn(2, 3, 6, 4), torch.randn(2, 3, 1, 4)]
+    problem = callable_problem(ring(1), inputs, "ring")
+    tr = translate_problem(problem, dynamic="batch")
+    text = print_module(tr.module)
+    assert text.count("solar.concat") == 1 and "solar.scatter" not in text and not tr.decomposed
+    report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), small_sizes(tr.module))
+    assert report.ok, report.summary()
+    # Not the pattern: left as it was, and a shift by 2 has no lowering (an error located at the store).
+    from solar.frontends.diagnostics import TranslationError
+
+    with pytest.raises(TranslationError, match=r"test_llm_static_sliding.py:\d+:\d+: error: unsupported op"):
+        translate_problem(callable_problem(ring(2), inputs, "ring2"), dynamic="batch")
