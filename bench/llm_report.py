@@ -101,7 +101,12 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
         notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
                      f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "
                      "any routing allows); JSON points carry the uniform-routing estimate, labelled as such")
-    if cfg.shape.sliding_window:
+    if cfg.shape.sliding_window and cfg.cache == "static":
+        notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs; a static "
+                     "cache keeps each sliding layer as a ring of W slots, and decode reads its last W − 1 tokens "
+                     "and writes the new one in place (HF's copy of the rolled window is not priced); the ring's "
+                     "W tokens are what the KV-cache and fits figures hold")
+    elif cfg.shape.sliding_window:
         notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs and "
                      "decode reads the last W − 1 cached tokens (HF's sliding cache), which is all a sliding "
                      "layer's cache holds in the KV-cache and fits figures")

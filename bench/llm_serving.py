@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 
 from solar.backends.sweep import CACHE_AWARE, CostSurface
-from solar.frontends.llm_models import LlmConfig, LlmError, PhaseExport, build_model, export_phase, weight_bytes
+from solar.frontends.llm_models import (
+    LlmConfig,
+    LlmError,
+    PhaseExport,
+    build_model,
+    export_phase,
+    sliding_layers,
+    weight_bytes,
+)
 from solar.ir.analysis.isl_model import isl_name
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp
@@ -78,6 +86,9 @@ class StepModel:
     # window shorter than the context); the lengths below it are priced by `shorter`, exported below it.
     least_length: int = 1
     shorter: StepModel | None = None
+    # The greatest length the exports hold for, where a guard bounds it (a static cache's sliding ring that
+    # has not filled: P < W); None: no bound.
+    most_length: int | None = None
     # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
     _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
     _per_batch: dict[int, dict[int, CostSurface]] = field(default_factory=dict)
@@ -103,6 +114,7 @@ class StepModel:
         below = [n for n in lengths if n < self.least_length]
         if below:
             self._below(below[0]).prefetch(batches, below)
+        self._check_most(max(lengths, default=0))
         batches, lengths = sorted(set(batches)), sorted({n for n in lengths if n >= self.least_length})
         if self.export_at is None:
             for layers, surface in self.twins.items():
@@ -154,9 +166,16 @@ class StepModel:
                            "window does); ask the shorter lengths with it, or in a run of their own")
         return self.shorter
 
+    def _check_most(self, length: int) -> None:
+        if self.most_length is not None and length > self.most_length:
+            raise LlmError(f"{self.length_name} {length}: the {self.phase} step was exported for "
+                           f"{self.length_name} ≤ {self.most_length} (a sliding window's static cache fills at "
+                           f"{self.most_length + 1}); export it at the longest {self.length_name} asked")
+
     def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
         if length < self.least_length:
             return self._below(length).cost(batch, length, target, mode)
+        self._check_most(length)
         per = {n: self._twin(n, batch, length, target, mode) for n in self.twins}
         if len(per) == 1:
             return next(iter(per.values()))
@@ -220,6 +239,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     remarks: list[str] = []
     length_key = "prompt" if phase == "prefill" else "context"
     least = [1]
+    most: list[int | None] = [None]
 
     def export(at_batch: int, batch_symbolic: bool) -> tuple[dict[int, CostSurface], dict[str, str]]:
         twins: dict[int, CostSurface] = {}
@@ -230,6 +250,9 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
             twins[layers] = CostSurface(module, targets, buffer=buffer)
             sizes = exported.sizes
             least[0] = max(least[0], exported.minimums.get(length_key, 1))
+            if length_key in exported.maximums:
+                bound = exported.maximums[length_key]
+                most[0] = bound if most[0] is None else min(most[0], bound)
             remarks[:] = sorted(set(remarks) | set(notes))
         return twins, sizes
 
@@ -264,7 +287,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
                            below, batches) if below else None)
     if shorter is not None:
         remarks[:] = sorted(set(remarks) | set(shorter.remarks))
-    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter)
+    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter, most[0])
 
 
 # ---- serving figures -----------------------------------------------------------------------------
@@ -327,10 +350,12 @@ def check_tensor_parallel(cfg: LlmConfig, chips: int) -> None:
 def resident_tokens(cfg: LlmConfig, tokens: int) -> list[int]:
     """The tokens each layer's cache holds after `tokens` have passed: all of them in a full-attention
     layer; in a sliding-window layer the last W − 1, as HF's sliding cache keeps them (a step attends
-    those and its own token)."""
+    those and its own token), or with a static cache the last W, what its ring of W slots holds."""
     s = cfg.shape
     if not s.sliding_window:
         return [tokens] * s.layers
+    if getattr(cfg, "cache", "dynamic") == "static" and getattr(cfg, "source", None) is None:
+        return [min(tokens, s.sliding_window) if ring else tokens for ring in sliding_layers(cfg.config)]
     types = getattr(cfg, "raw", {}).get("layer_types")
     sliding = ([t == "sliding_attention" for t in types] if isinstance(types, list) and len(types) == s.layers
                else [True] * s.layers)

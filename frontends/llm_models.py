@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+import sympy
 import torch
 from torch.export import Dim
 
@@ -162,15 +163,7 @@ def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> 
     config._attn_implementation = "sdpa"
     name = dtype or _dtype_name(raw.get("torch_dtype") or raw.get("dtype"))
     shape = _shape(config, model_type, DTYPES[name])
-    if cache == "static" and (shape.sliding_window or not _layers_full_attention(raw)):
-        raise LlmError(f"{path}: error: --cache static: the static cache of sliding-window layers rolls over "
-                       "its window, which is not modelled; use --cache dynamic")
     return LlmConfig(path, raw, config, shape, cache)
-
-
-def _layers_full_attention(raw: dict[str, Any]) -> bool:
-    types = raw.get("layer_types")
-    return not isinstance(types, list) or all(t == "full_attention" for t in types)
 
 
 def _dtype_name(value: Any) -> str:
@@ -214,6 +207,9 @@ def weight_bytes(model: torch.nn.Module) -> int:
 # ---- the two steps -------------------------------------------------------------------------------
 
 
+_UNBOUNDED = 1 << 62  # a static cache's room before each layer's is set: a sliding layer keeps its window
+
+
 class _Prefill(torch.nn.Module):
     def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool, cache: str = "dynamic") -> None:
         super().__init__()
@@ -225,8 +221,14 @@ class _Prefill(torch.nn.Module):
         if self.cache == "static":
             # A fresh static cache is zeros of room for the prompt (HF allocates it on the first update);
             # the positions are given, so the mask is a function of the sizes, not of the cache's counter.
-            past: Any = StaticCache(config=self.config, max_cache_len=ids.shape[1])
-            positions = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
+            prompt = ids.shape[1]
+            past: Any = StaticCache(config=self.config, max_cache_len=_UNBOUNDED)
+            for layer in past.layers:
+                # A sliding layer's ring has its window's W slots (HF's min(W, room)): it keeps the last W of
+                # a longer prompt. Chosen here, the choice is a guard on the prompt, not a Min(W, S) size.
+                window = layer.max_cache_len if getattr(layer, "is_sliding", False) else None
+                layer.max_cache_len = window if window is not None and prompt > window else prompt
+            positions = torch.arange(prompt, device=ids.device).unsqueeze(0)
         else:
             past, positions = DynamicCache(config=self.config), None
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=self.keep,
@@ -253,10 +255,17 @@ class _Decode(torch.nn.Module):
 
 
 class _StaticDecode(torch.nn.Module):
-    """A decode step against HF's `StaticCache` holding `P` tokens in buffers of `L` ≥ P + 1 slots: the new
-    token's keys and values are stored at position P (`index_copy_`), and the mask keeps the attention to
-    positions ≤ P. P is the length of `positions` (the cached tokens' positions, `arange(P)`: a shape that
-    is never read), so the write position and the mask are functions of a size, not of data."""
+    """A decode step against HF's `StaticCache` holding `P` tokens. P is the length of `positions` (the
+    cached tokens' positions, `arange(P)`: a shape that is never read), so the write position and the mask
+    are functions of a size, not of data.
+
+    - A full-attention layer's buffers have `L` ≥ P + 1 slots: the new token's keys and values are stored at
+      position P (`index_copy_`), and the mask keeps the attention to positions ≤ P.
+    - A sliding-window layer's buffers are a ring of W slots (`StaticSlidingWindowLayer`). Below W tokens
+      it fills as above; from W on, HF shifts the window by one and stores the new token in the last slot,
+      which the lowering reads as the append it is (frontends/torch_ring.py: the last W − 1 tokens read,
+      one written). The branch is a guard on P: an export holds for P < W or for P ≥ W, not both
+      (`PhaseExport.minimums` and `maximums`)."""
 
     def __init__(self, lm: torch.nn.Module, config: Any) -> None:
         super().__init__()
@@ -267,19 +276,38 @@ class _StaticDecode(torch.nn.Module):
         from transformers import StaticCache
 
         context = positions.shape[0]
-        past = StaticCache(config=self.config, max_cache_len=cache[0].shape[2])
+        # A number here (each layer's room is set from its buffers below): a symbolic one would put a guard
+        # between the sliding layers' window and the full layers' slots.
+        past = StaticCache(config=self.config, max_cache_len=1)
+        rolls = []
         for index, layer in enumerate(past.layers):
             # The state a cache holding `context` tokens has (what lazy initialization and updates leave).
             layer.keys, layer.values = cache[2 * index], cache[2 * index + 1]
-            layer.device, layer.is_initialized = ids.device, True
+            layer.max_cache_len = layer.keys.shape[2]
+            layer.is_initialized = True
             layer.batch_size, layer.num_heads = layer.keys.shape[:2]
             layer.k_head_dim, layer.v_head_dim = layer.keys.shape[-1], layer.values.shape[-1]
             layer.cumulative_length = torch.tensor(context)
+            full = bool(getattr(layer, "is_sliding", False) and context >= layer.max_cache_len)
+            if getattr(layer, "is_sliding", False):
+                layer.cumulative_length_int = context
+            # The rolled window's store index, `tensor([-1])`, made on the CPU so that it is a constant with
+            # a value (on meta it would be an input of unknown contents).
+            layer.device = torch.device("cpu") if full else ids.device
+            rolls.append(full)
         where = torch.arange(context, context + 1, device=ids.device).unsqueeze(0)
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1, position_ids=where)
-        new = [t[:, :, context:context + 1] for layer in out.past_key_values.layers
+        new = [t[:, :, -1:] if rolled else t[:, :, context:context + 1]
+               for layer, rolled in zip(out.past_key_values.layers, rolls, strict=True)
                for t in (layer.keys, layer.values)]
         return (out.logits, *new)
+
+
+def sliding_layers(config: Any) -> list[bool]:
+    """Which layers HF's `StaticCache` gives a sliding-window ring (from `layer_types` or `sliding_window`)."""
+    from transformers import StaticCache
+
+    return [bool(getattr(layer, "is_sliding", False)) for layer in StaticCache(config=config, max_cache_len=1).layers]
 
 
 @dataclass
@@ -294,6 +322,8 @@ class PhaseExport:
     # The least value of each size (keys as `sizes`) the export holds for: a branch the model took on its
     # sizes (a sliding window shorter than the context) is a guard that raises it above export's default 2.
     minimums: dict[str, int] = field(default_factory=dict)
+    # The greatest value, where a guard bounds it (a static cache's sliding ring before it fills: P < W).
+    maximums: dict[str, int] = field(default_factory=dict)
 
 
 # Steps exported in this process, by what determines them (the config's contents, dtype, cache class, phase,
@@ -334,11 +364,14 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             args: tuple[Any, ...] = (ids,)
             dynamic: dict[str, Any] = {"ids": {0: auto, 1: auto} if batch_symbolic else {1: auto}}
         else:
-            # A static cache has a slot for the new token beyond the context (its size its own parameter).
+            # A static cache has a slot for the new token beyond the context (its size its own parameter); a
+            # sliding layer's ring has its window's W slots, a number.
             slots = length + 1 if static else length
-            cache = [torch.zeros(batch, shape.kv_heads, slots, shape.head_dim, dtype=shape.dtype)
-                     for _ in range(2 * layers)]
-            cache_dims = [{0: auto, 2: auto} for _ in cache]
+            rings = sliding_layers(config) if static and shape.sliding_window else [False] * layers
+            windows = [shape.sliding_window if ring else None for ring in rings for _ in range(2)]
+            cache = [torch.zeros(batch, shape.kv_heads, window or slots, shape.head_dim, dtype=shape.dtype)
+                     for window in windows]
+            cache_dims = [{0: auto} if window else {0: auto, 2: auto} for window in windows]
             if static:
                 model = _StaticDecode(lm, config)
                 args = (ids, torch.arange(length), cache)
@@ -367,8 +400,24 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
     sizes = _size_names(translation.param_dims, phase, static)
     cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
     minimums = {key: translation.param_min.get(name, 1) for key, name in sizes.items()}
+    bounded = ("positions", 0, "context") if phase == "decode" else ("ids", 1, "prompt")
+    most = _most_size(ep, *bounded[:2]) if static else None
+    maximums = {bounded[2]: most} if most is not None else {}
     return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"),
-                       minimums)
+                       minimums, maximums)
+
+
+def _most_size(ep: torch.export.ExportedProgram, name: str, dim: int) -> int | None:
+    """The greatest value of input `name`'s size `dim` that export's guards allow (a static cache's sliding
+    ring before it fills), or None where there is none."""
+    node = next((n for n in ep.graph.nodes if n.op == "placeholder" and n.name == name), None)
+    size = node.meta["val"].shape[dim] if node is not None else None
+    if not isinstance(size, torch.SymInt):
+        return None
+    bounds = ep.range_constraints.get(size.node.expr)
+    if bounds is None or not isinstance(bounds.upper, sympy.Integer):
+        return None  # unbounded (int_oo)
+    return int(bounds.upper)
 
 
 def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str, static: bool = False
@@ -463,4 +512,5 @@ def check_sizes(values: dict[str, Sequence[int]]) -> None:
 
 
 __all__ = ["CACHES", "PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "ModelSource", "PhaseExport",
-           "build_model", "check_sizes", "export_phase", "load_config", "mark_in_place", "weight_bytes"]
+           "build_model", "check_sizes", "export_phase", "load_config", "mark_in_place", "sliding_layers",
+           "weight_bytes"]

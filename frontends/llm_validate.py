@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill
+from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
 from .reference_model import build_reference
 from .scaled_reference import validate_torch
 from .torch_export import translate_problem
@@ -38,6 +38,19 @@ class _FlatDecode(torch.nn.Module):
 
     def forward(self, ids: torch.Tensor, *cache: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self.step(ids, list(cache))
+
+
+class _FlatStaticDecode(torch.nn.Module):
+    """The static-cache decode step with the cache as separate arguments after the positions. The step
+    stores into its buffers (HF's StaticCache updates in place): it gets copies, so that the reference run
+    leaves the inputs as the translation reads them (a copy is no kernel of the translation)."""
+
+    def __init__(self, step: torch.nn.Module) -> None:
+        super().__init__()
+        self.step = step
+
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor, *cache: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.step(ids, positions, [c.clone() for c in cache])
 
 
 @dataclass
@@ -93,20 +106,34 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
     config, reduced = reduced_config(cfg, layers)
     s = cfg.shape
     dtype = s.dtype
+    static = cfg.cache == "static" and phase == "decode"
+    if static and s.sliding_window and s.sliding_window > length // 2:
+        # A static cache's sliding ring is run past its window, so that the step validated rolls it (HF's
+        # shift of the window, lowered as the append it computes).
+        config.sliding_window = max(2, length // 2)
+        reduced["sliding_window"] = (s.sliding_window, config.sliding_window)
 
     def make_model() -> torch.nn.Module:
         from transformers import AutoModelForCausalLM
 
         lm = build_reference(lambda: AutoModelForCausalLM.from_config(config, torch_dtype=dtype), seed)
-        return _Prefill(lm, config, False) if phase == "prefill" else _FlatDecode(_Decode(lm, config))
+        if phase == "prefill":
+            return _Prefill(lm, config, False, cfg.cache)
+        return _FlatStaticDecode(_StaticDecode(lm, config)) if static else _FlatDecode(_Decode(lm, config))
 
     def make_inputs() -> list[Any]:
         gen = torch.Generator().manual_seed(seed)
         if phase == "prefill":
             return [torch.randint(0, config.vocab_size, (batch, length), generator=gen)]
+        ids = torch.randint(0, config.vocab_size, (batch, 1), generator=gen)
+        if static:  # P + 1 slots, or a sliding layer's ring of W: the step's first input after the ids
+            slots = [config.sliding_window if ring else length + 1 for ring in sliding_layers(config)]
+            cache = [torch.randn(batch, config.num_key_value_heads, n, config.head_dim, generator=gen).to(dtype)
+                     for n in slots for _ in range(2)]
+            return [ids, torch.arange(length), *cache]
         shape = (batch, config.num_key_value_heads, length, config.head_dim)
         cache = [torch.randn(shape, generator=gen).to(dtype) for _ in range(2 * config.num_hidden_layers)]
-        return [torch.randint(0, config.vocab_size, (batch, 1), generator=gen), *cache]
+        return [ids, *cache]
 
     problem = TorchProblem(make_model, make_inputs, f"{s.model_type}_{phase}_reduced")
     with quiet_framework():

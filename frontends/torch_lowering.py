@@ -41,6 +41,7 @@ from .torch_problem import (
     made_in_forward,
     quiet_framework,
 )
+from .torch_ring import rewrite_ring_appends
 from .torch_symbols import SizeNames, SymbolNames
 
 TORCH_DTYPES: dict[torch.dtype, DType] = {
@@ -471,6 +472,10 @@ def preserved_table() -> Any:
 _IN_PLACE_BINARY = frozenset({"add", "sub", "mul", "div"})
 
 
+_ALIASES_OF_FRESH = (torch.ops.aten.detach_.default, torch.ops.aten.detach.default, torch.ops.aten.to.device,
+                     torch.ops.aten.to.dtype, torch.ops.aten.to.dtype_layout)
+
+
 def functional_key(node: torch.fx.Node) -> str:
     """The lowering key of `node`: its op's, or for an in-place binary op (`aten::div_`) the functional op's
     where that is what it computes: it overwrites a fresh tensor (no view of another, no input) of which no
@@ -483,11 +488,19 @@ def functional_key(node: torch.fx.Node) -> str:
     dest = node.args[0]
     if not isinstance(dest, torch.fx.Node) or dest.op != "call_function":
         return key
+    # Through aliases (`detach_`, `to`) of a fresh tensor: export's `torch.tensor(n)` is
+    # `detach_(to(scalar_tensor(n)))`, a static cache's token counter. The checks below then hold for
+    # every tensor of the chain.
+    chain = [dest]
+    while (dest.target in _ALIASES_OF_FRESH and dest.args and isinstance(dest.args[0], torch.fx.Node)
+           and dest.args[0].op == "call_function"):
+        dest = dest.args[0]
+        chain.append(dest)
     producer = dest.args[0] if dest.target is operator.getitem and dest.args else dest  # one of topk's results
     schema = getattr(getattr(producer, "target", None), "_schema", None)
     if schema is None or any(r.alias_info is not None for r in schema.returns):
         return key  # a view, or another in-place result: what it aliases would change too
-    others = set(dest.users) - {node}
+    others = {u for link in chain for u in link.users} - {node, *chain}
     for user in others:
         returns = getattr(getattr(user.target, "_schema", None), "returns", None)
         if returns is None or any(r.alias_info is not None for r in returns):
@@ -504,6 +517,7 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: Size
                    ) -> TorchTranslation:
     """Lowers `ep`; where ops lack a lowering, decomposes them (keeping the ops we lower whole) and retries.
     Raises TranslationError listing every op left unsupported, each with its source line."""
+    rewrite_ring_appends(ep)  # a ring buffer's shift as the append it computes (frontends/torch_ring.py)
     first = GraphLowering(ep, name, size_names)
     missing = first.unsupported_nodes()
     if not missing:
