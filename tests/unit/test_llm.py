@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 pytest.importorskip("transformers")
 
@@ -182,6 +183,9 @@ def test_mistral_7b_sliding_window_at_full_size():
     s = cfg.shape
     window = s.sliding_window
     assert window == 4096 and (s.heads, s.kv_heads) == (32, 8)
+    # Mistral-7B-v0.1's config (dynamic cache, the default): every field the counts below depend on.
+    assert (s.layers, s.hidden, s.vocab, s.dtype, cfg.cache) == (32, 4096, 32000, torch.bfloat16, "dynamic")
+    assert cfg.raw["intermediate_size"] == 14336
     memory = model_memory(cfg)
     embed = s.vocab * s.hidden * s.dtype_bytes
     lm_head = s.vocab * s.hidden
