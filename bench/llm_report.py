@@ -109,7 +109,7 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     validations: list[str] = []
     if request.validate:
         longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
-        validations, not_validated = validate_phases(cfg, request.phases, longest)
+        validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
         remarks += not_validated
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
 

@@ -119,7 +119,7 @@ def reduced_config(cfg: LlmConfig, layers: int = 2, window: int | None = None
 
 
 def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length: int = 8, seed: int = 0,
-                  layers: int = 2, longest: int = 0) -> StepValidation:
+                  layers: int = 2, longest: int = 0, all_logits: bool = False) -> StepValidation:
     """Translates the reduced twin's step as solar-translate would and validates it against the model.
     `longest` is the longest prompt (prefill) or context (decode) priced: where it passes the sliding
     window, the twin's window is half the length run, so that the masking priced is the masking validated."""
@@ -130,8 +130,8 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
     else:
         window = cfg.shape.sliding_window
         short = max(1, length // 2) if window and longest >= window else None
-        problem, reduced = _hf_problem(cfg, phase, batch, length, seed, layers, short)
-        what = CACHE_CLASSES[cfg.cache]
+        problem, reduced = _hf_problem(cfg, phase, batch, length, seed, layers, short, all_logits)
+        what = CACHE_CLASSES[cfg.cache] + (", every position's logits" if all_logits and phase == "prefill" else "")
     with quiet_framework():
         tr = translate_problem(problem, "batch")
         report = validate_torch(problem, tr, seed, size=batch, full=True)
@@ -139,8 +139,8 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
     return StepValidation(phase, reduced, report, {"batch": batch, length_name: length}, what)
 
 
-def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest: dict[str, int] | None = None
-                    ) -> tuple[list[str], list[str]]:
+def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest: dict[str, int] | None = None,
+                    all_logits: bool = False) -> tuple[list[str], list[str]]:
     """Every phase's step validated: (one line per phase validated, one remark per phase that cannot be);
     `longest` the longest prompt and context priced, by phase (`validate_step`).
     A run whose outputs differ from the model's, or whose IR fails to run, is an `LlmError` (one line)."""
@@ -152,7 +152,7 @@ def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest
             remarks.append(f"{phase} not validated: {why_not}")
             continue
         try:
-            check = validate_step(cfg, phase, longest=(longest or {}).get(phase, 0))
+            check = validate_step(cfg, phase, longest=(longest or {}).get(phase, 0), all_logits=all_logits)
         except (TranslationError, LoweringError, LlmError) as err:
             # The full-size step translated (it was priced); its reduced twin did not: nothing to run.
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -178,7 +178,7 @@ def _why_not_validated(cfg: LlmConfig) -> str:
 
 
 def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, layers: int,
-                window: int | None) -> tuple[TorchProblem, dict[str, tuple[int, int]]]:
+                window: int | None, all_logits: bool = False) -> tuple[TorchProblem, dict[str, tuple[int, int]]]:
     config, reduced = reduced_config(cfg, layers, window)
     s = cfg.shape
     dtype = s.dtype
@@ -189,7 +189,7 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
 
         lm = build_reference(lambda: AutoModelForCausalLM.from_config(config, torch_dtype=dtype), seed)
         if phase == "prefill":
-            return _Prefill(lm, config, False, cfg.cache)
+            return _Prefill(lm, config, all_logits, cfg.cache)
         return _FlatStaticDecode(_StaticDecode(lm, config)) if static else _FlatDecode(_Decode(lm, config))
 
     def make_inputs() -> list[Any]:

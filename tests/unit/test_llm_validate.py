@@ -121,3 +121,10 @@ def test_a_twin_that_does_not_translate_is_a_remark_not_an_error(monkeypatch):
     assert lines == []
     assert remarks == ["decode not validated: the reduced step did not translate (model.py:3:1: error: no lowering "
                        "for aten.foo)"]
+
+
+def test_all_logits_prefill_validates_every_position():
+    check = validate_step(load_config(str(CONFIGS / "tiny-llama.json")), "prefill", all_logits=True)
+    assert check.report.ok, check.report.error
+    assert check.line().startswith("prefill (DynamicCache, every position's logits) validated at reduced sizes: ok;")
+    assert list(check.report.outputs[0].shape) == [2, 8, 128]  # batch, prompt, vocabulary: every position
