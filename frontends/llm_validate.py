@@ -7,8 +7,9 @@ dimensions are its code's, so it runs at its own dimensions (batch and length re
 small enough to build on the CPU, and is otherwise not validated (a remark, `validate_phases`).
 
 The twin keeps what shapes the program: the ratio of heads to key-value heads (grouped-query attention), the
-routed experts' top-k, an even head size (rotary halves), the activation, the norms and the sliding window
-when it is shorter than the sizes run. It is the same code at other numbers, as the 2-layer twin priced is.
+routed experts' top-k, an even head size (rotary halves), the activation, the norms, and whether the sliding
+window masks: a window the priced sizes pass becomes half the length run. It is the same code at other
+numbers, as the 2-layer twin priced is.
 """
 
 from __future__ import annotations
