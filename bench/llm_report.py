@@ -10,7 +10,7 @@ from typing import Any
 from solar.backends.report import quantity, seconds, strict_json
 from solar.frontends.llm_kernelbench import check_phases, load_llm
 from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
-from solar.frontends.llm_validate import validate_step
+from solar.frontends.llm_validate import validate_phases
 from solar.ir.outputs import save_figure, write_text_atomic
 from solar.ir.tables import new_table, render_tables
 from solar.targets.loader import Target
@@ -43,7 +43,8 @@ class LlmRequest:
     all_logits: bool = False
     dtype: str | None = None
     cache_aware: bool = False  # adds the cache-aware mode: a tiling search at the targets' L2 per point
-    validate: bool = False  # each phase's step also validated at reduced sizes (frontends/llm_validate.py)
+    # Each phase's step also validated at reduced sizes (frontends/llm_validate.py): on unless opted out.
+    validate: bool = True
     cache: str = "dynamic"  # the cache class: "dynamic" (DynamicCache) or "static" (StaticCache)
 
 
@@ -110,7 +111,11 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
         notes.append(f"sliding window {cfg.shape.sliding_window}: attention counts only the live pairs and "
                      "decode reads the last W − 1 cached tokens (HF's sliding cache), which is all a sliding "
                      "layer's cache holds in the KV-cache and fits figures")
-    validations = [validate_step(cfg, phase).line() for phase in request.phases] if request.validate else []
+    validations: list[str] = []
+    if request.validate:
+        longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
+        validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
+        remarks += not_validated
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
 
 

@@ -66,19 +66,20 @@ class KernelBenchLlm:
     module: ModuleType
     dtype: torch.dtype | None  # --dtype: the model and its float inputs are converted to it
 
-    def build(self, dtype: torch.dtype) -> torch.nn.Module:
-        with torch.device("meta"):
+    def build(self, dtype: torch.dtype, device: str = "meta") -> torch.nn.Module:
+        """The file's model on `device` (meta: no weights; the CPU for validation, frontends/llm_validate.py)."""
+        with torch.device(device):
             model = self.module.Model(*self.module.get_init_inputs()) if hasattr(self.module, "get_init_inputs") \
                 else self.module.Model()
         return model.to(dtype).eval() if self.dtype is not None else model.eval()
 
-    def inputs(self, phase: str, sizes: dict[str, int]) -> list[Any]:
+    def inputs(self, phase: str, sizes: dict[str, int], device: str = "meta") -> list[Any]:
         """The phase's inputs with the size globals set to `sizes` (the file's own values restored after)."""
         saved = {SIZE_GLOBALS[k]: getattr(self.module, SIZE_GLOBALS[k]) for k in sizes}
         try:
             for key, value in sizes.items():
                 setattr(self.module, SIZE_GLOBALS[key], value)
-            with torch.device("meta"):
+            with torch.device(device):
                 made = list(getattr(self.module, INPUTS[phase])())
         except Exception as err:
             raise _user_error(err, f"while calling {INPUTS[phase]}()") from None

@@ -1,11 +1,15 @@
 """Validation of solar-llm's steps at reduced sizes: a twin of the config reduced in every dimension (hidden
 size, heads, key-value heads, head size, MLP width, vocabulary, experts) and in layers, built on the CPU
 with seeded weights, its step translated as any torch program is and run through the IR executor against
-the model (frontends/validate.py). Batch, prompt and context run small too.
+the model (frontends/validate.py). Batch, prompt and context run small too. The step is the one priced:
+prefill or decode, with the cache class asked (DynamicCache or StaticCache). A KernelBench-style file's
+dimensions are its code's, so it runs at its own dimensions (batch and length reduced) when its weights are
+small enough to build on the CPU, and is otherwise not validated (a remark, `validate_phases`).
 
 The twin keeps what shapes the program: the ratio of heads to key-value heads (grouped-query attention), the
-routed experts' top-k, an even head size (rotary halves), the activation, the norms and the sliding window
-when it is shorter than the sizes run. It is the same code at other numbers, as the 2-layer twin priced is.
+routed experts' top-k, an even head size (rotary halves), the activation, the norms, and whether the sliding
+window masks: a window the priced sizes pass becomes half the length run. It is the same code at other
+numbers, as the 2-layer twin priced is.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from typing import Any
 
 import torch
 
+from .diagnostics import TranslationError
 from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
+from .lowering.core import LoweringError
 from .reference_model import build_reference
 from .scaled_reference import validate_torch
 from .torch_export import translate_problem
@@ -27,6 +33,10 @@ KV_HEADS = 2
 WIDTH = 96  # the MLP (and each expert's) width
 VOCAB = 256
 EXPERTS = 4
+# A KernelBench-style file is validated at its own dimensions: only while its weights stay this small
+# (elements), so that building it on the CPU with seeded weights takes well under a second.
+KERNELBENCH_MAX_PARAMS = 1 << 24
+CACHE_CLASSES = {"dynamic": "DynamicCache", "static": "StaticCache"}
 
 
 class _FlatDecode(torch.nn.Module):
@@ -61,18 +71,29 @@ class StepValidation:
     reduced: dict[str, tuple[int, int]]  # field -> (full, reduced)
     report: ValidationReport
     sizes: dict[str, int] = field(default_factory=dict)  # batch and prompt or context, as run
+    what: str = ""  # the step's kind beside its phase: the cache class, or a KernelBench-style file
 
     def line(self) -> str:
         r = self.report
-        dims = ", ".join(f"{k} {full}→{small}" for k, (full, small) in self.reduced.items())
-        status = "ok" if r.ok else f"FAILED ({r.error or 'outputs differ'})"
+        dims = ", ".join(f"{k} {full}→{small}" for k, (full, small) in self.reduced.items()) \
+            or ("the file's own dimensions" if self.what.startswith("KernelBench") else
+                "the config's dimensions (none larger than the reduced sizes)")
+        status = "ok" if r.ok else f"FAILED ({self.failure()})"
         run = ", ".join(f"{k} {v}" for k, v in self.sizes.items())
-        return (f"{self.phase} validated at reduced sizes: {status}; max abs error {r.max_abs_error:.3g}; "
+        kind = f" ({self.what})" if self.what else ""
+        return (f"{self.phase}{kind} validated at reduced sizes: {status}; max abs error {r.max_abs_error:.3g}; "
                 f"{dims}; run at {run}")
 
+    def failure(self) -> str:
+        """Why the run failed, in one line (the report's first failing output or its error)."""
+        return self.report.summary().removeprefix("validation failed: ").splitlines()[0] if not self.report.ok \
+            else ""
 
-def reduced_config(cfg: LlmConfig, layers: int = 2) -> tuple[Any, dict[str, tuple[int, int]]]:
-    """The config with every dimension reduced (module docstring) and `layers` layers."""
+
+def reduced_config(cfg: LlmConfig, layers: int = 2, window: int | None = None
+                   ) -> tuple[Any, dict[str, tuple[int, int]]]:
+    """The config with every dimension reduced (module docstring) and `layers` layers; a sliding window of
+    `window` tokens when given (one shorter than the sizes run, where the priced sizes pass the real one)."""
     s = cfg.shape
     group = max(1, s.heads // s.kv_heads)  # query heads per key-value head, kept
     kv_heads = min(s.kv_heads, KV_HEADS)
@@ -81,6 +102,8 @@ def reduced_config(cfg: LlmConfig, layers: int = 2) -> tuple[Any, dict[str, tupl
                               "vocab_size": min(s.vocab, VOCAB)}
     fields["hidden_size"] = fields["num_attention_heads"] * fields["head_dim"]
     raw = cfg.config.to_dict()
+    if window is not None and isinstance(raw.get("sliding_window"), int):
+        fields["sliding_window"] = min(raw["sliding_window"], window)
     for width in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size"):
         if isinstance(raw.get(width), int):
             fields[width] = min(raw[width], WIDTH)
@@ -99,26 +122,80 @@ def reduced_config(cfg: LlmConfig, layers: int = 2) -> tuple[Any, dict[str, tupl
 
 
 def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length: int = 8, seed: int = 0,
-                  layers: int = 2) -> StepValidation:
-    """Translates the reduced twin's step as solar-translate would and validates it against the model."""
+                  layers: int = 2, longest: int = 0, all_logits: bool = False) -> StepValidation:
+    """Translates the reduced twin's step as solar-translate would and validates it against the model.
+    `longest` is the longest prompt (prefill) or context (decode) priced: where it passes the sliding
+    window, the twin's window is half the length run, so that the masking priced is the masking validated."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill or decode")
-    config, reduced = reduced_config(cfg, layers)
+    if cfg.source is not None:
+        problem, reduced, what = _kernelbench_problem(cfg, phase, batch, length, seed), {}, "KernelBench-style file"
+    else:
+        window = cfg.shape.sliding_window
+        # A static cache's sliding ring is always run past its window, so that the step validated rolls it
+        # (HF's shift of the window, lowered as the append it computes: frontends/torch_ring.py).
+        rolls = cfg.cache == "static" and phase == "decode"
+        short = max(2, length // 2) if window and (longest >= window or rolls) and window > length // 2 else None
+        problem, reduced = _hf_problem(cfg, phase, batch, length, seed, layers, short, all_logits)
+        what = CACHE_CLASSES[cfg.cache] + (", every position's logits" if all_logits and phase == "prefill" else "")
+    with quiet_framework():
+        tr = translate_problem(problem, "batch")
+        report = validate_torch(problem, tr, seed, size=batch, full=True)
+    length_name = "prompt" if phase == "prefill" else "context"
+    return StepValidation(phase, reduced, report, {"batch": batch, length_name: length}, what)
+
+
+def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest: dict[str, int] | None = None,
+                    all_logits: bool = False) -> tuple[list[str], list[str]]:
+    """Every phase's step validated: (one line per phase validated, one remark per phase that cannot be);
+    `longest` the longest prompt and context priced, by phase (`validate_step`).
+    A run whose outputs differ from the model's, or whose IR fails to run, is an `LlmError` (one line)."""
+    lines: list[str] = []
+    remarks: list[str] = []
+    for phase in phases:
+        why_not = _why_not_validated(cfg)
+        if why_not:
+            remarks.append(f"{phase} not validated: {why_not}")
+            continue
+        try:
+            check = validate_step(cfg, phase, longest=(longest or {}).get(phase, 0), all_logits=all_logits)
+        except (TranslationError, LoweringError, LlmError) as err:
+            # The full-size step translated (it was priced); its reduced twin did not: nothing to run.
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            remarks.append(f"{phase} not validated: the reduced step did not translate ({first})")
+            continue
+        if check.report.internal:
+            remarks.append(f"{phase} not validated: {check.failure()}")
+            continue
+        if not check.report.ok:
+            raise LlmError(f"{cfg.path}: error: {check.line()}")
+        lines.append(check.line())
+    return lines, remarks
+
+
+def _why_not_validated(cfg: LlmConfig) -> str:
+    if cfg.source is None:
+        return ""
+    params = sum(p.numel() for p in cfg.source.build(torch.float32).parameters())
+    if params > KERNELBENCH_MAX_PARAMS:
+        return (f"a KernelBench-style file's dimensions are its code's, and its {params:,} weights are more than "
+                f"the {KERNELBENCH_MAX_PARAMS:,} validation builds on the CPU")
+    return ""
+
+
+def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, layers: int,
+                window: int | None, all_logits: bool = False) -> tuple[TorchProblem, dict[str, tuple[int, int]]]:
+    config, reduced = reduced_config(cfg, layers, window)
     s = cfg.shape
     dtype = s.dtype
-    static = cfg.cache == "static" and phase == "decode"
-    if static and s.sliding_window and s.sliding_window > length // 2:
-        # A static cache's sliding ring is run past its window, so that the step validated rolls it (HF's
-        # shift of the window, lowered as the append it computes).
-        config.sliding_window = max(2, length // 2)
-        reduced["sliding_window"] = (s.sliding_window, config.sliding_window)
+    static = cfg.cache == "static"
 
     def make_model() -> torch.nn.Module:
         from transformers import AutoModelForCausalLM
 
         lm = build_reference(lambda: AutoModelForCausalLM.from_config(config, torch_dtype=dtype), seed)
         if phase == "prefill":
-            return _Prefill(lm, config, False, cfg.cache)
+            return _Prefill(lm, config, all_logits, cfg.cache)
         return _FlatStaticDecode(_StaticDecode(lm, config)) if static else _FlatDecode(_Decode(lm, config))
 
     def make_inputs() -> list[Any]:
@@ -135,12 +212,25 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
         cache = [torch.randn(shape, generator=gen).to(dtype) for _ in range(2 * config.num_hidden_layers)]
         return [ids, *cache]
 
-    problem = TorchProblem(make_model, make_inputs, f"{s.model_type}_{phase}_reduced")
-    with quiet_framework():
-        tr = translate_problem(problem, "batch")
-        report = validate_torch(problem, tr, seed, size=batch, full=True)
-    length_name = "prompt" if phase == "prefill" else "context"
-    return StepValidation(phase, reduced, report, {"batch": batch, length_name: length})
+    return TorchProblem(make_model, make_inputs, f"{s.model_type}_{phase}_reduced"), reduced
 
 
-__all__ = ["StepValidation", "reduced_config", "validate_step"]
+def _kernelbench_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int) -> TorchProblem:
+    """The file's model at its own dimensions, on the CPU with seeded weights, and its inputs at the sizes run."""
+    from .llm_kernelbench import KernelBenchLlm
+
+    source = cfg.source
+    assert isinstance(source, KernelBenchLlm)
+    sizes = {"batch": batch, "prompt" if phase == "prefill" else "context": length}
+
+    def make_model() -> torch.nn.Module:
+        return build_reference(lambda: source.build(source.dtype or torch.float32, device="cpu"), seed)
+
+    def make_inputs() -> list[Any]:
+        torch.manual_seed(seed)
+        return source.inputs(phase, sizes, device="cpu")
+
+    return TorchProblem(make_model, make_inputs, f"{cfg.shape.model_type}_{phase}_validated")
+
+
+__all__ = ["StepValidation", "reduced_config", "validate_phases", "validate_step"]

@@ -5,6 +5,7 @@
     solar-llm config.json --phase prefill --prompt 2048 --json out.json --plot out.png
     solar-llm config.json --tensor-parallel 8 --generate 256 --cache static
     solar-llm model.py --batch 1,8 --context 4096
+    solar-llm config.json --no-validate          # skip validating each step at reduced sizes (on by default)
 
 The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
 config, size or option (one line, no output file lost); 2 an internal error.
@@ -41,8 +42,11 @@ def build_parser() -> Parser:
     p.add_argument("--all-logits", action="store_true", help="prefill computes every position's logits")
     p.add_argument("--cache-aware", action="store_true",
                    help="add the cache-aware mode at the targets' L2 (a tiling search per point: slower)")
-    p.add_argument("--validate", action="store_true",
-                   help="validate each step at reduced sizes against the model (seconds per phase)")
+    p.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="skip validating each step at reduced sizes against the model (on by default; seconds "
+                        "per phase)")
+    # Validation is the default: --validate is kept, a no-op, for scripts that pass it.
+    p.add_argument("--validate", dest="validate", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
     return p

@@ -121,10 +121,10 @@ def test_zero_filled_static_cache_prefill(mha):
 def test_static_cache_through_solar_llm(tmp_path, mha):
     out = tmp_path / "static.json"
     assert run([mha, "--cache", "static", "--phase", "decode", "--batch", "1,4", "--context", "16",
-                "--json", str(out)]) == 0
+                "--no-validate", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     decode = [p for p in doc["points"] if p["phase"] == "decode" and p["mode"] == "whole-graph"]
-    dynamic = analyse_llm(LlmRequest(mha, [H100], phases=("decode",), batches=[1, 4], contexts=[16]))
+    dynamic = analyse_llm(LlmRequest(mha, [H100], phases=("decode",), batches=[1, 4], contexts=[16], validate=False))
     same = [p.as_record() for p in dynamic.points if p.phase == "decode" and p.mode == "whole_graph"]
     assert [(p["macs"], p["bytes"]) for p in decode] == [(p["macs"], p["bytes"]) for p in same]
 
