@@ -26,6 +26,7 @@ from solar.ir.dtypes import DType
 from solar.ir.expr import Expr
 from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import (
+    BroadcastOp,
     ConstantOp,
     EinsumOp,
     ForOp,
@@ -231,24 +232,40 @@ class CostModel:
         """The size of `v` in bytes, with the size parameters' values."""
         return _nbytes(v, self.values)
 
-    def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None) -> int:
+    def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None,
+                    in_view: bool = False) -> int:
         """DRAM bytes `op` reads of `v`: its footprint where counted, else the whole tensor. A layout op moves
-        nothing: `v` is read as far as the view's readers (those in `inside`, when given) read the view."""
+        nothing: `v` is read as far as the view's readers (those in `inside`, when given) read the view.
+        `in_view`: `v` is a view being priced back to its source, so the figure is capped by `v`'s own size
+        only (its source's cap applies once, after a broadcast's repeats are divided out)."""
         if op.is_terminator:
             return 0  # returning or yielding a value moves nothing
-        full = self._source_bytes(v)
+        full = self.nbytes(v) if in_view else self._source_bytes(v)
         # A buffer updated in place is read as a view is: as far as the readers of the result read it.
         if op.is_view or (updates_in_place(op) and v is op.operands[0]):
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
-            read = fmax_of(self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers)
+            read = fmax_of(self._read_bytes(o, view, loops, inside, in_view=True) * self._runs(o, op)
+                           for o in readers)
+            read = self._through_repeats(op, read)
             if is_in_place_scatter(op):
                 # What the scatter stored comes from its source, not from the buffer: at least the rest.
                 read = fmax(read - self.nbytes(op.operands[2]), 0)
             return fmin(full, read)
         hook = READ_BYTES.lookup(type(op))
         return hook(self, op, v, full, loops) if hook is not None else full
+
+    def _through_repeats(self, op: Op, read: Number) -> Number:
+        """Source bytes of `read` bytes of the view `op` makes, at least: a broadcast shows each source
+        element as view size / source size elements, so a footprint of E view elements touches at least
+        E / that many distinct source elements (exact where the reader takes every copy, as grouped-query
+        attention does). Rounded down, so the figure stays a lower bound; other views repeat nothing."""
+        if not isinstance(op, BroadcastOp) or not read:
+            return read
+        view_bytes = self.nbytes(op.results[0])
+        # read ≤ view bytes, so an empty view reads nothing; max(·, 1) keeps the division defined there.
+        return (read * self.nbytes(op.operands[0])) // fmax(view_bytes, 1)
 
     def _runs(self, op: Op, outer: Op | None = None) -> int:
         """How many times `op` runs per run of `outer` (per run of the function when None)."""
