@@ -240,7 +240,11 @@ class CostModel:
         only (its source's cap applies once, after a broadcast's repeats are divided out)."""
         if op.is_terminator:
             return 0  # returning or yielding a value moves nothing
-        full = self.nbytes(v) if in_view else self._source_bytes(v)
+        if not in_view:
+            # The footprint in `v`'s coordinates, through the broadcasts `v` views, capped by what it views.
+            read = self._read_bytes(op, v, loops, inside, in_view=True)
+            return fmin(self._source_bytes(v), self._to_source(v, read))
+        full = self.nbytes(v)
         # A buffer updated in place is read as a view is: as far as the readers of the result read it.
         if op.is_view or (updates_in_place(op) and v is op.operands[0]):
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
@@ -266,6 +270,14 @@ class CostModel:
         view_bytes = self.nbytes(op.results[0])
         # read ≤ view bytes, so an empty view reads nothing; max(·, 1) keeps the division defined there.
         return (read * self.nbytes(op.operands[0])) // fmax(view_bytes, 1)
+
+    def _to_source(self, v: Value, read: Number) -> Number:
+        """`read` bytes of `v` as bytes of the tensor it views, at least (through each broadcast of the chain)."""
+        owner = v.owner
+        while owner is not None and owner.is_view and owner.operands:
+            read = self._through_repeats(owner, read)
+            owner = owner.operands[0].owner
+        return read
 
     def _runs(self, op: Op, outer: Op | None = None) -> int:
         """How many times `op` runs per run of `outer` (per run of the function when None)."""
