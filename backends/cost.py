@@ -232,32 +232,52 @@ class CostModel:
         """The size of `v` in bytes, with the size parameters' values."""
         return _nbytes(v, self.values)
 
-    def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None) -> int:
+    def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None,
+                    in_view: bool = False) -> int:
         """DRAM bytes `op` reads of `v`: its footprint where counted, else the whole tensor. A layout op moves
-        nothing: `v` is read as far as the view's readers (those in `inside`, when given) read the view."""
+        nothing: `v` is read as far as the view's readers (those in `inside`, when given) read the view.
+        `in_view`: `v` is a view being priced back to its source, so the figure is capped by `v`'s own size
+        only (its source's cap applies once, after a broadcast's repeats are divided out)."""
         if op.is_terminator:
             return 0  # returning or yielding a value moves nothing
-        # Through a broadcast, the most a read can move is the source's size; but a view of a broadcast is
-        # read in the broadcast's units, which the broadcast itself divides back (below).
-        full = _nbytes(v, self.values) if _over_broadcast(v) else self._source_bytes(v)
+        if not in_view:
+            # The footprint in `v`'s coordinates, through the broadcasts `v` views, capped by what it views.
+            read = self._read_bytes(op, v, loops, inside, in_view=True)
+            return fmin(self._source_bytes(v), self._to_source(v, read))
+        full = self.nbytes(v)
         # A buffer updated in place is read as a view is: as far as the readers of the result read it.
         if op.is_view or (updates_in_place(op) and v is op.operands[0]):
             # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
-            read = fmax_of(self._read_bytes(o, view, loops, inside) * self._runs(o, op) for o in readers)
-            if isinstance(op, BroadcastOp):
-                # Each element of the source stands for `factor` of the view (grouped-query attention's keys
-                # repeated per query head): a reader's footprint of the view reads at least 1/factor of it of
-                # the source, exactly that where it reads every copy. (Capping at the source alone counts a
-                # partial read, the live part of a longer cache, once per copy.)
-                read = read // _broadcast_factor(op)
+            read = fmax_of(self._read_bytes(o, view, loops, inside, in_view=True) * self._runs(o, op)
+                           for o in readers)
+            read = self._through_repeats(op, read)
             if is_in_place_scatter(op):
                 # What the scatter stored comes from its source, not from the buffer: at least the rest.
                 read = fmax(read - self.nbytes(op.operands[2]), 0)
             return fmin(full, read)
         hook = READ_BYTES.lookup(type(op))
         return hook(self, op, v, full, loops) if hook is not None else full
+
+    def _through_repeats(self, op: Op, read: Number) -> Number:
+        """Source bytes of `read` bytes of the view `op` makes, at least: a broadcast shows each source
+        element as view size / source size elements, so a footprint of E view elements touches at least
+        E / that many distinct source elements (exact where the reader takes every copy, as grouped-query
+        attention does). Rounded down, so the figure stays a lower bound; other views repeat nothing."""
+        if not isinstance(op, BroadcastOp) or not read:
+            return read
+        view_bytes = self.nbytes(op.results[0])
+        # read ≤ view bytes, so an empty view reads nothing; max(·, 1) keeps the division defined there.
+        return (read * self.nbytes(op.operands[0])) // fmax(view_bytes, 1)
+
+    def _to_source(self, v: Value, read: Number) -> Number:
+        """`read` bytes of `v` as bytes of the tensor it views, at least (through each broadcast of the chain)."""
+        owner = v.owner
+        while owner is not None and owner.is_view and owner.operands:
+            read = self._through_repeats(owner, read)
+            owner = owner.operands[0].owner
+        return read
 
     def _runs(self, op: Op, outer: Op | None = None) -> int:
         """How many times `op` runs per run of `outer` (per run of the function when None)."""
@@ -292,8 +312,8 @@ class CostModel:
         inside = {o for top in ops for o in top.walk()}
         for v in inputs:
             readers = [o for o in self.uses.of_value(v) if o in inside]
-            read = fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
-            w.bytes += fmin(self._source_bytes(v), read // _broadcasts_below(v))
+            # Each reader's figure is already the tensor's own bytes (`_read_bytes` divides out the broadcasts).
+            w.bytes += fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
         # Each tensor is written once, also when several views of it leave (a view moves nothing itself).
         written: dict[Value, int] = {}
         for v in outputs:
@@ -400,35 +420,6 @@ def _dtypes(op: Op) -> tuple[DType, DType]:
     result = op.declared_types()[0].dtype
     first_in = next((v.type.dtype for v in op.operands if v.type is not None), result)
     return first_in, result
-
-
-def _over_broadcast(v: Value) -> bool:
-    """`v` is a broadcast, or a view of one."""
-    return _broadcasts_below(v) > 1
-
-
-def _broadcasts_below(v: Value) -> int:
-    """How many elements of `v` each element of the tensor it views stands for, over the broadcasts among
-    its views (1: none). A unit that reads a view made outside it reads the base once per element."""
-    factor = 1
-    while v.owner is not None and v.owner.is_view and v.owner.operands:
-        if isinstance(v.owner, BroadcastOp):
-            factor *= _broadcast_factor(v.owner)
-        v = v.owner.operands[0]
-    return factor
-
-
-def _broadcast_factor(op: BroadcastOp) -> int:
-    """How many elements of the result each source element becomes, over the dimensions of static size the
-    broadcast adds or stretches from 1 (1 where that is not a number)."""
-    src, out = op.operands[0].type, op.results[0].type
-    assert src is not None and out is not None
-    placed = dict(zip(op.attrs["dims"], src.shape, strict=True))
-    factor = 1
-    for d, size in enumerate(out.shape):
-        if isinstance(size, int) and (d not in placed or placed[d] == 1):
-            factor *= size
-    return factor
 
 
 def _nbytes(v: Value, values: dict[str, int]) -> int:

@@ -34,8 +34,10 @@ def mha(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-def _figures(path: str, cache: str, phase: str, batch: int, length: int) -> dict[str, tuple[int, int, int]]:
-    """(MACs, FLOPs, bytes) per mode at one point, the step exported at batch 2, length 9."""
+def _figures(path: str, cache: str, phase: str, batch: int, length: int,
+             slots: int | None = None) -> dict[str, tuple[int, int, int]]:
+    """(MACs, FLOPs, bytes) per mode at one point, the step exported at batch 2, length 9; a static cache
+    has `slots` slots (P + 1 when None)."""
     exported = export_phase(load_config(path, cache=cache), phase, 2, 9, 2)
     module, remarks = lifted(exported.module)
     assert remarks == []
@@ -43,7 +45,7 @@ def _figures(path: str, cache: str, phase: str, batch: int, length: int) -> dict
     key = "prompt" if phase == "prefill" else "context"
     values = {exported.sizes["batch"]: batch, exported.sizes[key]: length}
     if phase == "decode" and "cache_slots" in exported.sizes:  # as solar-llm prices it: P + 1 slots
-        values[exported.sizes["cache_slots"]] = length + 1
+        values[exported.sizes["cache_slots"]] = length + 1 if slots is None else slots
     point = surface.point(values)
     tensor = surface.formulas("unfused")["flops_tensor"]
     macs = int(tensor.evaluate({isl_name(k): v for k, v in point.items()})) // 2
@@ -77,6 +79,16 @@ def test_static_gqa_decode_lifts_and_equals_dynamic():
     assert static["whole_graph"][0] == dynamic["whole_graph"][0]
     assert static["whole_graph"][2] == dynamic["whole_graph"][2]
     assert static["whole_graph"][1] - dynamic["whole_graph"][1] == 2  # the token counter of each exported layer
+
+
+def test_static_gqa_decode_with_spare_slots_reads_the_live_keys_once():
+    # 10 slots at context 5: the keys of each key-value head are broadcast to its 2 query heads, which
+    # read slots 0..5; divided by the broadcast's 2 copies that is the 6 live slots once per key-value
+    # head, DynamicCache's 48,680 B (the view's footprint capped by the whole cache gave 50,216 B).
+    path = str(CONFIGS / "tiny-llama.json")
+    spare = _figures(path, "static", "decode", 3, 5, slots=10)
+    assert spare["whole_graph"][2] == spare["fused"][2] == 48_680
+    assert spare["whole_graph"][2] == _figures(path, "dynamic", "decode", 3, 5)["whole_graph"][2]
 
 
 def test_llama3_8b_static_decode_at_full_size():
