@@ -288,8 +288,9 @@ class _StaticDecode(torch.nn.Module):
             layer.batch_size, layer.num_heads = layer.keys.shape[:2]
             layer.k_head_dim, layer.v_head_dim = layer.keys.shape[-1], layer.values.shape[-1]
             layer.cumulative_length = torch.tensor(context)
-            full = bool(getattr(layer, "is_sliding", False) and context >= layer.max_cache_len)
-            if getattr(layer, "is_sliding", False):
+            sliding = bool(getattr(layer, "is_sliding", False))
+            full = sliding and context >= layer.max_cache_len
+            if sliding:
                 layer.cumulative_length_int = context
             # The rolled window's store index, `tensor([-1])`, made on the CPU so that it is a constant with
             # a value (on meta it would be an input of unknown contents).

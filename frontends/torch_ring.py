@@ -135,7 +135,7 @@ def _whole_slice(node: torch.fx.Node) -> bool:
     if node.target is not _ATEN.slice.Tensor:
         return False
     args = list(node.args) + [None] * 4
-    start, end, step = args[2], args[3], args[4] if len(node.args) > 4 else 1
+    start, end, step = args[2], args[3], args[4]
     return start in (0, None) and end in (_SLICE_END, None) and step in (1, None)
 
 
