@@ -87,8 +87,10 @@ class StepModel:
     least_length: int = 1
     shorter: StepModel | None = None
     # The greatest length the exports hold for, where a guard bounds it (a static cache's sliding ring that
-    # has not filled: P < W); None: no bound.
+    # has not filled: P < W; a dynamic one below its window); None: no bound. The lengths above it are priced
+    # by `longer`, exported above it.
     most_length: int | None = None
+    longer: StepModel | None = None
     # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
     _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
     _per_batch: dict[int, dict[int, CostSurface]] = field(default_factory=dict)
@@ -109,13 +111,21 @@ class StepModel:
             self._per_batch[batch] = self.export_at(batch)
         return self._per_batch[batch]
 
+    @property
+    def pinned(self) -> bool:
+        """The exports specialised the length (it is no size parameter): they hold at `least_length` alone."""
+        return self.length_name not in self.sizes
+
     def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
         """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
         below = [n for n in lengths if n < self.least_length]
         if below:
             self._below(below[0]).prefetch(batches, below)
-        self._check_most(max(lengths, default=0))
-        batches, lengths = sorted(set(batches)), sorted({n for n in lengths if n >= self.least_length})
+        above = [n for n in lengths if self.most_length is not None and n > self.most_length]
+        if above:
+            self._above(above[0]).prefetch(batches, above)
+        batches = sorted(set(batches))
+        lengths = sorted({n for n in lengths if n >= self.least_length and n not in above})
         if self.export_at is None:
             for layers, surface in self.twins.items():
                 for axes in self._length_axes(lengths):
@@ -128,7 +138,10 @@ class StepModel:
 
     def _length_axes(self, lengths: list[int]) -> list[dict[str, list[int]]]:
         """The grid axes of the lengths: one axis, or with a static cache one grid per context, its slots
-        holding the context and the new token (a grid is a product; the slots follow the context)."""
+        holding the context and the new token (a grid is a product; the slots follow the context); none
+        where the length is pinned."""
+        if self.pinned:
+            return [{}] if lengths else []
         l_name = self.sizes[self.length_name]
         if "cache_slots" not in self.sizes:
             return [{l_name: lengths}]
@@ -144,14 +157,15 @@ class StepModel:
             b = point[self.sizes["batch"]] if batch is None else batch
             for target, modes in sweep.arrays.items():
                 for mode, a in modes.items():
-                    self._table[(layers, b, point[self.sizes[self.length_name]], target, mode)] = StepCost(
+                    length = self.least_length if self.pinned else point[self.sizes[self.length_name]]
+                    self._table[(layers, b, length, target, mode)] = StepCost(
                         float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
                         float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(macs[index]) // 2)
 
     def _twin(self, layers: int, batch: int, length: int, target: str, mode: str) -> StepCost:
         key = (layers, batch, length, target, mode)
         if key not in self._table:
-            values = {self.sizes[self.length_name]: length}
+            values = {} if self.pinned else {self.sizes[self.length_name]: length}
             if "cache_slots" in self.sizes:  # a static cache holds the context and the new token
                 values[self.sizes["cache_slots"]] = length + 1
             if self.export_at is None:
@@ -166,16 +180,19 @@ class StepModel:
                            "window does); ask the shorter lengths with it, or in a run of their own")
         return self.shorter
 
-    def _check_most(self, length: int) -> None:
-        if self.most_length is not None and length > self.most_length:
+    def _above(self, length: int) -> StepModel:
+        if self.longer is None:
             raise LlmError(f"{self.length_name} {length}: the {self.phase} step was exported for "
-                           f"{self.length_name} ≤ {self.most_length} (a sliding window's static cache fills at "
-                           f"{self.most_length + 1}); export it at the longest {self.length_name} asked")
+                           f"{self.length_name} ≤ {self.most_length} (the model branches on it above, as a sliding "
+                           f"window's cache does when it fills); ask the longer lengths with it, or in a run of "
+                           "their own")
+        return self.longer
 
     def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
         if length < self.least_length:
             return self._below(length).cost(batch, length, target, mode)
-        self._check_most(length)
+        if self.most_length is not None and length > self.most_length:
+            return self._above(length).cost(batch, length, target, mode)
         per = {n: self._twin(n, batch, length, target, mode) for n in self.twins}
         if len(per) == 1:
             return next(iter(per.values()))
@@ -230,7 +247,8 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
     `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
     `lengths` below the least the export holds for (the model's branch on its sizes: a sliding window
-    shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`).
+    shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`), and
+    so do those above the greatest (`StepModel.longer`).
     Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
     exports batch 1 only; the symbolic export's least batch, 2, is no need there)."""
     total = cfg.shape.layers
@@ -276,18 +294,28 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
         def export_at(at_batch: int) -> dict[int, CostSurface]:
             return twins if at_batch == fixed else export(at_batch, False)[0]
 
-    needed = ("prompt",) if export_at is not None else ("batch", "prompt" if phase == "prefill" else "context")
+    # A length export specialised (where a sliding window's branch and slice meet, P = W − 2 or W − 1 of a
+    # dynamic cache) is a number of the IR: that export prices that length alone.
+    pinned = length_key not in sizes and most[0] == least[0]
+    needed = ("prompt",) if export_at is not None else ("batch", length_key)
     for key in needed:
-        if key not in sizes:
+        if key not in sizes and not (key == length_key and pinned):
             raise LlmError(f"the {phase} step's {key} did not stay a size parameter under export")
     # Export's own least value of a dynamic size is 2 (it specialises 0 and 1), which the IR does not need.
-    least_length = least[0] if least[0] > _EXPORT_LEAST_SIZE else 1
+    least_length = least[0] if least[0] > _EXPORT_LEAST_SIZE or pinned else 1
     below = sorted(n for n in lengths if n < least_length)
-    shorter = (price_phase(cfg, phase, targets, batch, max(_EXPORT_LEAST_SIZE, below[-1]), all_logits, cache_aware,
-                           below, batches) if below else None)
-    if shorter is not None:
-        remarks[:] = sorted(set(remarks) | set(shorter.remarks))
-    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter, most[0])
+    above = sorted(n for n in lengths if most[0] is not None and n > most[0])
+
+    def piece(part: list[int], example: int) -> StepModel | None:
+        if not part:
+            return None
+        step = price_phase(cfg, phase, targets, batch, example, all_logits, cache_aware, part, batches)
+        remarks[:] = sorted(set(remarks) | set(step.remarks))
+        return step
+
+    shorter = piece(below, max(_EXPORT_LEAST_SIZE, below[-1]) if below else 0)
+    longer = piece(above, above[-1] if above else 0)
+    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter, most[0], longer)
 
 
 # ---- serving figures -----------------------------------------------------------------------------
@@ -354,12 +382,10 @@ def resident_tokens(cfg: LlmConfig, tokens: int) -> list[int]:
     s = cfg.shape
     if not s.sliding_window:
         return [tokens] * s.layers
-    if getattr(cfg, "cache", "dynamic") == "static" and getattr(cfg, "source", None) is None:
-        return [min(tokens, s.sliding_window) if ring else tokens for ring in sliding_layers(cfg.config)]
-    types = getattr(cfg, "raw", {}).get("layer_types")
-    sliding = ([t == "sliding_attention" for t in types] if isinstance(types, list) and len(types) == s.layers
-               else [True] * s.layers)
-    return [min(tokens, s.sliding_window - 1) if slides else tokens for slides in sliding]
+    if cfg.source is not None:  # a KernelBench-style file: its cache inputs are what it keeps
+        return [tokens] * s.layers
+    kept = s.sliding_window if cfg.cache == "static" else s.sliding_window - 1
+    return [min(tokens, kept) if slides else tokens for slides in sliding_layers(cfg.config, cfg.cache)]
 
 
 def resident_cache_bytes(cfg: LlmConfig, memory: Memory, batch: int, tokens: int) -> int:

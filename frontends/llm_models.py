@@ -304,11 +304,14 @@ class _StaticDecode(torch.nn.Module):
         return (out.logits, *new)
 
 
-def sliding_layers(config: Any) -> list[bool]:
-    """Which layers HF's `StaticCache` gives a sliding-window ring (from `layer_types` or `sliding_window`)."""
-    from transformers import StaticCache
+def sliding_layers(config: Any, cache: str = "static") -> list[bool]:
+    """Which layers HF's cache class (`StaticCache`, or `DynamicCache` for "dynamic") keeps as a sliding
+    window: a ring of W slots, or the last W − 1 tokens. HF derives it from `layer_types`, `sliding_window`
+    or a model's own fields (Qwen2's `max_window_layers`): its cache's layers say it."""
+    from transformers import DynamicCache, StaticCache
 
-    return [bool(getattr(layer, "is_sliding", False)) for layer in StaticCache(config=config, max_cache_len=1).layers]
+    made = DynamicCache(config=config) if cache == "dynamic" else StaticCache(config=config, max_cache_len=1)
+    return [bool(getattr(layer, "is_sliding", False)) for layer in made.layers]
 
 
 @dataclass
@@ -323,7 +326,9 @@ class PhaseExport:
     # The least value of each size (keys as `sizes`) the export holds for: a branch the model took on its
     # sizes (a sliding window shorter than the context) is a guard that raises it above export's default 2.
     minimums: dict[str, int] = field(default_factory=dict)
-    # The greatest value, where a guard bounds it (a static cache's sliding ring before it fills: P < W).
+    # The greatest value, where a guard bounds it (a static cache's sliding ring before it fills: P < W; a
+    # dynamic sliding cache below its window). A length export specialised has its least and greatest value
+    # equal, and is no key of `sizes`: the step holds at that length alone.
     maximums: dict[str, int] = field(default_factory=dict)
 
 
@@ -401,24 +406,45 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
     sizes = _size_names(translation.param_dims, phase, static)
     cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
     minimums = {key: translation.param_min.get(name, 1) for key, name in sizes.items()}
-    bounded = ("positions", 0, "context") if phase == "decode" else ("ids", 1, "prompt")
-    most = _most_size(ep, *bounded[:2]) if static else None
-    maximums = {bounded[2]: most} if most is not None else {}
+    length_key = "prompt" if phase == "prefill" else "context"
+    if phase == "prefill":
+        holders = [("ids", 1)]
+    elif static:
+        holders = [("positions", 0)]
+    else:  # every layer's cache holds the context: a sliding layer's guards bound it apart from a full one's
+        holders = [(n.name, 2) for n in ep.graph.nodes if n.op == "placeholder" and n.name.startswith("cache")]
+    least, most = _length_range(ep, holders)
+    minimums[length_key] = least
+    maximums = {length_key: most} if most is not None else {}
     return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"),
                        minimums, maximums)
 
 
-def _most_size(ep: torch.export.ExportedProgram, name: str, dim: int) -> int | None:
-    """The greatest value of input `name`'s size `dim` that export's guards allow (a static cache's sliding
-    ring before it fills), or None where there is none."""
-    node = next((n for n in ep.graph.nodes if n.op == "placeholder" and n.name == name), None)
-    size = node.meta["val"].shape[dim] if node is not None else None
-    if not isinstance(size, torch.SymInt):
-        return None
-    bounds = ep.range_constraints.get(size.node.expr)
-    if bounds is None or not isinstance(bounds.upper, sympy.Integer):
-        return None  # unbounded (int_oo)
-    return int(bounds.upper)
+def _length_range(ep: torch.export.ExportedProgram, holders: list[tuple[str, int]]) -> tuple[int, int | None]:
+    """The values of the length (the sizes `holders`: input name and dimension) that export's guards allow:
+    the greatest least value and the least greatest one over the holders (None: unbounded). A length export
+    specialised (a sliding window's boundary, where the model's branch and its slice meet) is a number:
+    the export holds for that length alone."""
+    least, most = 1, None
+    places = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for name, dim in holders:
+        node = places.get(name)
+        if node is None:
+            continue
+        size = node.meta["val"].shape[dim]
+        expr = size.node.expr if isinstance(size, torch.SymInt) else sympy.Integer(size)
+        if expr.is_number:  # specialised (a SymInt may hold a number too)
+            low, high = int(expr), int(expr)
+        else:
+            bounds = ep.range_constraints.get(expr)
+            if bounds is None:
+                continue
+            low = int(bounds.lower) if isinstance(bounds.lower, sympy.Integer) else 1
+            high = int(bounds.upper) if isinstance(bounds.upper, sympy.Integer) else None
+        least = max(least, low)
+        if high is not None:
+            most = high if most is None else min(most, high)
+    return least, most
 
 
 def _size_names(param_dims: dict[str, list[tuple[int, int]]], phase: str, static: bool = False

@@ -71,18 +71,14 @@ def test_ring_is_an_append_past_the_window_and_a_store_below_it():
 def test_sliding_decode_is_the_closed_form_and_equals_dynamic():
     s = load_config(MISTRAL).shape
     static = _costs(MISTRAL, "static", "decode", CONTEXTS)
-    # DynamicCache's decode exported at P = W − 2 or W − 1 specialises the context: its figures below the
-    # window come from the export at 9, and 15 is left out.
-    below = price_phase(load_config(MISTRAL), "decode", [H100], 2, 9)
-    dynamic = {n: (c.macs, c.flops, c.bytes) for n in (5, 14) for c in [below.cost(3, n, "h100-sxm", "whole_graph")]}
-    dynamic.update(_costs(MISTRAL, "dynamic", "decode", [16, 40]))
+    # DynamicCache's decode specialises the context at P = W − 2 and W − 1 (where its window's branch and
+    # slice meet): those two get an export each (tests/unit/test_llm_dynamic_sliding.py).
+    dynamic = _costs(MISTRAL, "dynamic", "decode", CONTEXTS)
     batch, token = 3, s.kv_bytes_per_token
     for context in CONTEXTS:
         keys = min(context + 1, s.sliding_window)  # the live window: P cached + the new one, at most W
         attention = 2 * s.layers * batch * s.heads * keys * s.head_dim
-        assert static[context][0] == batch * _linear_macs(MISTRAL) + attention
-        if context not in dynamic:
-            continue
+        assert static[context][0] == dynamic[context][0] == batch * _linear_macs(MISTRAL) + attention
         # Bytes: the same as DynamicCache's (which keeps W − 1 tokens and appends one) at every context.
         assert static[context][2] == dynamic[context][2]
         # FLOPs: below W, StaticCache adds its token counter to the write position and bumps it, once per
