@@ -145,7 +145,7 @@ def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> 
         raise LlmError(f"{path}: error: missing field 'model_type'")
     if model_type not in CONFIG_MAPPING:
         raise LlmError(f"{path}: error: unknown model_type '{model_type}' (transformers knows "
-                       f"{len(CONFIG_MAPPING)} types, such as llama, mistral, mixtral, qwen2_moe)")
+                       f"{len(list(CONFIG_MAPPING.keys()))} types, such as llama, mistral, mixtral, qwen2_moe)")
     text_raw = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
     for key in REQUIRED_FIELDS:
         if key not in text_raw:
