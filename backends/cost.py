@@ -23,7 +23,7 @@ from solar.ir.analysis.op_counts import run_counts
 from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
-from solar.ir.expr import Expr
+from solar.ir.expr import Expr, IndexRef, walk
 from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import (
     BroadcastOp,
@@ -36,11 +36,13 @@ from solar.ir.ops import (
     KernelOp,
     ModuleOp,
     Op,
+    SliceOp,
     Value,
 )
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 from .composition_hooks import is_in_place_scatter, updates_in_place
+from .loop_reads import kernel_union_bytes, slice_disjoint_over
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 
 
@@ -206,19 +208,23 @@ class CostModel:
         self.units: list[Work] = []  # unfused
         self.groups: list[Work] = []  # fused
         self._trips: dict[Op, int] = {}  # how many times each op runs (solar.for bodies)
-        self._record_trips(func.body, 1)
+        self._loops: dict[Op, tuple[ForOp, ...]] = {}  # the solar.for loops around each op, outermost first
+        self._record_trips(func.body, 1, ())
         self._collect(func.body, 1, {})
 
-    def _record_trips(self, block: list[Op], trips: int) -> None:
+    def _record_trips(self, block: list[Op], trips: int, loops: tuple[ForOp, ...]) -> None:
         for op in block:
             for inner in op.walk():
                 self._trips[inner] = trips
+                self._loops[inner] = loops
             if isinstance(op, ForOp):
-                n = fmax(0, _first(op.upper, self.values) - _first(op.lower, self.values))
-                self._record_trips(op.body, trips * n)
+                self._record_trips(op.body, trips * self._trip_count(op), (*loops, op))
             elif isinstance(op, IfOp):
                 for region in op.regions:
-                    self._record_trips(region, trips)
+                    self._record_trips(region, trips, loops)
+
+    def _trip_count(self, loop: ForOp) -> Number:
+        return fmax(0, _first(loop.upper, self.values) - _first(loop.lower, self.values))
 
     # -- counting single ops --------------------------------------------------------------------------
     def counts(self, op: Op, loops: dict) -> Counts:
@@ -247,11 +253,10 @@ class CostModel:
         full = self.nbytes(v)
         # A buffer updated in place is read as a view is: as far as the readers of the result read it.
         if op.is_view or (updates_in_place(op) and v is op.operands[0]):
-            # A reader in a solar.for inside the view's block reads once per iteration (another slice each).
+            # A reader in a solar.for inside the view's block reads at every iteration, maybe the same again.
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
-            read = fmax_of(self._read_bytes(o, view, loops, inside, in_view=True) * self._runs(o, op)
-                           for o in readers)
+            read = fmax_of(self._over_runs(o, view, op, loops, inside) for o in readers)
             read = self._through_repeats(op, read)
             if is_in_place_scatter(op):
                 # What the scatter stored comes from its source, not from the buffer: at least the rest.
@@ -279,10 +284,45 @@ class CostModel:
             owner = owner.operands[0].owner
         return read
 
-    def _runs(self, op: Op, outer: Op | None = None) -> int:
-        """How many times `op` runs per run of `outer` (per run of the function when None)."""
-        per = self._trips.get(outer, 1) if outer is not None else 1
-        return self._trips.get(op, 1) // per if per else 0
+    def _over_runs(self, op: Op, v: Value, outer: Op | None, loops: dict, inside: set[Op] | None = None,
+                   in_view: bool = True) -> Number:
+        """Bytes of `v` that `op` reads over all its runs per run of `outer` (of the function when None), at
+        least: one run's figure times the trips of the loops (between the two) over which its reads are
+        disjoint, or a kernel's union over the loops it uses. Another loop may read the same elements again,
+        which DRAM need not serve twice (docs/sol.md, "Whole graph")."""
+        read = self._read_bytes(op, v, loops, inside, in_view=in_view)
+        around = self._loops.get(outer, ()) if outer is not None else ()
+        crossed = [f for f in self._loops.get(op, ()) if f not in around]
+        if not crossed:
+            return read
+        if isinstance(op, KernelOp):
+            union = kernel_union_bytes(op, v, self.params, self.values,
+                                       {f.var: (f.lower, f.upper) for f in self._loops[op]})
+            if union is not None and union[1] <= {f.var for f in crossed}:
+                return fmin(self.nbytes(v), union[0])
+        disjoint = self._disjoint_over(op, v, inside)
+        for f in crossed:
+            if f in disjoint:
+                read = read * self._trip_count(f)
+        return read
+
+    def _disjoint_over(self, op: Op, v: Value, inside: set[Op] | None) -> set[ForOp]:
+        """The solar.for loops around `op` at whose iterations it reads elements of `v` no other iteration
+        reads: a slice whose entry moves past its span, or a view that does not change with the loop whose
+        every reader is disjoint over it. An einsum or kernel proves nothing here (the same footprint)."""
+        if not (op.is_view or (updates_in_place(op) and v is op.operands[0])):
+            return set()
+        around = set(self._loops.get(op, ()))
+        readers = [o for o in self.uses.of_value(op.results[0]) if inside is None or o in inside]
+        common = set.intersection(*(self._disjoint_over(o, op.results[0], inside) for o in readers)) if readers \
+            else set()
+        own: set[ForOp] = set()
+        if isinstance(op, SliceOp):
+            names = [f.var for f in self._loops.get(op, ())]
+            own = {f for f in around if slice_disjoint_over(op, f, self.values, names)}
+            # A slice that moves with a loop maps its readers' elements elsewhere at each iteration.
+            common = {f for f in common if not _mentions(op, f.var)}
+        return (common & around) | own
 
     def _source_bytes(self, v: Value) -> int:
         """The most bytes reading `v` can move: its size, or less when it is a view of a smaller tensor (a
@@ -378,7 +418,7 @@ class CostModel:
         for v in self.func.args:
             readers = self.uses.of_value(v)
             w.bytes += fmin(_nbytes(v, self.values),
-                            fmax_of(self._read_bytes(o, v, {}) * self._runs(o) for o in readers))
+                            fmax_of(self._over_runs(o, v, None, {}, in_view=False) for o in readers))
         returned: dict[Value, None] = {}
         for op in self.func.body:
             if op.opname == "solar.return":
@@ -393,6 +433,12 @@ class CostModel:
                 written[base] = fmax(written[base], n) if base in written else n
         w.bytes += sum(written.values())
         return w
+
+
+def _mentions(op: SliceOp, var: str) -> bool:
+    """Whether a slice's entries use the solar.for index `%var`."""
+    exprs = [x for e in op.entries for x in (e.index, e.start, e.stop, e.step) if x is not None]
+    return any(isinstance(i, IndexRef) and i.name == var for x in exprs for i in walk(x))
 
 
 def _base(v: Value) -> Value:
