@@ -230,6 +230,22 @@ def user_frames(err: BaseException) -> list[SourceLine]:
     return frames
 
 
+def raised_in_user_code(err: BaseException) -> bool:
+    """Whether `err` came from the user's program: its traceback reaches a user frame and no SOLAR frame
+    runs after the last one (what the program called in a framework raised it, not SOLAR's own code)."""
+    user = solar = -1
+    tb, depth = err.__traceback__, 0
+    while tb is not None:
+        frame = tb.tb_frame
+        module = str(frame.f_globals.get("__name__", ""))
+        if module == "solar" or module.startswith("solar."):
+            solar = depth
+        elif _is_user_frame(frame.f_code.co_filename, module):
+            user = depth
+        tb, depth = tb.tb_next, depth + 1
+    return user >= 0 and solar < user
+
+
 class SourceError(Exception):
     """A problem in the user's program itself, at a line of it: `file:line:col: error: message`, the line
     and a caret, and notes (e.g. the line that imported the module with the problem)."""

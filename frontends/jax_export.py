@@ -35,7 +35,9 @@ from .diagnostics import (
     TranslationError,
     jax_library_frame,
     lowering_failed,
+    raised_in_user_code,
     tag_library_frame,
+    user_code_error,
 )
 from .jax_dims import (
     MAX_RETRIES,
@@ -317,6 +319,9 @@ def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_
             closed, sizes = tracer.solve(tracer.initial(dims), info)
         except Exception as err:
             if policy == "none":
+                # At its own shapes the program fails under tracing: its error, at its line, not ours.
+                if raised_in_user_code(err):
+                    raise user_code_error(err, "while tracing it with jax.make_jaxpr") from None
                 raise
             failure = failure or err
             continue

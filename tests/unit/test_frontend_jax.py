@@ -11,7 +11,7 @@ import pytest
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
-from solar.frontends.diagnostics import TranslationError  # noqa: E402
+from solar.frontends.diagnostics import SourceError, TranslationError  # noqa: E402
 from solar.frontends.jax_export import jax_reference, translate_jax  # noqa: E402
 from solar.frontends.lowering import JAX_LOWERINGS  # noqa: E402
 from solar.frontends.validate import validate  # noqa: E402
@@ -72,3 +72,16 @@ def test_reverse_scan_becomes_solar_for() -> None:
     assert any(isinstance(op, ForOp) for op in tr.module.funcs[0].walk())
     report = validate(tr.module, jax_reference(fn, [xs], tr), {})
     assert report.ok, report.summary()
+
+
+def test_a_program_that_fails_under_tracing_is_the_programs_error() -> None:
+    # numpy allows axis 0 of a 0-d array, JAX does not: the program fails at its own shapes (found by
+    # tests/unit/test_frontend_fuzz.py), which is its error at its line, not an internal one.
+    def forward(x):
+        return jnp.sum(x, axis=0).sum(axis=0)
+
+    with pytest.raises(SourceError) as err:
+        translate_jax(forward, [np.ones((1,), np.float32)], "fails", dynamic="all")
+    assert "the program raised ValueError while tracing it with jax.make_jaxpr: axis 0 is out of bounds" \
+        in err.value.message
+    assert err.value.where is not None and err.value.where.code.strip() == "return jnp.sum(x, axis=0).sum(axis=0)"
