@@ -485,8 +485,8 @@ def arg_reduce(em: Emitter, x: Value, dim: int | None, keepdim: bool, kind: str,
     if dim is None:
         dims = list(range(t.rank))
         out_shape: Shape = tuple(1 for _ in t.shape) if keepdim else ()
-    else:
-        dims = [norm_dim(dim, t.rank)]
+    else:  # dim 0 of a 0-d tensor names its one element: nothing is reduced
+        dims = [norm_dim(dim, t.rank)] if t.rank else []
         out_shape = reduced_shape(t.shape, dims, keepdim)
     kept = [k for k in range(t.rank) if k not in dims]
     outs: list[tuple[str, TensorType]] = [("I", ttype(out_shape, DType.I64))]

@@ -44,6 +44,8 @@ from .registry import TorchNode, torch_op
 def dims_of(n: TorchNode, x: Value, key: str = "dim") -> list[int]:
     rank = vtype(x).rank
     d = n.args.get(key)
+    if rank == 0:  # torch lets dim 0 (or -1) name a 0-d tensor's one element: nothing is reduced
+        return []
     if d is None or (isinstance(d, list | tuple) and len(d) == 0):
         return list(range(rank))
     if isinstance(d, int):
@@ -270,6 +272,10 @@ def scan(em: Emitter, x: Value, dim: int, op: str, out_dtype: DType) -> Value:
     t = vtype(x)
     rank = t.rank
     dim = norm_dim(dim, rank)
+    if rank == 0:  # a 0-d tensor's running sum (or product) is itself
+        kb = em.kernel([(x, "X")], [("Y", ttype((), out_dtype))])
+        kb.assign(access("Y", []), cast(access("X", []), t.dtype, out_dtype))
+        return kb.results[0]
     kept = [k for k in range(rank) if k != dim]
     acc_t = acc_dtype(out_dtype)
     kb = em.kernel([(x, "X")], [("Y", ttype(t.shape, out_dtype))])

@@ -107,3 +107,41 @@ def test_tolerance_grows_with_the_reduction_length() -> None:
     # A 1000-term sum still fails a result off by one term in a thousand.
     g = np.array([1000.0], np.float32)
     assert not compare(g * (1 + 1e-3), g, DType.F32, 0, 1000).ok
+
+
+# torch lets dim 0 (or -1) name a 0-d tensor's one element: each of these reduces or scans nothing
+# (found by tests/unit/test_frontend_fuzz.py: the lowerings indexed a shape that has no dims).
+SCALAR_DIM_OPS = {
+    "sum": lambda s: s.sum(dim=0),
+    "mean_keepdim": lambda s: s.mean(dim=-1, keepdim=True),
+    "amax": lambda s: s.amax(dim=0),
+    "argmax": lambda s: s.argmax(dim=0),
+    "max_values_indices": lambda s: torch.stack([v.to(s.dtype) for v in s.max(dim=0)]),
+    "cumsum": lambda s: s.cumsum(dim=0),
+    "cumprod": lambda s: s.cumprod(dim=-1),
+    "logsumexp": lambda s: s.logsumexp(dim=0),
+    "prod": lambda s: s.prod(dim=0),
+}
+
+
+class OfScalar(torch.nn.Module):
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return SCALAR_DIM_OPS[self.kind](x.sum(dim=0))  # a 0-d tensor
+
+
+@pytest.mark.parametrize("kind", sorted(SCALAR_DIM_OPS))
+def test_a_reduction_over_dim_0_of_a_scalar_is_the_scalar(kind: str) -> None:
+    from solar.frontends.scaled_reference import validate_torch
+
+    x = torch.tensor([0.5, -1.25, 2.0])
+    problem = TorchProblem(lambda: OfScalar(kind), lambda: [x.clone()], f"scalar_{kind}")
+    tr = translate_problem(problem, "none")
+    report = validate_torch(problem, tr)
+    assert report.ok, report.summary()
+    got = run(tr.module, [x.numpy()])[0]
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64),
+                               SCALAR_DIM_OPS[kind](x.sum(dim=0)).double().numpy(), rtol=1e-6)
