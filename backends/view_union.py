@@ -131,18 +131,22 @@ def union_bytes(members: Sequence[Value], params: Sequence[str], values: Mapping
 def shared_reads(figures: Mapping[Value, Number], params: Sequence[str], values: Mapping[str, Number],
                  loops: Mapping[str, tuple[Expr, Expr]]) -> Number:
     """The bytes a unit reads of one tensor through several views of it, each with its own figure (in the
-    tensor's bytes), at least. The largest figure always is one: the views may share every element, and
-    a reader of a permute or reshape, or a partial reader, need not read what another view reads. Views
-    read in full that slice one root (through reshapes and permutes only) read exactly their union."""
+    tensor's bytes), at least. The largest figure always is one: the views may share every element, and a
+    reader of a permute or a broadcast need not read what another view reads. Views that slice one root
+    (through reshapes and permutes only, so each of their elements is a distinct element of the tensor)
+    cover the union U of their boxes; a view whose figure is r of its b bytes misses at most b - r of its
+    box, so the unit reads at least U - Σ (b - r): the union itself where every view is read in full. That
+    is arithmetic on the figures, so it is the same formula with symbolic sizes as at a point."""
     least = fmax_of(figures.values())
     by_root: dict[Value, list[Value]] = {}
-    for v, read in figures.items():
+    for v in figures:
         root = slice_root(v)[0]
-        if v.type is not None and read == v.type.nbytes(dict(values)) and one_to_one(root):
+        if v.type is not None and one_to_one(root):
             by_root.setdefault(root, []).append(v)
     for members in by_root.values():
         if len(members) > 1:
             union = union_bytes(members, params, values, loops)
             if union is not None:
-                least = fmax(least, union)
+                missed = sum(fmax(v.type.nbytes(dict(values)) - figures[v], 0) for v in members if v.type is not None)
+                least = fmax(least, union - missed)
     return least
