@@ -423,7 +423,8 @@ class CostModel:
         # Each argument is read once: the most any reader reads of it, over all its runs.
         for v in self.func.args:
             figures = {o: self._over_runs(o, v, None, {}, in_view=False) for o in self.uses.of_value(v)}
-            # Slices of it read in full, whatever the loops around them: their union (the boxes they are).
+            # Several slices of it (at a fixed offset; one moving with a solar.for is no box): the union of
+            # their boxes, less what each reader misses of its slice over all its runs (view_union).
             views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
             read = fmax(fmax_of(figures.values()), shared_reads(views, self.params, self.values, {})) if \
                 len(views) > 1 else fmax_of(figures.values())

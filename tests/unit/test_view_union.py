@@ -217,3 +217,41 @@ solar.func @f(%x: tensor<8x16xf32>) -> tensor<8xf32> {
 """))
     [unit] = model.units
     assert unit.bytes == 32 + 32
+
+
+def test_a_partial_read_takes_off_only_what_it_misses() -> None:
+    # Disjoint halves of x[16]; the kernel reads 7 of a's 8 elements and all of b's: the union's 64 B less
+    # the 4 B a's reader misses, 60 B (the 15 elements it reads), above the larger figure (32 B).
+    assert _unit_bytes("""
+solar.func @f(%x: tensor<16xf32>) -> tensor<8xf32> {
+  %a = solar.slice %x[0:8] : tensor<8xf32>
+  %b = solar.slice %x[8:16] : tensor<8xf32>
+  %y = solar.kernel @k(%a as A, %b as B) -> (Y: tensor<8xf32>) {
+    affine.for %i = 0 to 7 {
+      Y[%i] = A[%i] + B[%i]
+    }
+    Y[7] = B[7]
+  }
+  solar.return %y
+}
+""")[0] == 60 + 32
+
+
+def test_the_whole_graph_reads_slices_of_an_argument_in_separate_units_once() -> None:
+    # Two units read x[0:8] and x[4:12] of x[12]: each unit 32 B, the whole graph x's 12 elements (48 B)
+    # where the larger slice (32 B) was its figure; plus both 32 B results.
+    model = CostModel(parse_and_verify("""
+solar.func @f(%x: tensor<12xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = solar.slice %x[0:8] : tensor<8xf32>
+  %b = solar.slice %x[4:12] : tensor<8xf32>
+  %y = solar.einsum @ya "i->i" (%a as A) -> (Y: tensor<8xf32>) {
+    Y = A * 2.0
+  }
+  %z = solar.einsum @zb "i->i" (%b as B) -> (Z: tensor<8xf32>) {
+    Z = B * 3.0
+  }
+  solar.return %y, %z
+}
+"""))
+    assert [u.bytes for u in model.units] == [64, 64]
+    assert model.whole_graph().bytes == 48 + 64
