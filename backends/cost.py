@@ -44,6 +44,7 @@ from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 from .composition_hooks import is_in_place_scatter, updates_in_place
 from .loop_reads import kernel_union_bytes, slice_disjoint_over
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
+from .view_union import shared_reads
 
 
 class CostError(ValueError):
@@ -350,10 +351,15 @@ class CostModel:
                     w.flops_vector[vec_dtype] += c.flops_vector
         inputs, outputs = boundary(ops, self.uses)
         inside = {o for top in ops for o in top.walk()}
+        # Each reader's figure is already the tensor's own bytes (`_read_bytes` divides out the broadcasts).
+        # Inputs that view one tensor may share elements, read once: their figures are combined, not summed.
+        by_base: dict[Value, dict[Value, Number]] = {}
         for v in inputs:
             readers = [o for o in self.uses.of_value(v) if o in inside]
-            # Each reader's figure is already the tensor's own bytes (`_read_bytes` divides out the broadcasts).
-            w.bytes += fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
+            by_base.setdefault(_base(v), {})[v] = fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
+        for figures in by_base.values():
+            w.bytes += next(iter(figures.values())) if len(figures) == 1 else \
+                shared_reads(figures, self.params, self.values, loops)
         # Each tensor is written once, also when several views of it leave (a view moves nothing itself).
         written: dict[Value, int] = {}
         for v in outputs:
@@ -416,9 +422,13 @@ class CostModel:
             w.add(u)
         # Each argument is read once: the most any reader reads of it, over all its runs.
         for v in self.func.args:
-            readers = self.uses.of_value(v)
-            w.bytes += fmin(_nbytes(v, self.values),
-                            fmax_of(self._over_runs(o, v, None, {}, in_view=False) for o in readers))
+            figures = {o: self._over_runs(o, v, None, {}, in_view=False) for o in self.uses.of_value(v)}
+            # Several slices of it (at a fixed offset; one moving with a solar.for is no box): the union of
+            # their boxes, less what each reader misses of its slice over all its runs (view_union).
+            views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
+            read = fmax(fmax_of(figures.values()), shared_reads(views, self.params, self.values, {})) if \
+                len(views) > 1 else fmax_of(figures.values())
+            w.bytes += fmin(_nbytes(v, self.values), read)
         returned: dict[Value, None] = {}
         for op in self.func.body:
             if op.opname == "solar.return":
