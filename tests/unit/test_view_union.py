@@ -179,43 +179,33 @@ solar.func @f(%x: tensor<12xf32>) -> tensor<4xf32> {
 """)[0] == 32 + 16
 
 
+def _row_slices_in_a_loop(second: str) -> CostModel:
+    """Each iteration t of a solar.for reads x[t, 0:8] and x[t, `second`] in one einsum."""
+    return CostModel(parse_and_verify(f"""
+solar.func @f(%x: tensor<8x16xf32>) -> tensor<8xf32> {{
+  %z = solar.constant 0.0 : tensor<8xf32>
+  %r = solar.for %t = 0 to 8 iter_args(%acc = %z) -> (tensor<8xf32>) {{
+    %a = solar.slice %x[%t, 0:8] : tensor<8xf32>
+    %b = solar.slice %x[%t, {second}] : tensor<8xf32>
+    %y = solar.einsum @d "i,i->i" (%a as A, %b as B) -> (Y: tensor<8xf32>) {{
+      Y = A - B
+    }}
+    solar.yield %y
+  }}
+  solar.return %r
+}}
+"""))
+
+
 def test_disjoint_halves_moving_with_a_loop_sum() -> None:
     # Each iteration reads row t of x in two halves (disjoint at every t): 64 B a run, 8 runs.
-    model = CostModel(parse_and_verify("""
-solar.func @f(%x: tensor<8x16xf32>) -> tensor<8xf32> {
-  %z = solar.constant 0.0 : tensor<8xf32>
-  %r = solar.for %t = 0 to 8 iter_args(%acc = %z) -> (tensor<8xf32>) {
-    %a = solar.slice %x[%t, 0:8] : tensor<8xf32>
-    %b = solar.slice %x[%t, 8:16] : tensor<8xf32>
-    %y = solar.einsum @rot "i,i->i" (%a as A, %b as B) -> (Y: tensor<8xf32>) {
-      Y = A - B
-    }
-    solar.yield %y
-  }
-  solar.return %r
-}
-"""))
-    [unit] = model.units
+    [unit] = _row_slices_in_a_loop("8:16").units
     assert (unit.bytes, unit.trips) == (64 + 32, 8)
 
 
 def test_overlapping_slices_moving_with_a_loop_keep_the_largest() -> None:
     # x[t, 0:8] and x[t, 4:12] overlap; the union at a loop-moving index is not counted: the larger figure.
-    model = CostModel(parse_and_verify("""
-solar.func @f(%x: tensor<8x16xf32>) -> tensor<8xf32> {
-  %z = solar.constant 0.0 : tensor<8xf32>
-  %r = solar.for %t = 0 to 8 iter_args(%acc = %z) -> (tensor<8xf32>) {
-    %a = solar.slice %x[%t, 0:8] : tensor<8xf32>
-    %b = solar.slice %x[%t, 4:12] : tensor<8xf32>
-    %y = solar.einsum @d "i,i->i" (%a as A, %b as B) -> (Y: tensor<8xf32>) {
-      Y = A - B
-    }
-    solar.yield %y
-  }
-  solar.return %r
-}
-"""))
-    [unit] = model.units
+    [unit] = _row_slices_in_a_loop("4:12").units
     assert unit.bytes == 32 + 32
 
 
