@@ -23,7 +23,7 @@ from solar.ir.analysis.op_counts import run_counts
 from solar.ir.analysis.units import Unit, Uses, boundary, units_of
 from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
-from solar.ir.expr import Expr, IndexRef, walk
+from solar.ir.expr import Expr
 from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import (
     BroadcastOp,
@@ -42,7 +42,7 @@ from solar.ir.ops import (
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 from .composition_hooks import is_in_place_scatter, updates_in_place
-from .loop_reads import kernel_union_bytes, slice_disjoint_over
+from .loop_reads import kernel_union_bytes, slice_disjoint_over, slice_mentions
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 from .view_union import shared_reads
 
@@ -322,7 +322,7 @@ class CostModel:
             names = [f.var for f in self._loops.get(op, ())]
             own = {f for f in around if slice_disjoint_over(op, f, self.values, names)}
             # A slice that moves with a loop maps its readers' elements elsewhere at each iteration.
-            common = {f for f in common if not _mentions(op, f.var)}
+            common = {f for f in common if not slice_mentions(op, f.var)}
         return (common & around) | own
 
     def _source_bytes(self, v: Value) -> int:
@@ -443,12 +443,6 @@ class CostModel:
                 written[base] = fmax(written[base], n) if base in written else n
         w.bytes += sum(written.values())
         return w
-
-
-def _mentions(op: SliceOp, var: str) -> bool:
-    """Whether a slice's entries use the solar.for index `%var`."""
-    exprs = [x for e in op.entries for x in (e.index, e.start, e.stop, e.step) if x is not None]
-    return any(isinstance(i, IndexRef) and i.name == var for x in exprs for i in walk(x))
 
 
 def _base(v: Value) -> Value:

@@ -12,7 +12,7 @@ import islpy as isl
 
 from solar.ir.analysis.formula import Number, fmax
 from solar.ir.analysis.isl_model import UnsupportedForISL, build_model, evaluate
-from solar.ir.expr import Expr
+from solar.ir.expr import Expr, IndexRef, walk
 from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import ForOp, KernelOp, SliceOp, Value
 
@@ -28,6 +28,12 @@ def _shift(e: Expr, var: str, others: Mapping[str, Number]) -> int | None:
     if not all(isinstance(a, int) for a in at) or at[2] - at[1] != at[1] - at[0]:
         return None
     return at[1] - at[0]
+
+
+def slice_mentions(op: SliceOp, var: str | None = None) -> bool:
+    """Whether a slice's entries use the solar.for index `%var` (any solar.for index when None)."""
+    exprs = [x for e in op.entries for x in (e.index, e.start, e.stop, e.step) if x is not None]
+    return any(isinstance(i, IndexRef) and (var is None or i.name == var) for x in exprs for i in walk(x))
 
 
 def slice_disjoint_over(op: SliceOp, loop: ForOp, values: Mapping[str, Number], loop_vars: list[str]) -> bool:

@@ -14,8 +14,10 @@ import islpy as isl
 
 from solar.ir.analysis.formula import Number, fmax, fmax_of
 from solar.ir.analysis.isl_model import UnsupportedForISL, dim_text, evaluate, isl_expr, isl_name
-from solar.ir.expr import Expr, IndexRef, walk
+from solar.ir.expr import Expr
 from solar.ir.ops import GroupOp, PermuteOp, ReshapeOp, SliceOp, Value
+
+from .loop_reads import slice_mentions
 
 
 def _through_group(v: Value) -> Value | None:
@@ -52,11 +54,6 @@ def one_to_one(root: Value) -> bool:
             root = root.owner.operands[0]
         else:
             return root.owner is None or not root.owner.is_view or not root.owner.operands
-
-
-def _mentions_loop(chain: Sequence[SliceOp]) -> bool:
-    exprs: list[Expr] = [x for s in chain for e in s.entries for x in (e.index, e.start, e.step) if x is not None]
-    return any(isinstance(i, IndexRef) for x in exprs for i in walk(x))
 
 
 def _box_text(v: Value, chain: Sequence[SliceOp], names: dict[str, str]) -> str:
@@ -103,7 +100,7 @@ def union_bytes(members: Sequence[Value], params: Sequence[str], values: Mapping
     pairwise disjoint at every iteration still give the sum of their sizes."""
     names = {p: isl_name(p) for p in params}
     chains = [slice_root(v)[1] for v in members]
-    moving = any(_mentions_loop(c) for c in chains)
+    moving = any(slice_mentions(s) for c in chains for s in c)
     constraints = [f"{names[p]} >= 1" for p in params]
     if moving:
         names.update({"%" + var: isl_name("t_" + var) for var in loops})

@@ -162,21 +162,26 @@ solar.module @stencil [N = 10] {
     assert [unit.bytes.evaluate({"N": n}) for n in (3, 10, 1000)] == [16, 72, 4000 + 3992]
 
 
+def _kernel_on_two_slices(size: int, second: str, out: int, body: str) -> str:
+    """A kernel reading A = x[0:8] and B = x[`second`] of x[`size`] with `body`, writing Y[`out`]."""
+    return f"""
+solar.func @f(%x: tensor<{size}xf32>) -> tensor<{out}xf32> {{
+  %a = solar.slice %x[0:8] : tensor<8xf32>
+  %b = solar.slice %x[{second}] : tensor<8xf32>
+  %y = solar.kernel @k(%a as A, %b as B) -> (Y: tensor<{out}xf32>) {{{body}
+  }}
+  solar.return %y
+}}
+"""
+
+
 def test_a_partial_read_keeps_the_largest_figure() -> None:
     # The kernel reads 4 of a's 8 elements and all of b's: the union is not proven, the larger figure (b's
     # 32 B) is the lower bound (the run reads 12 distinct elements, 48 B), plus 16 B written.
-    assert _unit_bytes("""
-solar.func @f(%x: tensor<12xf32>) -> tensor<4xf32> {
-  %a = solar.slice %x[0:8] : tensor<8xf32>
-  %b = solar.slice %x[4:12] : tensor<8xf32>
-  %y = solar.kernel @k(%a as A, %b as B) -> (Y: tensor<4xf32>) {
+    assert _unit_bytes(_kernel_on_two_slices(12, "4:12", 4, """
     affine.for %i = 0 to 4 {
       Y[%i] = A[%i] + B[%i] + B[%i + 4]
-    }
-  }
-  solar.return %y
-}
-""")[0] == 32 + 16
+    }"""))[0] == 32 + 16
 
 
 def _row_slices_in_a_loop(second: str) -> CostModel:
@@ -212,19 +217,11 @@ def test_overlapping_slices_moving_with_a_loop_keep_the_largest() -> None:
 def test_a_partial_read_takes_off_only_what_it_misses() -> None:
     # Disjoint halves of x[16]; the kernel reads 7 of a's 8 elements and all of b's: the union's 64 B less
     # the 4 B a's reader misses, 60 B (the 15 elements it reads), above the larger figure (32 B).
-    assert _unit_bytes("""
-solar.func @f(%x: tensor<16xf32>) -> tensor<8xf32> {
-  %a = solar.slice %x[0:8] : tensor<8xf32>
-  %b = solar.slice %x[8:16] : tensor<8xf32>
-  %y = solar.kernel @k(%a as A, %b as B) -> (Y: tensor<8xf32>) {
+    assert _unit_bytes(_kernel_on_two_slices(16, "8:16", 8, """
     affine.for %i = 0 to 7 {
       Y[%i] = A[%i] + B[%i]
     }
-    Y[7] = B[7]
-  }
-  solar.return %y
-}
-""")[0] == 60 + 32
+    Y[7] = B[7]"""))[0] == 60 + 32
 
 
 def test_the_whole_graph_reads_slices_of_an_argument_in_separate_units_once() -> None:
