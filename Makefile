@@ -4,12 +4,15 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+LOCK   := requirements.lock
 
-$(STAMP): pyproject.toml
+.PHONY: demo test lint bench clean lock test-latest
+
+# Installs exactly the versions in the committed lock (pip constraints), so a fresh clone gets what CI tested.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the main job on a bundled example
@@ -20,12 +23,29 @@ test: $(STAMP)  ## every test: pytest (unit, property) and lit (golden FileCheck
 	$(BIN)/pytest -n 2 tests/unit
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/lit -q tests/lit
 
+# Refreshes the lock to the newest versions pyproject allows, rebuilds .venv from it and runs every test.
+lock:
+	bash .ci/lock
+	rm -rf $(VENV)
+	$(MAKE) test
+
+# Not part of CI: the newest versions the ranges allow, in a separate venv, against the tests that follow
+# other projects' releases most closely (the model corpus and the LLM tests). Run it before `make lock`.
+LATEST := .venv-latest
+test-latest:
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/pip install -q --upgrade pip
+	$(LATEST)/bin/pip install -q --upgrade --upgrade-strategy eager -e '.[dev]'
+	$(LATEST)/bin/pip list --format=freeze 2>/dev/null | grep -iE '^(torch|transformers|jax|numpy|numba)=='
+	$(LATEST)/bin/pytest -n 2 tests/unit/test_model_corpus.py $$(ls tests/unit/test_llm*.py)
+	PATH="$(abspath $(LATEST)/bin):$$PATH" $(LATEST)/bin/lit -q tests/lit/solar-llm
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 bench: $(STAMP)
-	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/pip install -q -c $(LOCK) -e '.[bench]'
 	$(BIN)/python benchmarks/parse.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(LATEST) build *.egg-info
