@@ -82,7 +82,7 @@ def is_trace(path: str) -> bool:
         return False
     try:
         with open(path, encoding="utf-8") as f:
-            head = f.read(1 << 16)
+            head = f.read(1 << 20)
     except OSError:
         return False
     return head.lstrip().startswith("{") and '"traceEvents"' in head

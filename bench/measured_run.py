@@ -45,6 +45,7 @@ def run_measured(path: str, measured: list[str], l2: str, fallback_target: str |
     if traces and (root is not None or len(traces) > 1):
         raise MeasuredError("a profiler trace joins to one problem: give one problem file and one trace")
     times: list[MeasuredTime] = [t for m in measured if m not in traces for t in read_measured(m)]
+    _check_targets(times)
     run = MeasuredRun()
     for problem in problems:
         mine = match(times, problem, root)
@@ -66,6 +67,17 @@ def run_measured(path: str, measured: list[str], l2: str, fallback_target: str |
         if trace is not None:
             run.units = join_trace(trace, bounds, mine[-1].target, problem)
     return run
+
+
+def _check_targets(times: list[MeasuredTime]) -> None:
+    from solar.targets.loader import TargetError, load_target
+
+    for name in sorted({t.target for t in times}):
+        try:
+            load_target(name)
+        except TargetError as err:
+            origin = next(t.origin for t in times if t.target == name)
+            raise MeasuredError(f"--measured {origin}: target '{name}': {str(err).splitlines()[0]}") from None
 
 
 def _first_line(err: BaseException) -> str:

@@ -186,6 +186,10 @@ def test_cli_usage_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert err.count("\n") == 1 and "solar-bench: error: --measured" in err and "header" in err
     assert cli([str(CORPUS / "level1" / "19_ReLU.py"), "--measured", str(tmp_path / "none.json")]) == 1
     assert "no such file" in capsys.readouterr().err
+    bad.write_text("problem,target,framework,min_s\n19_ReLU.py,h900,eager,0.1\n")
+    assert cli([str(CORPUS / "level1" / "19_ReLU.py"), "--measured", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "target 'h900'" in err
 
 
 # ---- a profiler trace joined to the units -----------------------------------------------------------------
