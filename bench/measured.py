@@ -281,6 +281,8 @@ class MeasuredRun:
 
 def unit_line(row: dict[str, Any]) -> str:
     head = "VIOLATION" if row["violation"] else "unit"
-    ratio = f"ratio {row['ratio']:.3f}" if row.get("ratio") is not None else "no bound"
+    if row.get("ratio") is None:
+        return f"{head}: kernels of no unit: {row['measured_s']:.4g} s over {row['kernels']} kernel(s)"
+    headroom = f", headroom {row['headroom']:.3g} over its SOL {row['sol_s']:.4g} s" if row.get("headroom") else ""
     return (f"{head}: {row['unit']} ({row['where']}): measured {row['measured_s']:.4g} s over {row['kernels']} "
-            f"kernel(s), bound {row['bound_s']:.4g} s, {ratio}")
+            f"kernel(s), bound {row['bound_s']:.4g} s (warm L2), ratio {row['ratio']:.3f}{headroom}")

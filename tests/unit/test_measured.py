@@ -288,7 +288,10 @@ def test_a_trace_gives_each_unit_its_time_and_flags_a_unit_below_its_bound(
     (whole,) = run.verdicts
     assert whole.time.min_s == pytest.approx((1000 + 50 + 80 + 1) * 1e-6) and whole.time.target == TARGET
     assert cli([str(tiny), "--measured", str(trace_file)]) == 3
-    assert "VIOLATION: @linear (tiny.py:10): measured 0.001 s over 2 kernel(s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ("VIOLATION: @linear (tiny.py:10): measured 0.001 s over 2 kernel(s), bound 0.002684 s (warm L2), "
+            "ratio 0.373, headroom 0.373 over its SOL 0.002684 s") in out
+    assert "unit: kernels of no unit: 1e-06 s over 2 kernel(s)" in out
 
 
 def test_a_trace_needs_one_problem(tmp_path: Path) -> None:
