@@ -25,22 +25,24 @@ def bound_problem(path: str, targets: list[str]) -> Bounds:
     return compute_bounds(prog.module, [load_target(t) for t in targets], prog.sizes)
 
 
-def problems_under(path: str) -> tuple[list[str], str | None]:
+def problems_under(path: str, match: list[str] | None = None) -> tuple[list[str], str | None]:
+    """The problem files under `path` (a file: itself), narrowed by `match` as a batch narrows them."""
     if os.path.isdir(path):
-        from .batch import discover
+        from .batch import tasks_for
 
-        return discover(path), path
+        return [t.path for t in tasks_for(path, {}, match)], path
     return [path], None
 
 
 def run_measured(path: str, measured: list[str], l2: str, fallback_target: str | None = None,
                  bound: Callable[[str, list[str]], Bounds] = bound_problem,
-                 on_problem: Callable[[str], None] = lambda p: None) -> MeasuredRun:
+                 on_problem: Callable[[str], None] = lambda p: None, only: list[str] | None = None) -> MeasuredRun:
     """Judge every measured time of the problems under `path`. `bound` computes a problem's bounds (tests pass
-    a cached one); a problem whose bound fails is recorded, not raised."""
+    a cached one); `only` narrows a directory as `--match` does; a problem whose bound fails is recorded, not
+    raised."""
     from .trace_join import join_trace, read_trace, trace_target, trace_time
 
-    problems, root = problems_under(path)
+    problems, root = problems_under(path, only)
     traces = [m for m in measured if is_trace(m)]
     if traces and (root is not None or len(traces) > 1):
         raise MeasuredError("a profiler trace joins to one problem: give one problem file and one trace")

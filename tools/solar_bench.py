@@ -188,7 +188,7 @@ def _measured(args: argparse.Namespace) -> int:
                          "--plot, --dask or --report")
     gpus = [t.strip() for t in args.target.split(",") if t.strip() and t.strip() != "host"]
     try:
-        run = run_measured(args.path, args.measured, args.measured_l2, gpus[0] if gpus else None)
+        run = run_measured(args.path, args.measured, args.measured_l2, gpus[0] if gpus else None, only=args.match)
     except MeasuredError as err:
         raise UsageError(str(err)) from None
     sys.stdout.write(run.render())

@@ -178,6 +178,12 @@ def test_cli_exits_3_on_a_violation_and_writes_json(tmp_path: Path, capsys: pyte
     assert [v["violation"] for v in doc["verdicts"]] == [False, True]
 
 
+def test_cli_match_narrows_a_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli([str(CORPUS), "--measured", TIMINGS[0], "--match", "level1/9[46]_*"]) == 0
+    out = capsys.readouterr().out
+    assert "measured: 2 times joined to their bounds: 0 violation(s), 0 near-miss(es) (ratio < 1.1), 2 clear" in out
+
+
 def test_cli_usage_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n")
