@@ -300,6 +300,33 @@ def test_a_trace_gives_each_unit_its_time_and_flags_a_unit_below_its_bound(
     assert "unit: kernels of no unit: 1e-06 s over 2 kernel(s)" in out
 
 
+def test_trace_errors(tiny: Path, tmp_path: Path) -> None:
+    trace_file = tmp_path / "trace.json"
+    doc = _trace({"linear": 1.0, "relu": 1.0, "softmax": 1.0})
+    trace_file.write_text(json.dumps({**doc, "traceEvents": [e for e in doc["traceEvents"] if e["cat"] == "cpu_op"]}))
+    with pytest.raises(MeasuredError, match="no GPU kernels"):
+        read_trace(str(trace_file), str(tiny))
+    trace_file.write_text(json.dumps({**doc, "deviceProperties": [{"name": "Some GPU"}]}))
+    with pytest.raises(MeasuredError, match="names no known GPU"):
+        run_measured(str(tiny), [str(trace_file)], "warm")
+    # the target then comes from --target
+    assert {v.time.target for v in run_measured(str(tiny), [str(trace_file)], "warm", "h100-sxm").verdicts} == {
+        "h100-sxm"}
+
+
+def test_kernelbench_json_errors(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    for doc, why in (([], "KernelBench's timing JSON"), ({"level1": []}, "holds no problems"),
+                     ({"level1": {"a.py": {"mean": 1.0}}}, "no 'min'"),
+                     ({"level1": {"a.py": {"min": 1.0, "hardware": "Abacus"}}}, "no target for hardware 'Abacus'")):
+        path.write_text(json.dumps(doc))
+        with pytest.raises(MeasuredError, match=why):
+            read_measured(str(path))
+    path.write_text("{nope")
+    with pytest.raises(MeasuredError, match="not JSON"):
+        read_measured(str(path))
+
+
 def test_a_trace_needs_one_problem(tmp_path: Path) -> None:
     trace_file = tmp_path / "trace.json"
     trace_file.write_text(json.dumps(_trace({"linear": 1.0, "relu": 1.0, "softmax": 1.0})))
