@@ -8,7 +8,8 @@
     solar-bench kernelbench/ --measured timings.json          # times measured elsewhere against the bounds
 
 Exit status: 0 no violation; 3 some run was faster than a fused, cache-aware or whole-graph bound (or than
-the unfused one with intermediates larger than the last-level cache); 1 a usage error, or the one problem
+the unfused one with intermediates larger than the last-level cache; with --measured, a time measured
+elsewhere below its bound); 1 a usage error, or the one problem
 given could not be translated, bounded or measured; 2 an internal error.
 """
 
