@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks
-from solar.backends.report import analyse
+from solar.backends.report import TargetReport, analyse
 from solar.backends.tiling_ir import add_cache_aware
 from solar.ir.analysis.units import boundary
 from solar.ir.diagnostics import DiagnosticEngine
@@ -41,6 +41,7 @@ class TargetBounds:
     cache_buffer: str
     llc_bytes: int | None
     notes: list[str] = field(default_factory=list)
+    report: TargetReport | None = field(default=None, repr=False, compare=False)  # per unit and group (--measured)
 
     def to_json(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "bound_by": self.bound_by, "cache_buffer": self.cache_buffer,
@@ -58,6 +59,7 @@ class Bounds:
     kernels: int
     groups: int
     targets: dict[str, TargetBounds]
+    model: CostModel | None = field(default=None, repr=False, compare=False)  # its units (--measured's trace join)
 
     def to_json(self) -> dict[str, Any]:
         return {"sizes": self.sizes, "flops": self.flops, "bytes": self.bytes,
@@ -157,11 +159,11 @@ def compute_bounds(module: ModuleOp, targets: list[Target], sizes: dict[str, int
                 first_bytes["cache_aware"] = ca.mode.bytes
         out[t.name] = TargetBounds(t.name, {m: seconds[m] for m in MODES if m in seconds},
                                    {m: bound_by[m] for m in MODES if m in bound_by}, buffer, last_level_cache(t),
-                                   notes)
+                                   notes, report)
     kernels = len(model.units)
     groups = len(model.groups)
     flops = sum(w.flops for w in model.units)
     used = {p.name: sizes.get(p.name, p.default) for p in module.params}
     return Bounds({k: v for k, v in used.items() if v is not None}, flops,
                   {m: first_bytes[m] for m in MODES if m in first_bytes}, intermediate_bytes(model), kernels, groups,
-                  out)
+                  out, model)

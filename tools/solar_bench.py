@@ -5,9 +5,11 @@
     solar-bench model.sir --source model.py --scale 0.25     # bounds from the IR, the original runs
     solar-bench suite/ --out runs.jsonl --resume --jobs 2 --plot headroom.png
     solar-bench suite/ --dask local --no-measure --out bounds.jsonl
+    solar-bench kernelbench/ --measured timings.json          # times measured elsewhere against the bounds
 
 Exit status: 0 no violation; 3 some run was faster than a fused, cache-aware or whole-graph bound (or than
-the unfused one with intermediates larger than the last-level cache); 1 a usage error, or the one problem
+the unfused one with intermediates larger than the last-level cache; with --measured, a time measured
+elsewhere below its bound); 1 a usage error, or the one problem
 given could not be translated, bounded or measured; 2 an internal error.
 """
 
@@ -63,6 +65,12 @@ def build_parser() -> Parser:
     p.add_argument("--quiet-wait", type=float, default=0.0, metavar="SECONDS",
                    help="before measuring, wait up to this long for other processes to leave the CPUs free "
                    "(default 0: measure at once; a busy run is marked noisy either way)")
+    p.add_argument("--measured", action="append", metavar="FILE", help="judge times measured elsewhere instead "
+                   "of measuring: KernelBench's timing JSON, a CSV (problem,target,framework,min_s) or a PyTorch "
+                   "profiler trace (Chrome JSON) of the one problem given (repeatable; docs/bench.md)")
+    p.add_argument("--measured-l2", choices=["warm", "flushed"], default="warm",
+                   help="whether the L2 kept data between the measured trials (warm, the default: judged by bounds "
+                   "that let the L2 hold inputs and outputs) or was flushed")
     batch = p.add_argument_group("batch mode (PATH is a directory)")
     batch.add_argument("--out", metavar="FILE.jsonl", help="one JSON line per problem")
     batch.add_argument("--resume", action="store_true", help="skip the problems already in --out")
@@ -133,6 +141,8 @@ def run(argv: Sequence[str]) -> int:
                 check_writable(path, what)  # before any work: a typo in an output path costs nothing
         if args.plot:
             _check_plot_format(args.plot)
+        if args.measured:
+            return _measured(args)
         opts = _options(args)
         if os.path.isdir(args.path):
             return _batch(args, opts)
@@ -165,6 +175,27 @@ def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
             sys.stderr.write(f"{PROG}: error: {e['stage']}: {e['message']}\n")
         return 1
     return 0
+
+
+def _measured(args: argparse.Namespace) -> int:
+    from solar.bench.measured import MeasuredError
+    from solar.bench.measured_run import run_measured
+
+    for path in args.measured:
+        if not os.path.isfile(path):
+            raise UsageError(f"--measured {path}: no such file")
+    if args.out or args.resume or args.plot or args.dask or args.report:
+        raise UsageError("--measured judges times measured elsewhere: it takes --json, not --out, --resume, "
+                         "--plot, --dask or --report")
+    gpus = [t.strip() for t in args.target.split(",") if t.strip() and t.strip() != "host"]
+    try:
+        run = run_measured(args.path, args.measured, args.measured_l2, gpus[0] if gpus else None, only=args.match)
+    except MeasuredError as err:
+        raise UsageError(str(err)) from None
+    sys.stdout.write(run.render())
+    if args.json:
+        write_text_atomic(args.json, json.dumps(run.to_json(), indent=2) + "\n", "JSON report")
+    return EXIT_VIOLATION if run.any_violation else 0
 
 
 _DASK_ADDRESS = re.compile(r"(tcp|tls|ucx|inproc|ws|wss)://[^\s/]+(:\d+)?/?\Z|local\Z")
