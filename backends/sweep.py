@@ -104,11 +104,12 @@ class CostSurface:
     """Every mode of `module` on every target, as a function of the size parameters (module docstring)."""
 
     def __init__(self, module: ModuleOp, targets: Sequence[Target], *, fp32_precision: str = "framework",
-                 buffer: str | None = None) -> None:
+                 buffer: str | None = None, max_points: int | None = None) -> None:
         self.module = module
         self.targets = list(targets)
         self.fp32_precision = fp32_precision
         self.buffer = buffer  # l2, smem or a size: adds the cache-aware mode (a tiling search per point)
+        self.max_points = max_points  # the most points of a grid (None: sweep_spec.point_limit's default)
         self.params: tuple[str, ...] = tuple(p.name for p in module.params)
         self.defaults: dict[str, int | None] = {p.name: p.default for p in module.params}
         self.peaks = [Peaks(t) for t in self.targets]
@@ -178,7 +179,7 @@ class CostSurface:
 
     def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
         """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
-        check_axes(self.params, axes)
+        check_axes(self.params, axes, cache_aware=self.buffer is not None, max_points=self.max_points)
         for name, values in axes.items():
             for v in values:
                 self.point({name: v})
@@ -199,11 +200,10 @@ class CostSurface:
     def _symbolic(self, env: Mapping[str, np.ndarray]) -> dict[str, dict[str, ModeArrays]]:
         isl_env = {self._isl_names[n]: v for n, v in env.items()}
         shape = next(iter(env.values())).shape if env else ()
-        memo: dict[int, Any] = {}
 
         def value(f: Formula | int) -> np.ndarray:
-            if isinstance(f, Formula):
-                return np.broadcast_to(np.asarray(f._eval(isl_env, shape, memo), dtype=object), shape)
+            if isinstance(f, Formula):  # a memo of its own: a grid's values are not kept past their use
+                return np.broadcast_to(np.asarray(f._eval(isl_env, shape, {}), dtype=object), shape)
             return np.full(shape, f, dtype=object)
 
         out: dict[str, dict[str, ModeArrays]] = {}

@@ -396,12 +396,24 @@ class Formula:
 
     def _eval(self, env: Env, shape: tuple[int, ...], memo: dict[int, Any]) -> Any:
         """The value of every node, children first (`memo`: id -> value, shared between the formulas of one
-        evaluation). Iterative: a program of hundreds of layers sums into formulas hundreds of nodes deep."""
-        for node in _postorder(self, memo):
+        evaluation). Iterative: a program of hundreds of layers sums into formulas hundreds of nodes deep.
+        A node's value is dropped from `memo` once every node above it has used it (only the values of the
+        roots stay), so a grid of a million points holds a few arrays at a time, not one per node."""
+        order = _postorder(self, memo)
+        uses: dict[int, int] = {}
+        for node in order:
+            for a in node.args:
+                uses[id(a)] = uses.get(id(a), 0) + 1
+        fresh = {id(node) for node in order}
+        for node in order:
             if node.kind == "isl":
                 memo[id(node)] = node._eval_leaf(env, shape)
-            else:
-                memo[id(node)] = reduce(_OPS[node.kind], [memo[id(a)] for a in node.args])
+                continue
+            memo[id(node)] = reduce(_OPS[node.kind], [memo[id(a)] for a in node.args])
+            for a in node.args:
+                uses[id(a)] -= 1
+                if not uses[id(a)] and id(a) in fresh and a is not self:
+                    del memo[id(a)]
         return memo[id(self)]
 
     def _eval_leaf(self, env: Env, shape: tuple[int, ...]) -> Any:
