@@ -43,10 +43,9 @@ class Design:
 
 
 def scaled_seconds(a: ModeArrays, bandwidth: list[float], compute: list[float]) -> np.ndarray:
-    """Σ_i max(compute_i / c, memory_i / b) at one point (the arrays' first element) for every (b, c).
+    """Σ_i max(compute_i / c, memory_i / b) at one point (the grid's first) for every (b, c).
     Summed one unit at a time: memory is one (b, c) grid, not one per unit."""
-    comp = a.unit_compute.reshape(a.unit_compute.shape[0], -1)[:, 0]
-    mem = a.unit_memory.reshape(a.unit_memory.shape[0], -1)[:, 0]
+    comp, mem = a.unit_compute, a.unit_memory
     b = np.asarray(bandwidth, dtype=float)[:, None]
     c = np.asarray(compute, dtype=float)[None, :]
     total = np.zeros((len(bandwidth), len(compute)))

@@ -81,8 +81,10 @@ class _WorkFormulas:
 
 @dataclass
 class ModeArrays:
-    """A mode on a target over a grid: each field an array of the grid's shape (`unit_compute`/`unit_memory`
-    per unit, first axis, for the design space)."""
+    """A mode on a target over a grid: each field an array of the grid's shape, but `unit_compute` and
+    `unit_memory`: each unit's compute and memory time at the grid's first point (the design space scales
+    them). Per-unit arrays over the grid are summed as they come, never kept: a million points of a
+    program of hundreds of units fit in memory."""
 
     seconds: np.ndarray
     tensor_s: np.ndarray
@@ -90,7 +92,8 @@ class ModeArrays:
     memory_s: np.ndarray
     flops: np.ndarray  # exact integers (object arrays)
     bytes: np.ndarray
-    unit_compute: np.ndarray
+    compute_s: np.ndarray  # Σ over units of max(tensor, vector): the inverse roofline's compute factor
+    unit_compute: np.ndarray  # shape (units,)
     unit_memory: np.ndarray
 
     def bounds(self) -> np.ndarray:
@@ -208,8 +211,8 @@ class CostSurface:
 
         out: dict[str, dict[str, ModeArrays]] = {}
         for peaks in self.peaks:
-            out[peaks.target.name] = {mode: _mode_arrays([self._work_arrays(w, peaks, value) for w in
-                                                          self.works(mode)], shape) for mode in MODES}
+            out[peaks.target.name] = {mode: _mode_arrays((self._work_arrays(w, peaks, value) for w in
+                                                          self.works(mode)), shape) for mode in MODES}
         return out
 
     @staticmethod
@@ -288,27 +291,33 @@ class CostSurface:
         return out
 
 
-def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
-    zeros = np.zeros(shape)
-    tensor = sum((np.asarray(w[0], dtype=float) + zeros for w in works), zeros)
-    vector = sum((np.asarray(w[1], dtype=float) + zeros for w in works), zeros)
-    memory = sum((np.asarray(w[2], dtype=float) + zeros for w in works), zeros)
-    compute = np.stack([np.maximum(np.asarray(w[0], dtype=float), np.asarray(w[1], dtype=float)) + zeros
-                        for w in works]) if works else np.zeros((0, *shape))
-    unit_memory = np.stack([np.asarray(w[2], dtype=float) + zeros for w in works]) if works else np.zeros((0, *shape))
-    seconds = np.maximum(compute, unit_memory).sum(axis=0) if works else zeros
-    obj_zero = np.zeros(shape, dtype=object)
-    flops = sum((np.asarray(w[3], dtype=object) + obj_zero for w in works), obj_zero)
-    nbytes = sum((np.asarray(w[4], dtype=object) + obj_zero for w in works), obj_zero)
+def _mode_arrays(works: Iterable[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
+    """A mode's arrays from its units' (tensor_s, vector_s, memory_s, flops, bytes), summed one unit at a time."""
+    tensor, vector, memory, compute, seconds = (np.zeros(shape) for _ in range(5))
+    flops: Any = np.zeros(shape, dtype=object)
+    nbytes: Any = np.zeros(shape, dtype=object)
+    first_compute: list[float] = []
+    first_memory: list[float] = []
+    for w in works:
+        t, v, m = (np.asarray(w[k], dtype=float) + np.zeros(shape) for k in range(3))
+        c = np.maximum(t, v)
+        tensor += t
+        vector += v
+        memory += m
+        compute += c
+        seconds += np.maximum(c, m)
+        flops = flops + np.asarray(w[3], dtype=object)
+        nbytes = nbytes + np.asarray(w[4], dtype=object)
+        first_compute.append(float(c.reshape(-1)[0]))
+        first_memory.append(float(m.reshape(-1)[0]))
 
     def exact(v: Any) -> np.ndarray:  # a 0-d object sum comes back as a Python integer
         out = np.empty(shape, dtype=object)
         out[...] = v
         return out
 
-    return ModeArrays(np.asarray(seconds, dtype=float).reshape(shape), np.asarray(tensor, dtype=float).reshape(shape),
-                      np.asarray(vector, dtype=float).reshape(shape), np.asarray(memory, dtype=float).reshape(shape),
-                      exact(flops), exact(nbytes), compute, unit_memory)
+    return ModeArrays(seconds, tensor, vector, memory, exact(flops), exact(nbytes), compute,
+                      np.array(first_compute), np.array(first_memory))
 
 
 @dataclass
@@ -348,8 +357,8 @@ class Sweep:
         """At each point, the inverse roofline (docs/sol.md): compute, bandwidth and both factors per mode."""
         out: dict[str, dict[str, dict[str, np.ndarray]]] = {}
         for target, modes in self.arrays.items():
-            out[target] = {mode: {"compute_factor": a.unit_compute.sum(axis=0) / latency_s,
-                                  "bandwidth_factor": a.unit_memory.sum(axis=0) / latency_s,
+            out[target] = {mode: {"compute_factor": a.compute_s / latency_s,
+                                  "bandwidth_factor": a.memory_s / latency_s,
                                   "both_factor": a.seconds / latency_s} for mode, a in modes.items()}
         return out
 
