@@ -112,7 +112,9 @@ class CostSurface:
         self.targets = list(targets)
         self.fp32_precision = fp32_precision
         self.buffer = buffer  # l2, smem or a size: adds the cache-aware mode (a tiling search per point)
-        self.max_points = max_points  # the most points of a grid (None: sweep_spec.point_limit's default)
+        # The most points of a grid (None: 10^6). The --sol pass asks for --max-points past 10^3 cache-aware
+        # points before it builds a surface; Python callers (solar-llm's serving model) set their own.
+        self.max_points = max_points
         self.params: tuple[str, ...] = tuple(p.name for p in module.params)
         self.defaults: dict[str, int | None] = {p.name: p.default for p in module.params}
         self.peaks = [Peaks(t) for t in self.targets]
@@ -182,7 +184,7 @@ class CostSurface:
 
     def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
         """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
-        check_axes(self.params, axes, cache_aware=self.buffer is not None, max_points=self.max_points)
+        check_axes(self.params, axes, max_points=self.max_points)
         for name, values in axes.items():
             for v in values:
                 self.point({name: v})

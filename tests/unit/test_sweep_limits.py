@@ -93,9 +93,10 @@ def test_cache_aware_grids_ask_for_max_points() -> None:
         check_axes(["B"], axes, cache_aware=True, max_points=1000)
     with pytest.raises(SweepError, match="from 1 to 1,000,000, not 1,000,001"):
         check_axes(["B"], axes, max_points=MAX_POINTS + 1)
-    # The surface asks before any tiling search.
-    surface = CostSurface(prepared((EXAMPLES / "mlp.sir").read_text()), [load_target("h100")], buffer="l2")
-    with pytest.raises(SweepError, match="--max-points=1001"):
+    # A surface keeps to its own limit before any tiling search (the --sol pass sets it from --max-points).
+    surface = CostSurface(prepared((EXAMPLES / "mlp.sir").read_text()), [load_target("h100")], buffer="l2",
+                          max_points=1000)
+    with pytest.raises(SweepError, match="1,001 points, over --max-points=1000"):
         surface.grid(axes)
 
 
