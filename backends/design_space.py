@@ -20,7 +20,7 @@ import numpy as np
 from solar.ir.outputs import save_figure
 
 from .sweep import CACHE_AWARE, CostSurface, ModeArrays
-from .sweep_spec import DesignSpace
+from .sweep_spec import DesignSpace, check_design
 from .tiling_ir import resolve_buffer
 
 
@@ -44,30 +44,65 @@ class Design:
 
 
 def scaled_seconds(a: ModeArrays, bandwidth: list[float], compute: list[float]) -> np.ndarray:
-    """Σ_i max(compute_i / c, memory_i / b) at one point (the arrays' first element) for every (b, c)."""
-    comp = a.unit_compute.reshape(a.unit_compute.shape[0], -1)[:, 0]
-    mem = a.unit_memory.reshape(a.unit_memory.shape[0], -1)[:, 0]
-    b = np.asarray(bandwidth)[:, None, None]
-    c = np.asarray(compute)[None, :, None]
-    return np.maximum(comp[None, None, :] / c, mem[None, None, :] / b).sum(axis=-1)
+    """Σ_i max(compute_i / c, memory_i / b) at one point (the grid's first) for every (b, c).
+    Summed one unit at a time: memory is one (b, c) grid, not one per unit."""
+    comp, mem = a.unit_compute, a.unit_memory
+    b = np.asarray(bandwidth, dtype=float)[:, None]
+    c = np.asarray(compute, dtype=float)[None, :]
+    total = np.zeros((len(bandwidth), len(compute)))
+    for unit_compute, unit_memory in zip(comp, mem, strict=True):
+        total += np.maximum(unit_compute / c, unit_memory / b)
+    return total
 
 
 def pareto_front(design: Design) -> list[dict[str, float]]:
-    """The meeting scalings that no other meeting scaling is at most on every axis (and below on one)."""
-    meets = [(b, c, lv, float(design.seconds[i, j, k]))
-             for (i, b), (j, c), (k, lv) in itertools.product(enumerate(design.bandwidth), enumerate(design.compute),
-                                                             enumerate(design.l2))
-             if design.seconds[i, j, k] <= design.latency_s * (1 + 1e-12)]
-    front = []
-    for p in meets:
-        dominated = any(q[:3] != p[:3] and all(x <= y for x, y in zip(q[:3], p[:3], strict=True)) for q in meets)
-        if not dominated:
-            front.append({"bandwidth": p[0], "compute": p[1], "l2": p[2], "time_s": p[3]})
+    """The meeting scalings that no other meeting scaling is at most on every axis (and below on one).
+    With every axis in increasing order (as parsed), "at most" is "at most in index": a meeting scaling is on
+    the front iff it is the only meeting one in the box from the grid's origin to it, a 3-D prefix count,
+    O(n) in NumPy. Axes out of order take the sort (`minimal_points`, O(n log n))."""
+    meets = design.seconds <= design.latency_s * (1 + 1e-12)
+    axes = (design.bandwidth, design.compute, design.l2)
+    if all(all(a < b for a, b in itertools.pairwise(axis)) for axis in axes):
+        box = meets.astype(np.int64).cumsum(axis=0).cumsum(axis=1).cumsum(axis=2)
+        on_front = np.argwhere(meets & (box == 1))
+    else:
+        where = np.argwhere(meets)
+        on_front = where[minimal_points([tuple(float(axes[d][n]) for d, n in enumerate(p)) for p in where])]
+    front = [{"bandwidth": design.bandwidth[i], "compute": design.compute[j], "l2": design.l2[k],
+              "time_s": float(design.seconds[i, j, k])} for i, j, k in on_front]
     return sorted(front, key=lambda f: (f["bandwidth"], f["compute"], f["l2"]))
+
+
+def minimal_points(points: list[tuple[float, float, float]]) -> list[int]:
+    """The indices of the points that no other point is at most on every axis (and differs from): a sweep
+    in lexicographic order, O(n log n). A point can only be dominated by one before it; among those, one
+    with compute ≤ its compute and l2 ≤ its l2 exists iff the least l2 over compute ranks up to its own is
+    ≤ its l2 (a Fenwick tree of prefix minima over the compute ranks)."""
+    order = sorted(range(len(points)), key=lambda n: points[n])
+    ranks = {c: r + 1 for r, c in enumerate(sorted({p[1] for p in points}))}
+    tree = [math.inf] * (len(ranks) + 1)
+    out: list[int] = []
+    start = 0
+    while start < len(order):
+        end = start  # a run of equal points: none dominates another, so they are queried before inserted
+        while end < len(order) and points[order[end]] == points[order[start]]:
+            end += 1
+        _, compute, l2 = points[order[start]]
+        r, least = ranks[compute], math.inf
+        while r > 0:
+            least, r = min(least, tree[r]), r - (r & -r)
+        if least > l2:
+            out.extend(order[start:end])
+        r = ranks[compute]
+        while r < len(tree):
+            tree[r], r = min(tree[r], l2), r + (r & -r)
+        start = end
+    return out
 
 
 def explore(surface: CostSurface, point: dict[str, int], latency_s: float, space: DesignSpace) -> list[Design]:
     """Every target and mode of `surface` at `point` over the scaled targets of `space`."""
+    check_design(space, surface.buffer is not None, surface.max_points)
     sweep = surface.grid({k: [v] for k, v in point.items()})
     out: list[Design] = []
     for target, modes in sweep.arrays.items():
@@ -92,7 +127,7 @@ def _over_l2(surface: CostSurface, point: dict[str, int], latency_s: float, spac
         layers = []
         for factor in space.l2:
             scaled = CostSurface(surface.module, [target], fp32_precision=surface.fp32_precision,
-                                 buffer=str(int(base * factor)))
+                                 buffer=str(int(base * factor)), max_points=surface.max_points)
             a = scaled.grid({k: [v] for k, v in point.items()}).arrays[target.name][CACHE_AWARE]
             layers.append(scaled_seconds(a, space.bandwidth, space.compute))
         out.append(Design(target.name, CACHE_AWARE, latency_s, space.bandwidth, space.compute, list(space.l2),

@@ -14,6 +14,7 @@ from solar.backends.report import quantity, seconds
 WIDTH, HEIGHT = 760, 420
 PLOT = (70, 20, 560, 370)  # left, top, right, bottom of the axes; labels that fit nowhere go right of it
 CHAR_W, LABEL_H = 6.2, 12.0  # an 11px sans-serif label's average character width and its line height
+CURVE_POINTS = 2000  # the most points drawn per sweep curve: a page stays small at a million-point sweep
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 
@@ -102,11 +103,20 @@ def roofline_svg(target: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def drawn_indices(n: int, limit: int = CURVE_POINTS) -> list[int]:
+    """At most `limit` of `n` indices, evenly spaced, the first and the last included."""
+    if n <= limit:
+        return list(range(n))
+    return sorted({round(k * (n - 1) / (limit - 1)) for k in range(limit)})
+
+
 def curves_svg(curve: dict[str, Any]) -> str:
     """One sweep: `{"name", "x" (the swept parameter), "points" (its values), "series": {mode: [seconds]}}`
-    on log-log axes."""
-    xs = [float(v) for v in curve["points"]]
-    series = {m: [float(t) for t in ts] for m, ts in curve["series"].items()}
+    on log-log axes; past CURVE_POINTS values, CURVE_POINTS of them evenly spaced (the title says so)."""
+    keep = drawn_indices(len(curve["points"]))
+    xs = [float(curve["points"][k]) for k in keep]
+    series = {m: [float(ts[k]) for k in keep] for m, ts in curve["series"].items()}
+    thinned = f"; {len(keep):,} of {len(curve['points']):,} points drawn" if len(keep) < len(curve["points"]) else ""
     ys = [t for ts in series.values() for t in ts if t > 0]
     if len(xs) < 2 or not ys or min(xs) <= 0:
         return ""
@@ -128,7 +138,7 @@ def curves_svg(curve: dict[str, Any]) -> str:
         out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
                    f'<text x="{right + 8}" y="{top + 14 + 14 * k}" fill="{colour}">{html.escape(mode)}</text>')
     out.append(f'<text x="{left + 4}" y="{top + 14}">{html.escape(str(curve.get("name", "")))} '
-               f"(SOL time, log-log)</text></svg>")
+               f"(SOL time, log-log{thinned})</text></svg>")
     return "".join(out)
 
 

@@ -81,8 +81,10 @@ class _WorkFormulas:
 
 @dataclass
 class ModeArrays:
-    """A mode on a target over a grid: each field an array of the grid's shape (`unit_compute`/`unit_memory`
-    per unit, first axis, for the design space)."""
+    """A mode on a target over a grid: each field an array of the grid's shape, but `unit_compute` and
+    `unit_memory`: each unit's compute and memory time at the grid's first point (the design space scales
+    them). Per-unit arrays over the grid are summed as they come, never kept: a million points of a
+    program of hundreds of units fit in memory."""
 
     seconds: np.ndarray
     tensor_s: np.ndarray
@@ -90,7 +92,8 @@ class ModeArrays:
     memory_s: np.ndarray
     flops: np.ndarray  # exact integers (object arrays)
     bytes: np.ndarray
-    unit_compute: np.ndarray
+    compute_s: np.ndarray  # Σ over units of max(tensor, vector): the inverse roofline's compute factor
+    unit_compute: np.ndarray  # shape (units,)
     unit_memory: np.ndarray
 
     def bounds(self) -> np.ndarray:
@@ -104,11 +107,14 @@ class CostSurface:
     """Every mode of `module` on every target, as a function of the size parameters (module docstring)."""
 
     def __init__(self, module: ModuleOp, targets: Sequence[Target], *, fp32_precision: str = "framework",
-                 buffer: str | None = None) -> None:
+                 buffer: str | None = None, max_points: int | None = None) -> None:
         self.module = module
         self.targets = list(targets)
         self.fp32_precision = fp32_precision
         self.buffer = buffer  # l2, smem or a size: adds the cache-aware mode (a tiling search per point)
+        # The most points of a grid (None: 10^6). The --sol pass asks for --max-points past 10^3 cache-aware
+        # points before it builds a surface; Python callers (solar-llm's serving model) set their own.
+        self.max_points = max_points
         self.params: tuple[str, ...] = tuple(p.name for p in module.params)
         self.defaults: dict[str, int | None] = {p.name: p.default for p in module.params}
         self.peaks = [Peaks(t) for t in self.targets]
@@ -178,7 +184,7 @@ class CostSurface:
 
     def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
         """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
-        check_axes(self.params, axes)
+        check_axes(self.params, axes, max_points=self.max_points)
         for name, values in axes.items():
             for v in values:
                 self.point({name: v})
@@ -199,17 +205,16 @@ class CostSurface:
     def _symbolic(self, env: Mapping[str, np.ndarray]) -> dict[str, dict[str, ModeArrays]]:
         isl_env = {self._isl_names[n]: v for n, v in env.items()}
         shape = next(iter(env.values())).shape if env else ()
-        memo: dict[int, Any] = {}
 
         def value(f: Formula | int) -> np.ndarray:
-            if isinstance(f, Formula):
-                return np.broadcast_to(np.asarray(f._eval(isl_env, shape, memo), dtype=object), shape)
+            if isinstance(f, Formula):  # a memo of its own: a grid's values are not kept past their use
+                return np.broadcast_to(np.asarray(f._eval(isl_env, shape, {}), dtype=object), shape)
             return np.full(shape, f, dtype=object)
 
         out: dict[str, dict[str, ModeArrays]] = {}
         for peaks in self.peaks:
-            out[peaks.target.name] = {mode: _mode_arrays([self._work_arrays(w, peaks, value) for w in
-                                                          self.works(mode)], shape) for mode in MODES}
+            out[peaks.target.name] = {mode: _mode_arrays((self._work_arrays(w, peaks, value) for w in
+                                                          self.works(mode)), shape) for mode in MODES}
         return out
 
     @staticmethod
@@ -288,27 +293,33 @@ class CostSurface:
         return out
 
 
-def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
-    zeros = np.zeros(shape)
-    tensor = sum((np.asarray(w[0], dtype=float) + zeros for w in works), zeros)
-    vector = sum((np.asarray(w[1], dtype=float) + zeros for w in works), zeros)
-    memory = sum((np.asarray(w[2], dtype=float) + zeros for w in works), zeros)
-    compute = np.stack([np.maximum(np.asarray(w[0], dtype=float), np.asarray(w[1], dtype=float)) + zeros
-                        for w in works]) if works else np.zeros((0, *shape))
-    unit_memory = np.stack([np.asarray(w[2], dtype=float) + zeros for w in works]) if works else np.zeros((0, *shape))
-    seconds = np.maximum(compute, unit_memory).sum(axis=0) if works else zeros
-    obj_zero = np.zeros(shape, dtype=object)
-    flops = sum((np.asarray(w[3], dtype=object) + obj_zero for w in works), obj_zero)
-    nbytes = sum((np.asarray(w[4], dtype=object) + obj_zero for w in works), obj_zero)
+def _mode_arrays(works: Iterable[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
+    """A mode's arrays from its units' (tensor_s, vector_s, memory_s, flops, bytes), summed one unit at a time."""
+    tensor, vector, memory, compute, seconds = (np.zeros(shape) for _ in range(5))
+    flops: Any = np.zeros(shape, dtype=object)
+    nbytes: Any = np.zeros(shape, dtype=object)
+    first_compute: list[float] = []
+    first_memory: list[float] = []
+    for w in works:
+        t, v, m = (np.asarray(w[k], dtype=float) + np.zeros(shape) for k in range(3))
+        c = np.maximum(t, v)
+        tensor += t
+        vector += v
+        memory += m
+        compute += c
+        seconds += np.maximum(c, m)
+        flops = flops + np.asarray(w[3], dtype=object)
+        nbytes = nbytes + np.asarray(w[4], dtype=object)
+        first_compute.append(float(c.reshape(-1)[0]))
+        first_memory.append(float(m.reshape(-1)[0]))
 
     def exact(v: Any) -> np.ndarray:  # a 0-d object sum comes back as a Python integer
         out = np.empty(shape, dtype=object)
         out[...] = v
         return out
 
-    return ModeArrays(np.asarray(seconds, dtype=float).reshape(shape), np.asarray(tensor, dtype=float).reshape(shape),
-                      np.asarray(vector, dtype=float).reshape(shape), np.asarray(memory, dtype=float).reshape(shape),
-                      exact(flops), exact(nbytes), compute, unit_memory)
+    return ModeArrays(seconds, tensor, vector, memory, exact(flops), exact(nbytes), compute,
+                      np.array(first_compute), np.array(first_memory))
 
 
 @dataclass
@@ -348,8 +359,8 @@ class Sweep:
         """At each point, the inverse roofline (docs/sol.md): compute, bandwidth and both factors per mode."""
         out: dict[str, dict[str, dict[str, np.ndarray]]] = {}
         for target, modes in self.arrays.items():
-            out[target] = {mode: {"compute_factor": a.unit_compute.sum(axis=0) / latency_s,
-                                  "bandwidth_factor": a.unit_memory.sum(axis=0) / latency_s,
+            out[target] = {mode: {"compute_factor": a.compute_s / latency_s,
+                                  "bandwidth_factor": a.memory_s / latency_s,
                                   "both_factor": a.seconds / latency_s} for mode, a in modes.items()}
         return out
 

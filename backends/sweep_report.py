@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from solar.ir.analysis.formula import Formula
-from solar.ir.outputs import save_figure, write_text_atomic
+from solar.ir.outputs import atomic_open, save_figure
 from solar.ir.tables import new_table, render_tables
 
 from .design_space import Design, explore, render_designs
@@ -168,37 +169,110 @@ def _factor_lines(outcome: SweepOutcome, shown: list[int]) -> str:
 # ---- JSON ------------------------------------------------------------------------------------------------
 
 
-def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
+RECORD_CHUNK = 4096  # points per chunk of records: the report is written a chunk at a time
+
+
+def _header(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
+    """The report's fields, `records` still empty (filled by `record_chunks`)."""
     sweep = outcome.sweep
     surface = sweep.surface
-    records = []
-    factors = sweep.factors(outcome.latency_s) if outcome.latency_s is not None else None
-    bounds = {(t, m): a.bounds() for t, modes in sweep.arrays.items() for m, a in modes.items()}
-    for index, point in sweep.points():
-        for target, modes in sweep.arrays.items():
-            for mode, a in modes.items():
-                rec = {"point": point, "target": target, "mode": mode, "time_s": float(a.seconds[index]),
-                       "bound": str(bounds[(target, mode)][index]), "flops": exact_int(a.flops[index]),
-                       "bytes": exact_int(a.bytes[index]),
-                       "tensor_s": float(a.tensor_s[index]), "vector_s": float(a.vector_s[index]),
-                       "memory_s": float(a.memory_s[index])}
-                if factors is not None:
-                    rec.update({k: float(v[index]) for k, v in factors[target][mode].items()})
-                records.append(rec)
-    doc: dict[str, Any] = {
+    return {
         "schema": SCHEMA, "version": VERSION, "module": module_name, "params": dict(surface.defaults),
         "swept": sweep.axes, "targets": [p.target.name for p in surface.peaks], "modes": list(surface.modes),
         "symbolic": surface.symbolic, "per_point_reason": surface.per_point_reason,
         "formulas": mode_formulas(surface) if surface.symbolic else None,
-        "latency_s": outcome.latency_s, "records": records,
+        "latency_s": outcome.latency_s, "records": [],
         "crossovers": [c.as_record() for c in outcome.crossovers],
         "design_space": [d.as_record() for d in outcome.designs] or None,
     }
+
+
+def _finite(values: np.ndarray) -> list[float | None]:
+    """Floats as JSON takes them: NaN and infinities become null (docs/sol.md)."""
+    out = values.astype(object)
+    out[~np.isfinite(values)] = None
+    return out.tolist()
+
+
+def record_chunks(outcome: SweepOutcome) -> Iterator[list[dict[str, Any]]]:
+    """The records (point-major, then target, then mode), RECORD_CHUNK points at a time: a million-point
+    grid's records are never all in memory at once."""
+    sweep = outcome.sweep
+    names = sweep.surface.params
+    size = math.prod(sweep.shape)
+    env = {n: sweep.env[n].reshape(-1) for n in names}
+    factors = sweep.factors(outcome.latency_s) if outcome.latency_s is not None else None
+    columns = []
+    for target, modes in sweep.arrays.items():
+        for mode, a in modes.items():
+            floats = {"time_s": a.seconds, "tensor_s": a.tensor_s, "vector_s": a.vector_s, "memory_s": a.memory_s,
+                      **(factors[target][mode] if factors is not None else {})}
+            columns.append((target, mode, a.bounds().reshape(-1), a.flops.reshape(-1), a.bytes.reshape(-1),
+                            {k: v.reshape(-1) for k, v in floats.items()}))
+    for start in range(0, size, RECORD_CHUNK):
+        part = slice(start, min(size, start + RECORD_CHUNK))
+        points = [dict(zip(names, values, strict=True))
+                  for values in zip(*([int(v) for v in env[n][part]] for n in names), strict=True)]
+        per_column = []
+        for target, mode, bounds, flops, nbytes, floats in columns:
+            f = {k: _finite(v[part]) for k, v in floats.items()}
+            per_column.append((target, mode, bounds[part].tolist(), [exact_int(v) for v in flops[part]],
+                               [exact_int(v) for v in nbytes[part]], f))
+        chunk = []
+        for k, point in enumerate(points):
+            for target, mode, bounds, flops, nbytes, f in per_column:
+                rec = {"point": point, "target": target, "mode": mode, "time_s": f["time_s"][k],
+                       "bound": str(bounds[k]), "flops": flops[k], "bytes": nbytes[k],
+                       "tensor_s": f["tensor_s"][k], "vector_s": f["vector_s"][k], "memory_s": f["memory_s"][k]}
+                if factors is not None:
+                    rec.update({name: f[name][k] for name in ("compute_factor", "bandwidth_factor", "both_factor")})
+                chunk.append(rec)
+        yield chunk
+
+
+def sweep_json(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
+    """The whole report as one document (Python callers; `write_sweep_report` streams it to a file)."""
+    doc = _header(outcome, module_name)
+    doc["records"] = [rec for chunk in record_chunks(outcome) for rec in chunk]
     return doc
 
 
-def write_sweep_json(doc: dict[str, Any], path: str) -> None:
-    write_text_atomic(path, json.dumps(strict_json(doc), indent=1, allow_nan=False) + "\n", "the sweep report")
+def write_sweep_report(outcome: SweepOutcome, module_name: str, path: str) -> None:
+    """The report as strict JSON, written atomically and a chunk of records at a time (one record a line):
+    memory stays that of the grid's arrays, not of its millions of records."""
+    header = strict_json(_header(outcome, module_name))
+    with atomic_open(path, "w", "the sweep report") as out:
+        out.write("{")
+        for k, (key, value) in enumerate(header.items()):
+            out.write(("," if k else "") + f"\n {json.dumps(key)}: ")
+            if key != "records":
+                out.write(json.dumps(value, allow_nan=False))
+                continue
+            out.write("[")
+            first = True
+            for chunk in record_chunks(outcome):
+                if chunk:
+                    out.write(("\n  " if first else ",\n  ") + ",\n  ".join(json.dumps(r, allow_nan=False)
+                                                                             for r in chunk))
+                    first = False
+            out.write("\n ]" if not first else "]")
+        out.write("\n}\n")
+
+
+def curves(outcome: SweepOutcome) -> list[dict[str, Any]]:
+    """The HTML report's curves (html_svg.curves_svg), read from the grid's arrays (not from the records):
+    per target and swept size, each mode's time along that size, the other swept sizes at their first value."""
+    sweep = outcome.sweep
+    out = []
+    for target, modes in sweep.arrays.items():
+        for axis, name in enumerate(sweep.swept):
+            if len(sweep.axes[name]) < 2:
+                continue
+            line = tuple(slice(None) if k == axis else 0 for k in range(len(sweep.swept)))
+            series = {mode: _finite(a.seconds[line]) for mode, a in modes.items()}
+            out.append({"name": f"{target}: SOL against {name}", "x": name, "points": sweep.axes[name],
+                        "series": {m: [0.0 if t is None else t for t in ts] for m, ts in series.items()}})
+    return out
 
 
 # ---- the plot --------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ and a roofline plot."""
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
-from solar.backends.sweep_spec import SweepError, check_axes, parse_design_space, parse_sweeps
+from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
@@ -29,14 +30,20 @@ if TYPE_CHECKING:
 # where --formula, --sweep, --design-space or --html asks for them: a plain --sol run does not pay for them.
 
 _LATENCY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns)?\s*\Z")
-_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, None: 1.0}
+_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
 def parse_latency(text: str) -> float:
+    """A positive, finite time with its unit: `2ms`, `500us`, `0.1s` (a bare number is refused: 2 what?)."""
     m = _LATENCY.match(text)
     if not m or float(m.group(1)) <= 0:
         raise ValueError(f"bad latency '{text}': write a positive number with a unit, such as 2ms, 500us or 0.1s")
-    return float(m.group(1)) * _SCALE[m.group(2)]
+    if m.group(2) is None:
+        raise ValueError(f"bad latency '{text}': give a unit (s, ms, us or ns), such as {m.group(1)}ms")
+    value = float(m.group(1)) * _SCALE[m.group(2)]
+    if not math.isfinite(value):
+        raise ValueError(f"bad latency '{text}': too large for a float (a latency is a finite time)")
+    return value
 
 
 def target_location(err: TargetError) -> Location | None:
@@ -83,6 +90,7 @@ class SOL(Pass):
     sweep_plot: str = ""  # a path for the sweep's PNG (SOL against the first swept size)
     design_space: str = ""  # scaled targets: bandwidth=0.5..8x,compute=0.5..8x[,l2=..] (needs latency)
     design_plot: str = ""  # a path for the design space's heat maps (PNG)
+    max_points: int = 0  # the most points of a sweep (0: 10^6, or 10^3 with the cache-aware mode)
 
     @property
     def policy(self) -> str:
@@ -106,8 +114,13 @@ class SOL(Pass):
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
             return
+        tiling = ctx.results.get("tile-search")
         try:  # a bad sweep is reported before any work
-            check_axes([p.name for p in module.params], self._axes())
+            check_axes([p.name for p in module.params], self._axes(), cache_aware=tiling is not None,
+                       max_points=self.max_points or None)
+            if self.design_space:
+                check_design(parse_design_space(self.design_space), cache_aware=tiling is not None,
+                             max_points=self.max_points or None)
         except SweepError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
             return
@@ -132,7 +145,6 @@ class SOL(Pass):
                     r.before_reorder = analyse(before, r.peaks, latency)
             except CostError as err:
                 ctx.diagnostics.remark(f"sol: no figures for the order before --reorder-einsum: {err}", module.loc)
-        tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
                 why = tiling.add_cache_aware(ctx, r, model)
@@ -151,7 +163,8 @@ class SOL(Pass):
                 from solar.backends.sweep import CostSurface
 
                 surface = CostSurface(work, targets, fp32_precision=self.policy,
-                                      buffer=tiling.buffer if tiling is not None else None)
+                                      buffer=tiling.buffer if tiling is not None else None,
+                                      max_points=self.max_points or None)
             if self.report:
                 doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
@@ -169,13 +182,12 @@ class SOL(Pass):
                 self._sweep(ctx, surface, name, latency)
             if self.html:  # last: it shows the sweep's curves too
                 from solar.backends.html_report import dot_of, sir_of_units, write_html
-                from solar.backends.html_svg import sweep_curves
-                from solar.backends.sweep_report import sweep_json
+                from solar.backends.sweep_report import curves
 
                 doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 swept = ctx.results.get("sweep")
-                curves = sweep_curves(sweep_json(swept, name)) if swept is not None and swept.sweep.swept else None
-                write_html(doc, self.html, sir_of_units(reports[0]), dot_of(work), self.inputs(module), sweep=curves)
+                drawn = curves(swept) if swept is not None and swept.sweep.swept else None
+                write_html(doc, self.html, sir_of_units(reports[0]), dot_of(work), self.inputs(module), sweep=drawn)
         except OutputError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
             return
@@ -215,7 +227,7 @@ class SOL(Pass):
     def _sweep(self, ctx: PassContext, surface: CostSurface, name: str, latency: float | None) -> None:
         """--sweep / --design-space: every mode on every target at every point (backends/sweep_report.py)."""
         from solar.backends.design_space import plot_designs
-        from solar.backends.sweep_report import plot_sweep, render_sweep, run_sweep, sweep_json, write_sweep_json
+        from solar.backends.sweep_report import plot_sweep, render_sweep, run_sweep, write_sweep_report
 
         axes = self._axes()
         design = parse_design_space(self.design_space) if self.design_space else None
@@ -225,7 +237,7 @@ class SOL(Pass):
         ctx.report(render_sweep(outcome))
         ctx.results["sweep"] = outcome
         if self.sweep_report:
-            write_sweep_json(sweep_json(outcome, name), self.sweep_report)
+            write_sweep_report(outcome, name, self.sweep_report)
         if self.sweep_plot:
             if not outcome.sweep.swept:
                 raise SweepError("--sweep-plot needs a --sweep (the size on the plot's x axis)")

@@ -106,6 +106,9 @@ def build_parser(with_passes: bool = True) -> Parser:
                         help="scale each target (with --target-latency): bandwidth=0.5..8x,compute=0.5..8x"
                              "[,l2=0.5..4x]; reports the Pareto front of the least scaling that meets the latency")
     sweeps.add_argument("--design-plot", metavar="FILE.png", help="heat maps of the design space")
+    sweeps.add_argument("--max-points", type=int, metavar="N",
+                        help="the most points a sweep may have (default 1000000, or 1000 in the cache-aware mode, "
+                             "which runs a tiling search per point)")
     tiles = p.add_argument_group("tiling search (an option of the --tile-search pass)")
     tiles.add_argument("--tile-curve", metavar="FILE.json",
                        help="write least DRAM traffic against buffer size (64 KiB to 256 MiB) and a PNG beside it")
@@ -187,7 +190,7 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
              "allow_tf32": True if args.allow_tf32 else None, "fp32_precision": args.fp32_precision,
              "formula": True if args.sol_formula else None, "sweep": ";".join(args.sweep) or None,
              "sweep_report": args.sweep_report, "sweep_plot": args.sweep_plot, "design_space": args.design_space,
-             "design_plot": args.design_plot}
+             "design_plot": args.design_plot, "max_points": args.max_points}
     extra = {k: v for k, v in extra.items() if v is not None}
     if not extra:
         return passes
@@ -198,7 +201,8 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
         flag = {"report": "--sol-report", "html": "--report", "plot": "--plot", "latency": "--target-latency",
                 "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision", "formula": "--sol-formula",
                 "sweep": "--sweep", "sweep_report": "--sweep-report", "sweep_plot": "--sweep-plot",
-                "design_space": "--design-space", "design_plot": "--design-plot"}[next(iter(extra))]
+                "design_space": "--design-space", "design_plot": "--design-plot",
+                "max_points": "--max-points"}[next(iter(extra))]
         raise UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
     if (args.sweep_report or args.sweep_plot) and not args.sweep:
         raise UsageError(f"{'--sweep-report' if args.sweep_report else '--sweep-plot'} needs a --sweep, "
@@ -213,16 +217,20 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
 def _check_sweep_syntax(args: argparse.Namespace) -> None:
     """A bad --sweep or --design-space is a usage error before any work (the sizes' names are checked
     against the module by the --sol pass)."""
-    if not args.sweep and not args.design_space:
+    if args.max_points is not None and not args.sweep and args.design_space is None:
+        raise UsageError("--max-points needs a --sweep or --design-space")
+    if not args.sweep and args.design_space is None:
         return
     # Imported only when sweeping, to keep start-up cheap.
     from solar.backends.sweep import SweepError
-    from solar.backends.sweep_spec import parse_design_space, parse_sweeps
+    from solar.backends.sweep_spec import parse_design_space, parse_sweeps, point_limit
 
     try:
         parse_sweeps(args.sweep)
-        if args.design_space:
+        if args.design_space is not None:
             parse_design_space(args.design_space)
+        if args.max_points is not None:
+            point_limit(False, args.max_points)
     except SweepError as err:
         raise UsageError(str(err)) from None
 

@@ -257,10 +257,19 @@ class Formula:
 
     @cached_property
     def params(self) -> frozenset[str]:
+        # Children first (post-order), each caching its own set: no recursion however deep the formula.
+        for node in _postorder(self):
+            if "params" in node.__dict__ or node is self:
+                continue
+            node.__dict__["params"] = node._own_params()
+        return self._own_params()
+
+    def _own_params(self) -> frozenset[str]:
+        """The parameters of this node, its arguments' sets already cached."""
         if self.kind == "isl":
             assert self.poly is not None
             return frozenset(_params(self.poly.drop_unused_params()))
-        return frozenset().union(*(a.params for a in self.args))
+        return frozenset().union(*(a.__dict__["params"] for a in self.args))
 
     def is_zero(self) -> bool:
         return self.kind == "isl" and self.poly is not None and self.poly.is_zero()
@@ -339,15 +348,34 @@ class Formula:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, int | Fraction):
             return self.constant == other
-        if not isinstance(other, Formula) or self.kind != other.kind:
+        if not isinstance(other, Formula):
             return False
-        if self.kind == "isl":
-            pa, pb = _aligned(self.poly, other.poly)
-            return bool(pa.sub(pb).is_zero())
-        return self.args == other.args
+        pairs = [(self, other)]  # compared node by node with a stack: formulas can be thousands deep
+        while pairs:
+            a, b = pairs.pop()
+            if a is b:
+                continue
+            if a.kind != b.kind:
+                return False
+            if a.kind == "isl":
+                pa, pb = _aligned(a.poly, b.poly)
+                if not pa.sub(pb).is_zero():
+                    return False
+            elif len(a.args) != len(b.args) or hash(a) != hash(b):
+                return False
+            else:
+                pairs.extend(zip(a.args, b.args, strict=True))
+        return True
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.params if self.kind == "isl" else self.args))
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            for node in _postorder(self):  # children first, each caching its own: no recursion
+                if "_hash" not in node.__dict__:
+                    node.__dict__["_hash"] = hash((node.kind, node.params)) if node.kind == "isl" else \
+                        hash((node.kind, *(a.__dict__["_hash"] for a in node.args)))
+            cached = self.__dict__["_hash"]
+        return cached
 
     # -- evaluation -----------------------------------------------------------------------------------
     @cached_property
@@ -367,23 +395,37 @@ class Formula:
         return np.broadcast_to(np.asarray(out, dtype=object), shape)
 
     def _eval(self, env: Env, shape: tuple[int, ...], memo: dict[int, Any]) -> Any:
-        key = id(self)
-        if key in memo:
-            return memo[key]
-        if self.kind == "isl":
-            names, pieces = self._compiled
-            missing = [n for n in names if n not in env]
-            if missing:
-                raise KeyError(f"the formula {self} needs a value for {', '.join(missing)}")
-            result: Any = np.zeros(shape, dtype=object) if shape else 0
-            for piece in reversed(pieces):  # pieces are disjoint: the order does not matter
-                inside = piece.contains(env, shape)
-                value = piece.value(env)
-                result = np.where(inside, value, result) if shape else (value if inside else result)
-        else:
-            values = [a._eval(env, shape, memo) for a in self.args]
-            result = reduce(_OPS[self.kind], values)
-        memo[key] = result
+        """The value of every node, children first (`memo`: id -> value, shared between the formulas of one
+        evaluation). Iterative: a program of hundreds of layers sums into formulas hundreds of nodes deep.
+        A node's value is dropped from `memo` once every node above it has used it (only the values of the
+        roots stay), so a grid of a million points holds a few arrays at a time, not one per node."""
+        order = _postorder(self, memo)
+        uses: dict[int, int] = {}
+        for node in order:
+            for a in node.args:
+                uses[id(a)] = uses.get(id(a), 0) + 1
+        fresh = {id(node) for node in order}
+        for node in order:
+            if node.kind == "isl":
+                memo[id(node)] = node._eval_leaf(env, shape)
+                continue
+            memo[id(node)] = reduce(_OPS[node.kind], [memo[id(a)] for a in node.args])
+            for a in node.args:
+                uses[id(a)] -= 1
+                if not uses[id(a)] and id(a) in fresh and a is not self:
+                    del memo[id(a)]
+        return memo[id(self)]
+
+    def _eval_leaf(self, env: Env, shape: tuple[int, ...]) -> Any:
+        names, pieces = self._compiled
+        missing = [n for n in names if n not in env]
+        if missing:
+            raise KeyError(f"the formula {self} needs a value for {', '.join(missing)}")
+        result: Any = np.zeros(shape, dtype=object) if shape else 0
+        for piece in reversed(pieces):  # pieces are disjoint: the order does not matter
+            inside = piece.contains(env, shape)
+            value = piece.value(env)
+            result = np.where(inside, value, result) if shape else (value if inside else result)
         return result
 
     # -- printing -------------------------------------------------------------------------------------
@@ -396,17 +438,47 @@ class Formula:
     def text(self, context: isl.Set | None = None, names: Mapping[str, str] | None = None) -> str:
         """Readable text; `context` (a parameter set such as all sizes ≥ 1) drops the conditions it implies,
         `names` renames ISL parameter names back to the IR's."""
-        if self.kind == "isl":
-            assert self.poly is not None
-            poly = self.poly
-            if context is not None:
-                poly = _gisted(poly, context)
-            return _poly_text(poly, names or {})
-        parts = [a.text(context, names) for a in self.args]
-        if self.kind in ("min", "max"):
-            return f"{self.kind}({', '.join(parts)})"
-        symbol = {"add": " + ", "mul": " * ", "div": " / ", "floordiv": " // ", "mod": " % "}[self.kind]
-        return "(" + symbol.join(parts) + ")"
+        # Written piece by piece from a stack (no recursion, and no text held per node: output-sized work).
+        out: list[str] = []
+        stack: list[Formula | str] = [self]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+            elif item.kind == "isl":
+                assert item.poly is not None
+                poly = item.poly if context is None else _gisted(item.poly, context)
+                out.append(_poly_text(poly, names or {}))
+            else:
+                kind = item.kind
+                separator = ", " if kind in ("min", "max") else \
+                    {"add": " + ", "mul": " * ", "div": " / ", "floordiv": " // ", "mod": " % "}[kind]
+                pieces: list[Formula | str] = [f"{kind}(" if kind in ("min", "max") else "("]
+                for k, a in enumerate(item.args):
+                    pieces += [separator, a] if k else [a]
+                pieces.append(")")
+                stack.extend(reversed(pieces))
+        return "".join(out)
+
+
+def _postorder(root: Formula, done: Mapping[int, Any] | None = None) -> list[Formula]:
+    """The nodes of `root` (each once, by identity), every node after its arguments; nodes whose id is in
+    `done` are skipped with their arguments. An explicit stack: depth is bounded by memory, not recursion."""
+    done = done or {}
+    seen: set[int] = set()
+    order: list[Formula] = []
+    stack: list[tuple[Formula, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen or id(node) in done:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        stack.extend((a, False) for a in reversed(node.args))
+    return order
 
 
 def _gisted(poly: isl.PwQPolynomial, context: isl.Set) -> isl.PwQPolynomial:
