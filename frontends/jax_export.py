@@ -383,6 +383,9 @@ def _lower(closed: Any, name: str, sizes: SizeGroups, low: JaxprLowering) -> Jax
     if low.problems:
         raise TranslationError(low.problems, f"{len(low.problems)} problem(s) translating {name}")
     values = [low._as_value(o, em) for o in outs]
+    if not values:
+        raise LoweringError("the program returns no tensor: a speed of light bounds the work of "
+                            "computing its results, so return at least one")
     fb.ret(*values)
     module = mb.module
     module.attrs[attr_names.ORIGIN] = "jax.make_jaxpr"
