@@ -112,14 +112,19 @@ def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: s
                                 "or SIR text)")
         if path.endswith(".py"):
             return _translate_file(path, inputs, dynamic, name)
+        _no_inputs(inputs)
         with open(path, encoding="utf-8") as f:
             return Origin("sir", path, {}), f.read(), path, None
     if isinstance(program, str):
+        _no_inputs(inputs)
         return Origin("sir", "<string>", {}), program, "<string>", None
     if isinstance(program, type):
         kind = "torch.nn.Module class" if _is_torch_module_class(program) else "class"
         raise BadInputError(f"{program.__name__} is a {kind}, not a program: give an instance, e.g. "
                             f"solar.analyze({program.__name__}(), (x,))")
+    if not callable(program):
+        raise BadInputError(f"cannot analyse {kind_of(program)}: give a torch.nn.Module, a JAX function, a .py "
+                            "or .sir path or SIR text")
     args = _as_tuple(inputs)
     if _is_torch_module(program):
         problem = _torch_problem(lambda: program, lambda: list(args), name or type(program).__name__.lower(),
@@ -127,11 +132,14 @@ def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: s
         tr = _translate_torch(problem, dynamic)
         return (Origin("torch", _source_file(type(program)), tr.params), print_module(tr.module), "<torch.export>",
                 (program, args))
-    if callable(program):
-        module = _translate_jax(program, args, name)
-        return Origin("jax", _source_file(program), {}), print_module(module), "<jax>", (program, args)
-    raise BadInputError(f"cannot analyse {kind_of(program)}: give a torch.nn.Module, a JAX function, a .py "
-                        "or .sir path or SIR text")
+    module = _translate_jax(program, args, name)
+    return Origin("jax", _source_file(program), {}), print_module(module), "<jax>", (program, args)
+
+
+def _no_inputs(inputs: Sequence[Any] | None) -> None:
+    if inputs is not None:
+        raise BadInputError("SIR takes no example_inputs: its sizes are its size parameters' values (sweep() "
+                            "evaluates others)")
 
 
 def _translate_file(path: str, inputs: Sequence[Any] | None, dynamic: str, name: str | None

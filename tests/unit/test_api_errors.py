@@ -15,6 +15,7 @@ import torch
 import solar
 
 HERE = str(Path(__file__).resolve())
+MLP_SIR = str(Path(__file__).resolve().parents[2] / "examples" / "mlp.sir")
 
 
 class Square(torch.nn.Module):
@@ -67,10 +68,25 @@ def _raises(kind: type[solar.SolarError], call: Callable[[], Any]) -> str:
     (Exits(), {}, solar.ModelError, f"{HERE}:{EXIT_LINE}:9: error: the program called sys.exit(3)"),
     (lambda x: x, {}, solar.BadInputError, "example input 0 is a torch.Tensor, and a function is analysed as JAX"),
     (None, {}, solar.BadInputError, "cannot analyse None: give a torch.nn.Module"),
+    (MLP_SIR.encode(), {}, solar.BadInputError, "cannot analyse a bytes: give a torch.nn.Module"),
+    (MLP_SIR, {}, solar.BadInputError, "SIR takes no example_inputs"),
 ])
 def test_bad_input_to_analyze(program: Any, options: dict[str, Any], kind: type[solar.SolarError],
                               start: str) -> None:
     assert _raises(kind, lambda: solar.analyze(program, (X,), **options)).startswith(start)
+
+
+def test_a_jax_function_that_exits_or_returns_nothing() -> None:
+    jnp = pytest.importorskip("jax.numpy")
+
+    def exits(x: Any) -> Any:
+        sys.exit(1)
+
+    line = exits.__code__.co_firstlineno + 1
+    assert _raises(solar.ModelError, lambda: solar.analyze(exits, (jnp.ones((4, 8)),))).startswith(
+        f"{HERE}:{line}:9: error: the program called sys.exit(1)")
+    assert _raises(solar.TranslationFailed, lambda: solar.analyze(lambda x: (), (jnp.ones((4, 8)),))).startswith(
+        "the program returns no tensor")
 
 
 @pytest.mark.parametrize(("call", "kind", "message"), [
