@@ -39,7 +39,10 @@ def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: 
     _check_targets(names)
     origin, module_text, file, live = _translate(program, example_inputs, dynamic, name)
     analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin)
-    analysis.live = live
+    if callable(live):
+        analysis.make_live = live
+    else:
+        analysis.live = live
     return analysis
 
 
@@ -96,7 +99,8 @@ def _is_torch_module(program: Any) -> bool:
     return torch is not None and isinstance(program, torch.nn.Module)
 
 
-Live = tuple[Any, tuple[Any, ...]] | None  # the program and its example inputs, for bench()
+# The program and its example inputs, for bench(), or how to build them (a .py file's model, when measured).
+Live = tuple[Any, tuple[Any, ...]] | Callable[[], tuple[Any, tuple[Any, ...]]] | None
 
 
 def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: str | None
@@ -167,13 +171,17 @@ def _translate_file(path: str, inputs: Sequence[Any] | None, dynamic: str, name:
         if name is not None:
             problem.name = name
         tr = _translate_torch(problem, dynamic)
-        # The live program for bench(): the model and inputs as the file builds them (the translation
-        # built them on the meta device).
-        try:
-            live = (problem.make_model(), tuple(problem.make_inputs()))
-        except (Exception, SystemExit) as err:
-            raise _model_error(err, "while building the model and its inputs") from None
-    return Origin("torch", path, tr.params), print_module(tr.module), "<torch.export>", live
+
+    def build() -> tuple[Any, tuple[Any, ...]]:
+        """The live program for bench(), built on its first call: the model and inputs on the CPU (the
+        translation built them on the meta device; a full-size model allocates only when measured)."""
+        with program_folder(path):
+            try:
+                return problem.make_model(), tuple(problem.make_inputs())
+            except (Exception, SystemExit) as err:
+                raise _model_error(err, "while building the model and its inputs") from None
+
+    return Origin("torch", path, tr.params), print_module(tr.module), "<torch.export>", build
 
 
 def _model_error(err: BaseException, doing: str) -> ModelError:

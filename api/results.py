@@ -5,7 +5,7 @@ built from (docs/python-api.md)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +82,7 @@ class Analysis:
         self._reports = reports
         self._module = module
         self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
+        self.make_live: Callable[[], tuple[Any, tuple[Any, ...]]] | None = None  # builds `live` when first needed
         self.measured: dict[str, Any] | None = None  # set by bench()
         self.sweeps: list[dict[str, Any]] = []  # the documents of sweep(), in order
         self._surface: Any = None  # the CostSurface, built on the first sweep
@@ -244,8 +245,11 @@ class Analysis:
         headroom over every SOL mode of the measuring machine's target, the violations, and (PyTorch eager
         on the CPU, `lines`) each source line's measured share. The record is kept in `measured` and shown by
         every view."""
-        from solar.measuring import Measurable, bench_analysis
+        from solar.measuring import Measurable, bench_analysis, check_options
 
+        if self.live is None and self.make_live is not None:
+            check_options(self.origin.frontend, frameworks, device, budget_s, warmup, min_runs)  # before building
+            self.live = self.make_live()
         program = Measurable(self.live, self.origin.frontend, self.sir, dict(self.origin.params), self._document)
         self.measured = bench_analysis(program, frameworks, device, budget_s, warmup, min_runs, lines)
         return self.measured

@@ -192,6 +192,29 @@ def test_a_py_file_takes_example_inputs_instead_of_its_own(tmp_path: Path) -> No
     assert analysis.totals["h100-sxm"]["unfused"].flops == 2 * 32 * 8 * 8
 
 
+def test_a_py_files_model_is_built_for_bench_only_when_measured(tmp_path: Path) -> None:
+    path = _program(tmp_path / "m", 8)
+    analysis = solar.analyze(path)
+    assert analysis.live is None and analysis.make_live is not None  # nothing allocated at full size yet
+    _raises(solar.BadOptionError, lambda: analysis.bench(device="tpu"))
+    assert analysis.live is None  # bad options are refused before the model is built
+    record = analysis.bench(budget_s=0.05, warmup=0, min_runs=1, lines=False)
+    assert record["measurements"]["eager"]["min_s"] > 0
+    assert type(analysis.live[0]).__name__ == "Model" and analysis.live[1][0].device.type == "cpu"
+
+
+def test_a_py_file_that_exits_when_built_for_bench(tmp_path: Path) -> None:
+    path = _program(tmp_path / "e", 8)
+    path.write_text(path.read_text().replace("    return [torch.randn(4, WIDTH)]",
+                                             "    if torch.empty(0).device.type != 'meta':\n"
+                                             "        raise SystemExit(5)\n"
+                                             "    return [torch.randn(4, WIDTH)]"))
+    analysis = solar.analyze(path)  # translated on the meta device: the inputs build
+    assert _raises(solar.ModelError, lambda: analysis.bench(budget_s=0.01)) == (
+        f"{path}:16:9: error: the program called sys.exit(5) while building the model and its inputs: a program "
+        "to translate must return, not exit")
+
+
 def test_bad_py_files(tmp_path: Path) -> None:
     exits = tmp_path / "exits.py"
     exits.write_text("import sys\nsys.exit(2)\n")
