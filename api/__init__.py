@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from solar.entry import analyze
     from solar.errors import (
         BadInputError,
+        BadOptionError,
         ModelError,
         OutputPathError,
         SIRError,
@@ -28,13 +29,15 @@ _LAZY = {
     "analyze": "solar.entry",
     "Analysis": "solar.results", "ModeTotal": "solar.results", "UnitCost": "solar.results",
     "GroupCost": "solar.results",
-    "SolarError": "solar.errors", "BadInputError": "solar.errors", "ModelError": "solar.errors",
+    "SolarError": "solar.errors", "BadInputError": "solar.errors", "BadOptionError": "solar.errors",
+    "ModelError": "solar.errors",
     "TranslationFailed": "solar.errors", "UnknownTargetError": "solar.errors", "OutputPathError": "solar.errors",
     "SIRError": "solar.errors", "SweepSpecError": "solar.errors",
 }
 
-__all__ = ["Analysis", "BadInputError", "GroupCost", "ModeTotal", "ModelError", "OutputPathError", "SIRError",
-           "SolarError", "SweepSpecError", "TranslationFailed", "UnitCost", "UnknownTargetError", "analyze"]
+__all__ = ["Analysis", "BadInputError", "BadOptionError", "GroupCost", "ModeTotal", "ModelError", "OutputPathError",
+           "SIRError", "SolarError", "SweepSpecError", "TranslationFailed", "UnitCost", "UnknownTargetError",
+           "analyze"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,6 +3,16 @@ problem (`str(err)`), and, where the tools print more (the source line and a car
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def kind_of(value: Any) -> str:
+    """What a value is, for a message: `None`, `an int`, `a list`."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
 
 class SolarError(Exception):
     """Every error `solar.analyze` and `Analysis` raise for bad input; `str()` is the tools' one line."""
@@ -13,8 +23,14 @@ class SolarError(Exception):
 
 
 class BadInputError(SolarError, TypeError):
-    """The program or its example inputs are not of a kind SOLAR takes (a module with a tuple of tensors, a
-    JAX function with a tuple of arrays, a `.sir` path or text)."""
+    """The program, its example inputs or another argument are not of a kind SOLAR takes (a module with a
+    tuple of tensors, a JAX function with a tuple of arrays, a `.py`, a `.sir` path or text; a class where
+    an instance belongs; a target list that is not names)."""
+
+
+class BadOptionError(SolarError, ValueError):
+    """An option with a value it does not take: `dynamic="bogus"`, an unknown mode in `total()`, a table
+    `to_pandas` does not have, a device or framework mode `bench()` does not know."""
 
 
 class ModelError(SolarError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from solar.errors import BadInputError, SolarError
+from solar.errors import BadInputError, BadOptionError, ModelError, SolarError
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,15 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
     if live is None:
         raise BadInputError("bench() needs a live program: analyse a torch.nn.Module or a JAX function (a .sir has "
                             "nothing to run; solar-bench runs a .sir with --source MODEL.py)")
+    frameworks = check_options(analysis.frontend, frameworks, device, budget_s, warmup, min_runs)
     program, inputs = live
     if device == "auto":
         device = "cuda" if analysis.frontend == "torch" and cuda_available() else "cpu"
     if device == "cuda":
         import torch
 
+        if not cuda_available():
+            raise BadOptionError("bench: device 'cuda', but torch sees no CUDA device (use device='cpu')")
         machine = detect_gpu_target(torch.cuda.get_device_name())
         if machine is None:
             raise SolarError(f"no target for {torch.cuda.get_device_name()}: bench() cannot judge its times")
@@ -64,11 +67,13 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
         raise SolarError(f"error: {err}") from None
     timing = TimingOptions(budget_s=budget_s, warmup=warmup, min_runs=min_runs)
     llc = bounds.targets[load_target(machine).name].llc_bytes
-    if analysis.frontend == "torch":
-        measured = measure_torch(program.eval(), list(inputs), [f for f in frameworks if f in ("eager", "compile")],
-                                 device, timing, llc, None)
-    else:
-        measured = [measure_jax(program, list(inputs), timing, llc)]
+    try:
+        if analysis.frontend == "torch":
+            measured = measure_torch(program.eval(), list(inputs), list(frameworks), device, timing, llc, None)
+        else:
+            measured = [measure_jax(program, list(inputs), timing, llc)]
+    except SystemExit as err:  # the program called sys.exit: its doing, never the caller's exit
+        raise _exited(err) from None
     name = load_target(machine).name
     headroom, beats = judge(bounds, name, measured)
     rec: dict[str, Any] = {"device": {"kind": device}, "bounds": {name: bounds.targets[name].seconds},
@@ -77,7 +82,10 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
                            "beats": [b.to_json() for b in beats if not b.violation], "notes": []}
     eager = rec["measurements"].get("eager", {})
     if lines and analysis.frontend == "torch" and device == "cpu" and eager.get("min_s") is not None:
-        profile = profile_lines(lambda: program(*inputs))
+        try:
+            profile = profile_lines(lambda: program(*inputs))
+        except SystemExit as err:
+            raise _exited(err) from None
         machine_doc, _, _ = sol_document(module, sizes, [machine], allow_tf32)
         add_measured(machine_doc, profile, name)
         add_measured(analysis.document, profile, name)
@@ -85,3 +93,37 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
         rec["notes"].append(f"source lines: measured share from {profile.runs} profiled eager runs (torch.profiler, "
                             "CPU)")
     return rec
+
+
+def _exited(err: SystemExit) -> ModelError:
+    from solar.frontends.diagnostics import user_code_error
+
+    text = user_code_error(err, "while bench() ran it").format()
+    return ModelError(text.splitlines()[0], text)
+
+
+def check_options(frontend: str, frameworks: Any, device: Any, budget_s: Any, warmup: Any, min_runs: Any
+                  ) -> tuple[str, ...]:
+    """bench()'s options, checked as solar-bench checks its flags; the framework modes to measure (a string
+    is one mode; a JAX function is always measured under jax.jit)."""
+    import math
+
+    names = (frameworks,) if isinstance(frameworks, str) else frameworks
+    if not isinstance(names, tuple | list) or not names or not all(isinstance(f, str) for f in names):
+        raise BadOptionError(f"bench: frameworks takes framework modes, e.g. ('eager', 'compile'), not "
+                             f"{frameworks!r}")
+    bad = [f for f in names if f not in ("eager", "compile", "jit")]
+    if bad:
+        raise BadOptionError(f"bench: unknown framework mode {bad[0]!r} (choose from eager, compile, jit)")
+    kept = tuple(f for f in names if f != "jit") if frontend == "torch" else tuple(names)
+    if not kept:
+        raise BadOptionError("bench: a PyTorch program is measured in eager or compile mode, not under jax.jit")
+    if device not in ("auto", "cpu", "cuda"):
+        raise BadOptionError(f"bench: bad device {device!r}: expected auto, cpu or cuda")
+    numbers_ok = (isinstance(budget_s, int | float) and not isinstance(budget_s, bool) and math.isfinite(budget_s)
+                  and budget_s > 0)
+    counts_ok = all(isinstance(n, int) and not isinstance(n, bool) for n in (warmup, min_runs))
+    if not numbers_ok or not counts_ok or warmup < 0 or min_runs < 1:
+        raise BadOptionError("bench: budget_s must be a positive number of seconds, warmup a whole number at "
+                             "least 0, min_runs one at least 1")
+    return kept

@@ -5,11 +5,11 @@ built from (docs/python-api.md)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from solar.errors import OutputPathError, SweepSpecError
+from solar.errors import BadInputError, BadOptionError, OutputPathError, SweepSpecError, UnknownTargetError, kind_of
 
 if TYPE_CHECKING:
     from solar.backends.report import TargetReport
@@ -82,6 +82,7 @@ class Analysis:
         self._reports = reports
         self._module = module
         self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
+        self.make_live: Callable[[], tuple[Any, tuple[Any, ...]]] | None = None  # builds `live` when first needed
         self.measured: dict[str, Any] | None = None  # set by bench()
         self.sweeps: list[dict[str, Any]] = []  # the documents of sweep(), in order
         self._surface: Any = None  # the CostSurface, built on the first sweep
@@ -118,8 +119,29 @@ class Analysis:
 
     # ---- figures ----------------------------------------------------------------------------------------
     def total(self, mode: str = "fused", target: str | None = None) -> float:
-        """The SOL in seconds of one mode on one target (the first when None)."""
-        return self.totals[target or self.targets[0]][mode].seconds
+        """The SOL in seconds of one mode on one target (the first when None; a catalogue alias such as
+        `h100` names its target)."""
+        modes = self.totals[self._target(target)]
+        if not isinstance(mode, str) or mode not in modes:
+            raise BadOptionError(f"no mode {mode!r} in this analysis (it has {', '.join(modes)})")
+        return modes[mode].seconds
+
+    def _target(self, target: str | None) -> str:
+        """The catalogue name of `target` among this analysis's targets (the first when None)."""
+        if target is None:
+            return self.targets[0]
+        if target in self.targets:
+            return target
+        if isinstance(target, str):
+            from solar.targets.loader import TargetError, load_target
+
+            try:
+                name = load_target(target).name
+            except TargetError:
+                name = None
+            if name in self.targets:
+                return name
+        raise UnknownTargetError(f"no target {target!r} in this analysis (it has {', '.join(self.targets)})")
 
     def by_source_line(self, target: str | None = None) -> list[LineCost]:
         """The program's source lines, costliest (fused SOL) first, on one target (the first when None)."""
@@ -128,11 +150,8 @@ class Analysis:
         return by_source_line(self._report(target)).lines
 
     def _report(self, target: str | None) -> TargetReport:
-        name = target or self.targets[0]
-        for r in self._reports:
-            if r.name == name:
-                return r
-        raise KeyError(f"no target '{name}' in this analysis (it has {', '.join(self.targets)})")
+        name = self._target(target)
+        return next(r for r in self._reports if r.name == name)
 
     @property
     def document(self) -> dict[str, Any]:
@@ -153,7 +172,7 @@ class Analysis:
         from solar.backends.report import write_json
 
         with _output_errors():
-            write_json(self.to_json(), path)
+            write_json(self.to_json(), _path(path))
 
     def to_html(self, path: str | None = None) -> str:
         """The HTML report (one self-contained page); written atomically to `path` when given."""
@@ -167,7 +186,7 @@ class Analysis:
                            self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
         if path is not None:
             with _output_errors():
-                write_text_atomic(path, page, "the HTML report")
+                write_text_atomic(_path(path), page, "the HTML report")
         return page
 
     def plot(self, path: str) -> None:
@@ -175,10 +194,12 @@ class Analysis:
         from solar.backends.report import plot
 
         with _output_errors():
-            plot(self._reports, path)
+            plot(self._reports, _path(path))
 
     def to_pandas(self, table: str = "units") -> Any:
         """A DataFrame of `units`, `groups`, `lines` or `totals` (pandas is optional: installed, it works)."""
+        if table not in ("units", "groups", "lines", "totals"):
+            raise BadOptionError(f"no table {table!r}: choose units, groups, lines or totals")
         try:
             import pandas as pd
         except ImportError:
@@ -192,10 +213,8 @@ class Analysis:
         elif table == "lines":
             rows = [{"file": ln.file, "line": ln.line, "code": ln.code, "flops": ln.flops, "bytes": ln.bytes,
                      "unfused_s": ln.unfused_s, "fused_s": ln.fused_s} for ln in self.by_source_line()]
-        elif table == "totals":
-            rows = [vars(m) for per in self.totals.values() for m in per.values()]
         else:
-            raise ValueError(f"no table '{table}': choose units, groups, lines or totals")
+            rows = [vars(m) for per in self.totals.values() for m in per.values()]
         return pd.DataFrame(rows)
 
     def __rich__(self) -> Any:
@@ -226,8 +245,11 @@ class Analysis:
         headroom over every SOL mode of the measuring machine's target, the violations, and (PyTorch eager
         on the CPU, `lines`) each source line's measured share. The record is kept in `measured` and shown by
         every view."""
-        from solar.measuring import Measurable, bench_analysis
+        from solar.measuring import Measurable, bench_analysis, check_options
 
+        if self.live is None and self.make_live is not None:
+            check_options(self.origin.frontend, frameworks, device, budget_s, warmup, min_runs)  # before building
+            self.live = self.make_live()
         program = Measurable(self.live, self.origin.frontend, self.sir, dict(self.origin.params), self._document)
         self.measured = bench_analysis(program, frameworks, device, budget_s, warmup, min_runs, lines)
         return self.measured
@@ -246,9 +268,14 @@ class Analysis:
         from solar.passes.sol import parse_latency
         from solar.targets.loader import load_target
 
+        if axes is not None and not isinstance(axes, Mapping):
+            raise SweepSpecError(f"sweep: give the sizes as keywords, sweep(BATCH='1..64*2'), or as a dict of them, "
+                                 f"not {kind_of(axes)}")
+        if latency is not None and not isinstance(latency, str):
+            raise SweepSpecError(f"sweep: latency takes a time with its unit, such as '2ms', not {latency!r}")
         wanted = {**(axes or {}), **sizes}
         try:
-            grid = {name: parse_sweep(f"{name}={values}")[1] if isinstance(values, str) else [int(v) for v in values]
+            grid = {name: parse_sweep(f"{name}={values}")[1] if isinstance(values, str) else _points(name, values)
                     for name, values in wanted.items()}
             if not grid:
                 raise SweepError("give at least one size to sweep, e.g. sweep(BATCH='1..64*2')")
@@ -257,10 +284,36 @@ class Analysis:
                 self._surface = CostSurface(self._module, [load_target(t) for t in self.targets],
                                             fp32_precision=self._document["fp32_precision"])
             doc = sweep_json(run_sweep(self._surface, grid, latency_s), self.name)
+        except SweepSpecError:
+            raise
         except (SweepError, ValueError, OutputError) as err:
             raise SweepSpecError(f"sweep: {err}") from None
         self.sweeps.append(doc)
         return doc
+
+
+def _points(name: str, values: Any) -> list[int]:
+    """The sizes of one swept parameter given as a sequence: whole numbers only (a float is never rounded)."""
+    import numbers
+
+    if isinstance(values, numbers.Integral) and not isinstance(values, bool):
+        raise SweepSpecError(f"sweep: {name}={values} is one size, not a sweep: give a list such as [{values}] or "
+                             "a range such as '1..64*2'")
+    if not isinstance(values, Sequence) or isinstance(values, bytes):
+        raise SweepSpecError(f"sweep: {name} takes a list of sizes or a range such as '1..64*2', not "
+                             f"{kind_of(values)}")
+    for v in values:
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+            raise SweepSpecError(f"sweep: {name} takes whole numbers, not {v!r}")
+    return [int(v) for v in values]
+
+
+def _path(path: Any) -> str:
+    import os
+
+    if not isinstance(path, str | os.PathLike):
+        raise BadInputError(f"a report path must be a string or a path, not {kind_of(path)}")
+    return os.fspath(path)
 
 
 class _output_errors:

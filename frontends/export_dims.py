@@ -13,12 +13,15 @@ the same size, it fixed it otherwise (a reshape or view to a constant), or expor
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from .diagnostics import user_frames
 
 Spec = tuple[Any, ...]
 # How export names an input dimension in its errors: `L['x'].size()[1]`, `x.size()[1]`, `x.shape[1]`.
@@ -73,9 +76,12 @@ def batch_specs(inputs: Sequence[Any]) -> list[Spec]:
     return [spec(shared), spec(torch.export.Dim.AUTO)]
 
 
-def _first_line(err: Exception) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0] if text else ''}"[:200]
+def _export_failure(err: Exception) -> str:
+    """Why export failed with a dim symbolic, in SOLAR's words: the program's line where the traceback shows
+    one, and the kind of error (export's messages quote guards and internal symbols, never the program)."""
+    frames = user_frames(err)
+    at = f" at {os.path.basename(frames[-1].file)}:{frames[-1].line}" if frames else ""
+    return f"export failed with it symbolic{at} ({type(err).__name__})"
 
 
 def _named_dim(err: Exception, names: Sequence[str], dims: set[tuple[int, int]]) -> tuple[int, int] | None:
@@ -105,7 +111,7 @@ def export_dynamic(export: Callable[[Spec | None], torch.export.ExportedProgram]
             except Exception as err:
                 drop = _named_dim(err, names, dims) or max(dims)
                 dims.discard(drop)
-                info.dropped[drop] = f"export failed with it symbolic ({_first_line(err)})"
+                info.dropped[drop] = _export_failure(err)
     if dynamic in ("all", "batch"):
         for spec in batch_specs(inputs):
             try:

@@ -23,6 +23,7 @@ dimension says why in the header of the written IR.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ import numpy as np
 
 from solar.ir.expr import Binary, Expr, IntLit, NameRef, Unary
 
+from .diagnostics import TranslationError, user_frames
 from .lowering.core import LoweringError, canon
 from .size_names import SizeNamer, SizeNames, named_params
 
@@ -129,10 +131,21 @@ def symbolic_args(args: Sequence[Any], sizes: SizeGroups) -> list[Any]:
     return out
 
 
-def first_line(err: Exception) -> str:
-    text = (str(err).strip().splitlines() or [""])[0]
-    text = f"{type(err).__name__}: {text}"
-    return text if len(text) <= 160 else text[:159] + "…"
+def where_in_program(err: BaseException) -> str:
+    """` at model.py:12`: the innermost line of the user's program in `err`'s traceback, else nothing."""
+    frames = user_frames(err)
+    return f" at {os.path.basename(frames[-1].file)}:{frames[-1].line}" if frames else ""
+
+
+def failure_cause(err: BaseException) -> str:
+    """Why a trace or translation with symbolic sizes failed, in SOLAR's own words: JAX's and Python's
+    messages quote internals (tracers, abstract values) that say nothing about the program, so the header
+    names the kind of failure and the program's line instead."""
+    if isinstance(err, TranslationError):
+        return f"{', '.join(err.ops)} cannot be translated with symbolic sizes"
+    if isinstance(err, LoweringError):
+        return f"a lowering cannot take symbolic sizes{where_in_program(err)}"
+    return f"tracing with symbolic sizes failed{where_in_program(err)}"
 
 
 class Tracer:
@@ -205,8 +218,16 @@ class Tracer:
             joins = [(ns[0], n) for ns in by_value.values() for n in ns[1:]]
         if joins:
             return _joined(groups, [(index[a], index[b]) for a, b in joins])
-        fixed = constants or named_params(err, sizes.names)[-1:] or [sizes.names[-1]]
-        why = f"tracing failed with it symbolic ({first_line(err)})"
+        named = named_params(err, sizes.names)
+        fixed = constants or named[-1:] or [sizes.names[-1]]
+        at = where_in_program(err)
+        if constants:
+            why = f"it meets an array of fixed size{at} (one built at a constant size)"
+        elif named:
+            why = (f"the program needs its size as a constant{at} (a shape tested in Python, a reshape to a "
+                   "constant shape, or an array built at a fixed size)")
+        else:
+            why = f"tracing failed with it symbolic{at}"
         drop = {index[n] for n in fixed}
         for k in drop:
             for dim in groups[k]:

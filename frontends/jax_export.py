@@ -46,7 +46,7 @@ from .jax_dims import (
     Tracer,
     asked_dims,
     explain_fixed,
-    first_line,
+    failure_cause,
     shrink,
     sir_dim,
     sir_shape,
@@ -240,7 +240,12 @@ class JaxprLowering:
             return
         named = named_params(err, self.params)
         shapes = [getattr(getattr(v, "aval", None), "shape", ()) for v in [*eqn.invars, *eqn.outvars]]
-        self.blamed.append((named or symbols_in(shapes, self.params), f"{eqn.primitive.name}: {first_line(err)}"))
+        # A LoweringError's text is SOLAR's own; any other exception's is not, and only its kind is named.
+        prim = eqn.primitive.name
+        text = str(err).strip().splitlines()[0] if isinstance(err, LoweringError) and str(err).strip() else \
+            f"its lowering fails on a symbolic size (an internal error, {type(err).__name__})"
+        why = text if text.startswith(f"{prim}: ") else f"{prim}: {text}"
+        self.blamed.append((named or symbols_in(shapes, self.params), why))
 
     def lower_scan(self, eqn: Any, inputs: list[Any], em: Emitter) -> list[Any]:
         p = eqn.params
@@ -336,7 +341,7 @@ def translate_jax(fn: Callable[..., Any], args: Sequence[Any], name: str = "jax_
         break
     if info.mode != policy:
         info.mode = policy
-        info.fallback = f"with more dims symbolic, the translation failed ({first_line(failure)})" if failure else ""
+        info.fallback = f"with more dims symbolic, {failure_cause(failure)}" if failure else ""
     kept = {dim for places in result.param_dims.values() for dim in places}
     result.fixed_dims = explain_fixed(info, tracer.shapes, names, kept)
     result.input_names = names
@@ -383,6 +388,9 @@ def _lower(closed: Any, name: str, sizes: SizeGroups, low: JaxprLowering) -> Jax
     if low.problems:
         raise TranslationError(low.problems, f"{len(low.problems)} problem(s) translating {name}")
     values = [low._as_value(o, em) for o in outs]
+    if not values:
+        raise LoweringError("the program returns no tensor: a speed of light bounds the work of "
+                            "computing its results, so return at least one")
     fb.ret(*values)
     module = mb.module
     module.attrs[attr_names.ORIGIN] = "jax.make_jaxpr"

@@ -39,8 +39,9 @@ from .llm_models import (
     mark_in_place,
 )
 from .lowering.core import LoweringError
+from .program_files import import_file
 from .torch_export import lower_exported
-from .torch_problem import import_file, quiet_framework
+from .torch_problem import quiet_framework
 
 # The size globals, the input function each phase calls, and the parameter names they become.
 SIZE_GLOBALS = {"batch": "batch_size", "prompt": "prompt", "context": "context"}

@@ -233,6 +233,9 @@ class GraphLowering:
             self.lower_node(node, env, em)
         if self.problems:
             raise TranslationError(self.problems, f"{len(self.problems)} problem(s) translating {self.name}")
+        if not outputs:
+            raise LoweringError("the program returns no tensor: a speed of light bounds the work of "
+                                "computing its results, so return at least one")
         fb.ret(*outputs)
         module = mb.module
         module.attrs[attr_names.ORIGIN] = "torch.export"

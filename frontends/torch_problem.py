@@ -4,15 +4,12 @@ the dims asked symbolic, and what a translation returns (TorchTranslation, ArgSo
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import io
 import os
 import re
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import torch
@@ -21,9 +18,9 @@ from torch.overrides import TorchFunctionMode
 
 from solar.ir.ops import ModuleOp
 
-from .diagnostics import user_code_error
 from .export_dims import ExportDims, export_dynamic
 from .lowering.core import LoweringError
+from .program_files import import_file
 from .torch_recurrent import recurrent_ops_whole
 from .torch_symbols import SizeNames, source_size_names
 
@@ -109,24 +106,6 @@ def load_problem(path: str) -> TorchProblem:
     return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
                         os.path.splitext(os.path.basename(path))[0], path, mod.Model, init,
                         source_size_names(vars(mod)))
-
-
-def import_file(path: str, name: str | None = None) -> ModuleType:
-    name = name or "_solar_src_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
-    if spec is None or spec.loader is None:
-        raise LoweringError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except FileNotFoundError:
-        sys.modules.pop(name, None)
-        raise
-    except (Exception, SystemExit) as err:  # the file's own errors (and exits) are the user's: located
-        sys.modules.pop(name, None)
-        raise user_code_error(err, f"while importing {path}") from None
-    return mod
 
 
 def export_program(problem: TorchProblem, dynamic: str = "batch", device: str = "meta"

@@ -4,6 +4,7 @@ reference model built without layer initialisers."""
 
 from __future__ import annotations
 
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -173,3 +174,20 @@ def test_a_global_average_pool_keeps_the_image_size_symbolic() -> None:
     sizes = small_sizes(tr.module, 3, minimum=tr.param_min)
     report = validate_sized(tr.module, lambda sz: reference_runner(problem, tr, 0, sz), sizes)
     assert report.ok and report.sizes == {"BATCH": 2, "X_2": 3, "X_3": 3}  # at most 3, never above the full size
+
+
+def test_a_dim_export_refuses_is_fixed_with_solars_words_not_exports_text() -> None:
+    """Export's message quotes guards and internal symbols; the header names the program's line and the kind
+    of error instead."""
+    from solar.frontends.export_dims import export_dynamic
+
+    def export(spec: Any) -> Any:
+        if spec and spec[0] and 1 in spec[0]:
+            raise RuntimeError("Constraints violated (L['x'].size()[1])! s77 guard internals")
+        return spec
+
+    raise_line = export.__code__.co_firstlineno + 2
+    spec, info = export_dynamic(export, [torch.ones(4, 6)], "all", ["x"])
+    assert spec == ({0: torch.export.Dim.AUTO},)
+    assert info.dropped == {(0, 1): f"export failed with it symbolic at test_frontend_dims.py:{raise_line} "
+                                   "(RuntimeError)"}

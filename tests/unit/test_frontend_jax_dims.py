@@ -163,8 +163,49 @@ def test_a_dim_that_cannot_be_symbolic_is_fixed_alone_and_said(tmp_path: Path) -
     tr = _translate(mod)
     assert tr.params == {"BATCH": 2, "HEAD": 8}
     assert [line.split(": ", 1)[0] for line in tr.fixed_dims] == ["q dim 1 (6)", "k dim 1 (6)", "v dim 1 (6)"]
-    assert "tracing failed with it symbolic" in tr.fixed_dims[0] and "SEQ" in tr.fixed_dims[0]
+    line = CAUSAL.splitlines().index(next(t for t in CAUSAL.splitlines() if "jnp.where" in t)) + 1
+    assert tr.fixed_dims[0] == f"q dim 1 (6): it meets an array of fixed size at causal.py:{line} (one built at a " \
+        "constant size)"
     assert validate_jax(mod.forward, mod.get_inputs(), tr, size=2).ok
+
+
+FIXED_BY_THE_PROGRAM = '''
+import numpy as np
+
+
+def compared(x):
+    if x.shape[1] > 4:
+        return x * 2
+    return x
+
+
+def host_array(x):
+    return x + np.zeros(x.shape, np.float32)
+'''
+
+
+def test_why_a_dim_is_fixed_is_said_in_solars_words_at_the_programs_line(tmp_path: Path) -> None:
+    """Never JAX's message (it quotes tracers and abstract values): the kind of failure and the line."""
+    mod = _load(tmp_path, "fixed_by", FIXED_BY_THE_PROGRAM)
+    x = np.ones((6, 8), np.float32)
+    compared = translate_jax(mod.compared, [x], "compared", "all")
+    assert compared.params == {"BATCH": 6}
+    assert compared.fixed_dims == ["x dim 1 (8): the program needs its size as a constant at fixed_by.py:6 (a shape "
+                                   "tested in Python, a reshape to a constant shape, or an array built at a fixed "
+                                   "size)"]
+    host = translate_jax(mod.host_array, [x], "host_array", "all")
+    assert host.params == {}
+    assert host.fixed_dims == ["x dim 0 (6): tracing failed with it symbolic at fixed_by.py:12",
+                               "x dim 1 (8): tracing failed with it symbolic at fixed_by.py:12"]
+
+
+def test_a_failure_is_named_by_its_kind_never_by_its_text() -> None:
+    from solar.frontends.diagnostics import Problem, TranslationError
+    from solar.frontends.jax_dims import failure_cause
+
+    assert failure_cause(ValueError("Incompatible shapes: (BATCH, 6)")) == "tracing with symbolic sizes failed"
+    assert failure_cause(TranslationError([Problem("sort", "sort: x", None), Problem("gather", "gather: y", None)])
+                         ) == "gather, sort cannot be translated with symbolic sizes"
 
 
 def test_dynamic_batch_and_none(tmp_path: Path) -> None:

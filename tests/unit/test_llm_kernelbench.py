@@ -125,3 +125,17 @@ def _request(argv: list[str]) -> tuple:
     contexts = [0] if "0" in argv else [16]
     chips = 3 if "3" in argv else 1
     return phases, [1], [4], contexts, 1, chips, False, None
+
+
+def test_a_file_imports_its_sibling_modules_as_python_would(tmp_path: Path):
+    """`from _sizes import vocab_size` finds the module beside the file (its folder first on sys.path), with no
+    PYTHONPATH, and the process keeps no trace of it."""
+    import sys
+
+    text = Path(LM).read_text()
+    assert "\nvocab_size = 64\n" in text
+    (tmp_path / "_llm_test_sizes.py").write_text("vocab_size = 48\n")
+    model = tmp_path / "lm.py"
+    model.write_text(text.replace("\nvocab_size = 64\n", "\nfrom _llm_test_sizes import vocab_size  # noqa: E402\n"))
+    assert load_llm(str(model)).shape.vocab == 48
+    assert "_llm_test_sizes" not in sys.modules and str(tmp_path) not in sys.path
