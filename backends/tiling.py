@@ -318,7 +318,7 @@ class Space:
                 budget.check(f"{len(heap) + 1} of {len(orders)} formulations open")
             if k not in self._forms:
                 self._forms[k] = Formulation(self, *orders[k])
-            limit = time_limit if budget is None else max(0.05, min(time_limit, budget.left()))
+            limit = time_limit if budget is None else max(0.05, min(time_limit, budget.wall_limit()))
             status, m, bound = self._forms[k].round(capacity, cutoff, limit)
             if m is not None and m.peak <= capacity * (1 + 1e-9) and (best is None or m.traffic < best.traffic):
                 best, winner = m, k

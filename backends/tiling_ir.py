@@ -46,7 +46,7 @@ def problem_of(name: str, descs: tuple[EinsumDesc, ...], needed: frozenset[str])
     return build_problem(name, descs, lambda t: t in needed)
 
 
-DEFAULT_BUDGET = 2.0  # wall-clock seconds one tiling problem's search may take (docs/tiling.md, "The search budget")
+DEFAULT_BUDGET = 2.0  # CPU seconds one tiling problem's search may take (docs/tiling.md, "The search budget")
 LONG_CHAIN = 3  # a chain with more contractions than this is cut along its seams, not solved as one MILP
 
 

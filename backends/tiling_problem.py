@@ -551,16 +551,25 @@ class SpaceTooLarge(SearchStopped):
 
 @dataclass
 class Budget:
-    """Wall-clock seconds one tiling problem's search may take (a group's fused chain, one of its pieces,
-    one einsum), from the moment it is made. `None` seconds: no limit."""
+    """CPU seconds of this process one tiling problem's search may take (a group's fused chain, one of its
+    pieces, one einsum), from the moment it is made. `None` seconds: no limit. CPU time, not wall-clock
+    time, so that other work on the machine does not change where a search stops, nor so its result."""
 
     seconds: float | None
-    started: float = field(default_factory=time.perf_counter)
+    started_cpu: float = field(default_factory=time.process_time)
+    started_wall: float = field(default_factory=time.perf_counter)
 
     def left(self) -> float:
         if self.seconds is None:
             return math.inf
-        return self.seconds - (time.perf_counter() - self.started)
+        return self.seconds - (time.process_time() - self.started_cpu)
+
+    def wall_limit(self) -> float:
+        """The wall-clock time a solver call may take so that it stops near the CPU budget's end: what is
+        left, stretched by how much slower than CPU time the wall clock has run so far (a loaded machine)."""
+        cpu = time.process_time() - self.started_cpu
+        wall = time.perf_counter() - self.started_wall
+        return self.left() * max(1.0, wall / cpu if cpu > 0.01 else 1.0)
 
     def check(self, doing: str) -> None:
         """Raises SearchStopped once the budget is spent."""
