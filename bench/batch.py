@@ -24,6 +24,7 @@ from typing import Any
 
 from solar.ir.outputs import atomic_open
 
+from .record_shape import shape_error
 from .worker import READY, failed_record, run_isolated, serve
 
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "Output"}
@@ -94,21 +95,26 @@ class ResultsFile:
     def done(self) -> dict[str, dict[str, Any]]:
         """Problems already recorded. A torn last line (from an interruption) is dropped from the file; a
         whole record that only lacks its newline is kept and given one. Lines that are not records are
-        skipped (their problems run again)."""
+        skipped (their problems run again); a record the summary could not read is a BatchError naming its
+        line, before the file is touched."""
         if self.path is None or not os.path.exists(self.path):
             return {}
         data = Path(self.path).read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            whole = _record(data[cut:].decode("utf-8", errors="replace")) is not None
-            data = data + b"\n" if whole else data[:cut]
-            with atomic_open(self.path, "wb", "results") as fh:
-                fh.write(data)
+        cut = data.rfind(b"\n") + 1
+        torn = bool(data) and not data.endswith(b"\n") and _record(data[cut:].decode("utf-8", "replace")) is None
         out: dict[str, dict[str, Any]] = {}
-        for line in data.decode("utf-8", errors="replace").splitlines():
+        for number, line in enumerate((data[:cut] if torn else data).decode("utf-8", "replace").splitlines(), 1):
             rec = _record(line)
-            if rec is not None:
-                out[rec["problem"]] = rec
+            if rec is None:
+                continue
+            wrong = shape_error(rec)
+            if wrong is not None:
+                raise BatchError(f"{self.path}:{number}: the record of {rec['problem']} is malformed: {wrong} "
+                                 "(remove the line to run the problem again)")
+            out[rec["problem"]] = rec
+        if data and not data.endswith(b"\n"):
+            with atomic_open(self.path, "wb", "results") as fh:
+                fh.write(data[:cut] if torn else data + b"\n")
         return out
 
     def open(self, append: bool) -> None:
@@ -149,25 +155,14 @@ class ResultsFile:
             self._lock = None
 
 
-# What the summary reads of a record, and the type each must have.
-_RECORD_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "status": str, "errors": list, "violations": list, "beats": list, "notes": list, "headroom": dict,
-    "measurements": dict, "translate": dict, "bounds": dict, "noisy": bool}
-
-
 def _record(line: str) -> dict[str, Any] | None:
-    """The record on one JSONL line, or None when the line is not one (a torn line, or JSON of another shape)."""
+    """The record on one JSONL line (a JSON object with a `problem` string), or None when the line is not
+    one (a torn line, or JSON of another shape); whether its fields are whole is `shape_error`'s question."""
     try:
         rec = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(rec, dict) or not isinstance(rec.get("problem"), str):
-        return None
-    if any(k in rec and not isinstance(rec[k], t) for k, t in _RECORD_FIELDS.items()):
-        return None
-    if not all(isinstance(e, dict) for k in ("errors", "violations", "beats") for e in rec.get(k, [])):
-        return None
-    return rec
+    return rec if isinstance(rec, dict) and isinstance(rec.get("problem"), str) else None
 
 
 # ---- running ----------------------------------------------------------------------------------------------
