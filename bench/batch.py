@@ -74,23 +74,34 @@ class ResultsFile:
         self.path = path
         self._fh: Any = None
         self._tmp: str | None = None
-        self._lock: Any = None
+        self._lock: tuple[int, str] | None = None
 
     def lock(self) -> None:
-        """Holds an exclusive lock on an existing results file for the batch: a second batch on it (two
-        --resume runs would each run every problem) is refused at once."""
-        if self.path is None or not os.path.isfile(self.path):
-            return
+        """Holds an exclusive lock for the batch on a lock file beside the results (`.NAME.lock`, removed when
+        the batch ends): a second batch on the same results (two --resume runs would each run every problem
+        and record it twice) is refused at once. The lock is not on the results file itself, which may not
+        exist yet and is replaced as a whole (--overwrite, the repair of a torn line)."""
+        if self.path is None or (os.path.exists(self.path) and not os.path.isfile(self.path)):
+            return  # /dev/stdout and the like: nothing to share
         import fcntl
 
-        fh = open(self.path, "rb")  # noqa: SIM115 (held until close)
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise BatchError(f"{self.path} is being written by another solar-bench batch: wait for it, or give "
-                             "another --out") from None
-        self._lock = fh
+        target = Path(self.path)
+        lock_path = str(target.parent / f".{target.name}.lock")
+        while True:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise BatchError(f"{self.path} is being written by another solar-bench batch: wait for it, or "
+                                 "give another --out") from None
+            try:  # the batch that held it may have removed it in between: only the file at the path counts
+                if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                    self._lock = (fd, lock_path)
+                    return
+            except FileNotFoundError:
+                pass
+            os.close(fd)
 
     def done(self) -> dict[str, dict[str, Any]]:
         """Problems already recorded. A torn last line (from an interruption) is dropped from the file; a
@@ -151,7 +162,10 @@ class ResultsFile:
                     os.unlink(self._tmp)
             self._tmp = None
         if self._lock is not None:
-            self._lock.close()
+            fd, lock_path = self._lock
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)  # before the lock is released: a batch that opened it then sees it gone
+            os.close(fd)
             self._lock = None
 
 

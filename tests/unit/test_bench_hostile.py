@@ -91,6 +91,25 @@ def test_two_batches_on_one_results_file_are_refused(tmp_path: Path) -> None:
     second = ResultsFile(str(out))
     second.lock()  # free again
     second.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]  # the lock file goes with the batch
+
+
+def test_the_lock_holds_before_the_results_exist_and_after_they_are_replaced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.jsonl"
+    first = ResultsFile(str(out))
+    first.lock()  # a new batch: no results file yet
+    with pytest.raises(BatchError, match="being written by another solar-bench batch"):
+        ResultsFile(str(out)).lock()
+    out.write_text(json.dumps(RECORD))  # written, then repaired by --resume (the file is replaced)
+    assert list(first.done()) == ["a.py"]
+    root = _problem_dir(tmp_path)
+    assert cli([str(root), "--out", str(out), "--resume", "--no-measure", "--no-progress"]) == 1
+    assert capsys.readouterr().err == (f"solar-bench: error: {out} is being written by another solar-bench batch: "
+                                       "wait for it, or give another --out\n")
+    assert out.read_text() == json.dumps(RECORD) + "\n"
+    first.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl", "suite"]
 
 
 def _problem_dir(tmp_path: Path) -> Path:
