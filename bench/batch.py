@@ -24,6 +24,7 @@ from typing import Any
 
 from solar.ir.outputs import atomic_open
 
+from .parent_watch import end_group
 from .record_shape import shape_error
 from .worker import READY, failed_record, run_isolated, serve
 
@@ -236,6 +237,7 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                         raise BatchError(f"worker processes die while starting (exit status {s.proc.exitcode})")
                     slots[k] = s = start()
                 if s.ready and s.task is None and not s.proc.is_alive():  # left after a problem it could not undo
+                    end_group(s.proc.pid)
                     slots[k] = s = start()
                     continue
                 if s.ready and s.task is None and pending:
@@ -262,10 +264,12 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                         continue
                 if not s.proc.is_alive() or s.proc.sentinel in ready:
                     s.proc.join(1)
+                    end_group(s.proc.pid)  # what its problem started
                     on_record(failed_record(task.key, "crashed", f"the worker process died (exit status "
                                             f"{s.proc.exitcode})", now - task.started))
                     slots[k] = start()
                 elif now - task.started > batch.timeout_s:
+                    end_group(s.proc.pid)  # the worker, hung or stopped, and every process its problem started
                     s.proc.kill()
                     s.proc.join(5)
                     on_record(failed_record(task.key, "timeout", f"no result within {batch.timeout_s:g} s: killed",
@@ -277,9 +281,10 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                 with contextlib.suppress(BrokenPipeError, OSError):
                     s.conn.send(None)
                 s.proc.join(2)
-                if s.proc.is_alive():
-                    s.proc.kill()
-                    s.proc.join(2)
+            end_group(s.proc.pid)  # the worker if it is still running, and what its problems left running
+            if s.proc.is_alive():  # a worker still starting leads no group yet
+                s.proc.kill()
+            s.proc.join(2)
 
 
 def run_dask(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
