@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
+from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work, refuse_wrong_accesses
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep_spec import SweepError, check_axes, parse_design_space, parse_sweeps
@@ -117,6 +117,8 @@ class SOL(Pass):
         if has_calls:
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
+        if refuse_wrong_accesses(ctx, work, self.name):  # what --lift-affine finds: no bound for a wrong program
+            return
         try:
             model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
