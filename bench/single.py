@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
@@ -139,6 +140,8 @@ class _Messages:
         """Every message until the child closes the pipe, or until `timeout_s` after it started the problem
         (then `timed_out`); the clock starts with the problem, not with the interpreter and its imports."""
         pending = b""
+        poller = select.poll()  # not select.select: a notebook's process may hold fds past FD_SETSIZE
+        poller.register(self.fd, select.POLLIN)
         while True:
             if self.deadline is None and timeout_s is not None and self.stage is not None:
                 self.deadline = time.monotonic() + timeout_s
@@ -146,8 +149,7 @@ class _Messages:
             if left is not None and left <= 0:
                 self.timed_out = True
                 return
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if not ready:
+            if not poller.poll(None if left is None else max(1, math.ceil(left * 1000))):
                 continue
             chunk = os.read(self.fd, 1 << 16)
             *lines, pending = (pending + chunk).split(b"\n")
