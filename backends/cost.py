@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from solar.ir.analysis.access_checks import AccessChecks, AccessProblem
+from solar.ir.analysis.access_checks import AccessChecks, unpriceable
 from solar.ir.analysis.counts import Counts, einsum_counts
 from solar.ir.analysis.formula import Number, fmax, fmax_of, fmin
 from solar.ir.analysis.op_counts import run_counts
@@ -40,7 +40,6 @@ from solar.ir.ops import (
     SliceOp,
     Value,
 )
-from solar.ir.pass_manager import PassContext
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 from .composition_hooks import is_in_place_scatter, updates_in_place
@@ -56,21 +55,6 @@ class CostError(ValueError):
         super().__init__(message)
         self.op = op
         self.loc = loc  # where to point instead of the op: a target file's figure
-
-
-def unpriceable(problem: AccessProblem) -> str:
-    """Why a program with `problem` gets no bound (--lift-affine reports the same problem)."""
-    return f"{problem.message} (a wrong program has no bound)"
-
-
-def refuse_wrong_accesses(ctx: PassContext, module: ModuleOp, pass_name: str) -> bool:
-    """For a pass about to price `module` through `ctx`: every access problem (the analysis --lift-affine
-    reports, shared by type) as one located error of `pass_name`; True when there were any. (The CostModel
-    the pass then asks for checks again and finds none: milliseconds, and the pricing passes share one model.)"""
-    problems = ctx.analysis(AccessChecks, module).problems
-    for problem in problems:
-        ctx.diagnostics.error(f"{pass_name}: {unpriceable(problem)}", problem.loc or module.loc)
-    return bool(problems)
 
 
 def _target_error(err: PeakUnavailable, prefix: str = "") -> CostError:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from solar.backends.cost import CostError, CostModel, Work, refuse_wrong_accesses
+from solar.backends.cost import CostError, CostModel, Work
+from solar.ir.analysis.access_checks import refuse_wrong_accesses
 from solar.ir.ops import EinsumOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.tables import new_table, render_tables

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work, refuse_wrong_accesses
+from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep_spec import SweepError, check_axes, parse_design_space, parse_sweeps
 from solar.ir import attr_names
+from solar.ir.analysis.access_checks import refuse_wrong_accesses
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
 from solar.ir.outputs import OutputError

@@ -18,6 +18,7 @@ from solar.ir.diagnostics import Location
 from solar.ir.einsum_spec import parse_spec
 from solar.ir.expr import format_expr
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
+from solar.ir.pass_manager import PassContext
 from solar.ir.types import format_dim
 
 
@@ -43,6 +44,21 @@ class AccessChecks:
         for op in module.walk():
             if isinstance(op, EinsumOp):
                 self.problems += einsum_write_problems(op, params)
+
+
+def unpriceable(problem: AccessProblem) -> str:
+    """Why a program with `problem` gets no bound (--lift-affine reports the same problem)."""
+    return f"{problem.message} (a wrong program has no bound)"
+
+
+def refuse_wrong_accesses(ctx: PassContext, module: ModuleOp, pass_name: str) -> bool:
+    """For a pass about to price `module` through `ctx`: every access problem (the analysis --lift-affine
+    reports, shared by type) as one located error of `pass_name`; True when there were any. (The cost
+    model the pass then asks for checks again and finds none: milliseconds, and the pricing passes share one.)"""
+    problems = ctx.analysis(AccessChecks, module).problems
+    for problem in problems:
+        ctx.diagnostics.error(f"{pass_name}: {unpriceable(problem)}", problem.loc or module.loc)
+    return bool(problems)
 
 
 def bounds_problems(model: KernelModel) -> list[AccessProblem]:
