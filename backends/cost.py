@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from solar.ir.analysis.access_checks import AccessChecks, unpriceable
 from solar.ir.analysis.counts import Counts, einsum_counts
 from solar.ir.analysis.formula import Number, fmax, fmax_of, fmin
 from solar.ir.analysis.op_counts import run_counts
@@ -186,11 +187,17 @@ class CostModel:
     """Counts every unit and group of a module's entry function (calls must be inlined first)."""
 
     def __init__(self, module: ModuleOp, fp32_precision: str = "framework",
-                 values: Mapping[str, Number] | None = None) -> None:
+                 values: Mapping[str, Number] | None = None, check_accesses: bool = True) -> None:
         """`values` gives the size parameters' values instead of their defaults; symbolic ones
-        (`formula.symbols`) make every count a formula (backends/sweep.py evaluates them at points)."""
+        (`formula.symbols`) make every count a formula (backends/sweep.py evaluates them at points).
+        A program with an access out of bounds or an output not fully written has no bound: the first such
+        problem is a CostError at its place (`check_accesses=False` where the caller has checked already)."""
         if fp32_precision not in FP32_POLICIES:
             raise CostError(f"bad fp32 precision '{fp32_precision}': expected one of {', '.join(FP32_POLICIES)}")
+        if check_accesses:
+            problems = AccessChecks(module).problems
+            if problems:
+                raise CostError(unpriceable(problems[0]), loc=problems[0].loc)
         self.module = module
         self.fp32_precision = fp32_precision
         given = dict(values or {})

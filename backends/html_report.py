@@ -240,8 +240,10 @@ def _fact(value: Any) -> str:
 
 
 def _script_json(doc: dict[str, Any]) -> str:
-    # Inside <script>, `</` would end the element: escape it (JSON allows \/).
-    return json.dumps(doc, allow_nan=False).replace("</", "<\\/")
+    # Inside <script>, `</script` ends the element and `<!--` followed by `<script` makes the parser skip the
+    # real end tag: no `<` may appear at all. json.dumps writes `<` only inside strings, where \u003c is the
+    # same character to JSON.parse.
+    return json.dumps(doc, allow_nan=False).replace("<", "\\u003c")
 
 
 def write_html(doc: dict[str, Any], path: str, sir: dict[str, str] | None = None, dot_svg: str | None = None,

@@ -24,6 +24,8 @@ from typing import Any
 
 from solar.ir.outputs import atomic_open
 
+from .parent_watch import end_group
+from .record_shape import shape_error
 from .worker import READY, failed_record, run_isolated, serve
 
 _SKIP_DIRS = {"__pycache__", ".git", ".venv", "Output"}
@@ -73,42 +75,58 @@ class ResultsFile:
         self.path = path
         self._fh: Any = None
         self._tmp: str | None = None
-        self._lock: Any = None
+        self._lock: tuple[int, str] | None = None
 
     def lock(self) -> None:
-        """Holds an exclusive lock on an existing results file for the batch: a second batch on it (two
-        --resume runs would each run every problem) is refused at once."""
-        if self.path is None or not os.path.isfile(self.path):
-            return
+        """Holds an exclusive lock for the batch on a lock file beside the results (`.NAME.lock`, removed when
+        the batch ends): a second batch on the same results (two --resume runs would each run every problem
+        and record it twice) is refused at once. The lock is not on the results file itself, which may not
+        exist yet and is replaced as a whole (--overwrite, the repair of a torn line)."""
+        if self.path is None or (os.path.exists(self.path) and not os.path.isfile(self.path)):
+            return  # /dev/stdout and the like: nothing to share
         import fcntl
 
-        fh = open(self.path, "rb")  # noqa: SIM115 (held until close)
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise BatchError(f"{self.path} is being written by another solar-bench batch: wait for it, or give "
-                             "another --out") from None
-        self._lock = fh
+        target = Path(self.path)
+        lock_path = str(target.parent / f".{target.name}.lock")
+        while True:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise BatchError(f"{self.path} is being written by another solar-bench batch: wait for it, or "
+                                 "give another --out") from None
+            try:  # the batch that held it may have removed it in between: only the file at the path counts
+                if os.stat(lock_path).st_ino == os.fstat(fd).st_ino:
+                    self._lock = (fd, lock_path)
+                    return
+            except FileNotFoundError:
+                pass
+            os.close(fd)
 
     def done(self) -> dict[str, dict[str, Any]]:
         """Problems already recorded. A torn last line (from an interruption) is dropped from the file; a
         whole record that only lacks its newline is kept and given one. Lines that are not records are
-        skipped (their problems run again)."""
+        skipped (their problems run again); a record the summary could not read is a BatchError naming its
+        line, before the file is touched."""
         if self.path is None or not os.path.exists(self.path):
             return {}
         data = Path(self.path).read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            whole = _record(data[cut:].decode("utf-8", errors="replace")) is not None
-            data = data + b"\n" if whole else data[:cut]
-            with atomic_open(self.path, "wb", "results") as fh:
-                fh.write(data)
+        cut = data.rfind(b"\n") + 1
+        torn = bool(data) and not data.endswith(b"\n") and _record(data[cut:].decode("utf-8", "replace")) is None
         out: dict[str, dict[str, Any]] = {}
-        for line in data.decode("utf-8", errors="replace").splitlines():
+        for number, line in enumerate((data[:cut] if torn else data).decode("utf-8", "replace").splitlines(), 1):
             rec = _record(line)
-            if rec is not None:
-                out[rec["problem"]] = rec
+            if rec is None:
+                continue
+            wrong = shape_error(rec)
+            if wrong is not None:
+                raise BatchError(f"{self.path}:{number}: the record of {rec['problem']} is malformed: {wrong} "
+                                 "(remove the line to run the problem again)")
+            out[rec["problem"]] = rec
+        if data and not data.endswith(b"\n"):
+            with atomic_open(self.path, "wb", "results") as fh:
+                fh.write(data[:cut] if torn else data + b"\n")
         return out
 
     def open(self, append: bool) -> None:
@@ -145,29 +163,21 @@ class ResultsFile:
                     os.unlink(self._tmp)
             self._tmp = None
         if self._lock is not None:
-            self._lock.close()
+            fd, lock_path = self._lock
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)  # before the lock is released: a batch that opened it then sees it gone
+            os.close(fd)
             self._lock = None
 
 
-# What the summary reads of a record, and the type each must have.
-_RECORD_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "status": str, "errors": list, "violations": list, "beats": list, "notes": list, "headroom": dict,
-    "measurements": dict, "translate": dict, "bounds": dict, "noisy": bool}
-
-
 def _record(line: str) -> dict[str, Any] | None:
-    """The record on one JSONL line, or None when the line is not one (a torn line, or JSON of another shape)."""
+    """The record on one JSONL line (a JSON object with a `problem` string), or None when the line is not
+    one (a torn line, or JSON of another shape); whether its fields are whole is `shape_error`'s question."""
     try:
         rec = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(rec, dict) or not isinstance(rec.get("problem"), str):
-        return None
-    if any(k in rec and not isinstance(rec[k], t) for k, t in _RECORD_FIELDS.items()):
-        return None
-    if not all(isinstance(e, dict) for k in ("errors", "violations", "beats") for e in rec.get(k, [])):
-        return None
-    return rec
+    return rec if isinstance(rec, dict) and isinstance(rec.get("problem"), str) else None
 
 
 # ---- running ----------------------------------------------------------------------------------------------
@@ -227,6 +237,7 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                         raise BatchError(f"worker processes die while starting (exit status {s.proc.exitcode})")
                     slots[k] = s = start()
                 if s.ready and s.task is None and not s.proc.is_alive():  # left after a problem it could not undo
+                    end_group(s.proc.pid)
                     slots[k] = s = start()
                     continue
                 if s.ready and s.task is None and pending:
@@ -253,10 +264,12 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                         continue
                 if not s.proc.is_alive() or s.proc.sentinel in ready:
                     s.proc.join(1)
+                    end_group(s.proc.pid)  # what its problem started
                     on_record(failed_record(task.key, "crashed", f"the worker process died (exit status "
                                             f"{s.proc.exitcode})", now - task.started))
                     slots[k] = start()
                 elif now - task.started > batch.timeout_s:
+                    end_group(s.proc.pid)  # the worker, hung or stopped, and every process its problem started
                     s.proc.kill()
                     s.proc.join(5)
                     on_record(failed_record(task.key, "timeout", f"no result within {batch.timeout_s:g} s: killed",
@@ -268,9 +281,10 @@ def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
                 with contextlib.suppress(BrokenPipeError, OSError):
                     s.conn.send(None)
                 s.proc.join(2)
-                if s.proc.is_alive():
-                    s.proc.kill()
-                    s.proc.join(2)
+            end_group(s.proc.pid)  # the worker if it is still running, and what its problems left running
+            if s.proc.is_alive():  # a worker still starting leads no group yet
+                s.proc.kill()
+            s.proc.join(2)
 
 
 def run_dask(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,

@@ -131,8 +131,8 @@ def compute_bounds(module: ModuleOp, targets: list[Target], sizes: dict[str, int
     work = prepare(module, sizes)
     try:
         model = CostModel(work, "tf32" if allow_tf32 else "framework")
-    except CostError as err:
-        raise BoundsError(str(err)) from None
+    except CostError as err:  # located: a wrong access points into the program's source
+        raise BoundsError(f"{err.loc}: {err}" if err.loc is not None else str(err)) from None
     out: dict[str, TargetBounds] = {}
     first_bytes: dict[str, int] = {}
     for t in targets:

@@ -9,7 +9,9 @@ replaced (`clean_after` returns False), so the next problem starts in a fresh pr
 `detach_worker` makes the worker a good citizen of its batch: Ctrl-C at the terminal reaches every process
 of the group, and only the batch process handles it (it stops the workers), so workers ignore SIGINT (a
 KeyboardInterrupt inside one then comes from a problem, and is recorded); on Linux the worker is killed when
-the batch process dies, even by SIGKILL, instead of running on orphaned; and its stdout and stderr go to
+the batch process dies, even by SIGKILL, instead of running on orphaned; it leads a process group of its own,
+which the batch kills when a problem times out and when the worker ends, so that no process a problem started
+outlives it; and its stdout and stderr go to
 /dev/null, so a problem that prints megabytes never reaches the batch's summary or progress bar.
 """
 
@@ -21,13 +23,15 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from .parent_watch import die_with_parent
+from .parent_watch import die_with_parent, lead_own_group
 
 
 def detach_worker() -> None:
-    """Ignores Ctrl-C, dies with the parent (bench/parent_watch.py), and silences the problems' output."""
+    """Ignores Ctrl-C, dies with the parent and leads a process group that the batch ends with every process
+    a problem started (bench/parent_watch.py), and silences the problems' output."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
+    lead_own_group()
     devnull = os.open(os.devnull, os.O_WRONLY)
     for fd in (1, 2):
         with contextlib.suppress(OSError):

@@ -13,21 +13,25 @@ children; a crash then ends solar-bench without a record.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from solar.ir.outputs import OutputError
+from solar.ir.startup import bulk_imports
 
 from .options import RECORD_VERSION, BenchOptions
-from .parent_watch import die_with_parent
+from .parent_watch import die_with_parent, end_group
 
 # What the problem was doing in each stage of bench_problem, for the line that says where it crashed.
 STAGE_DOING = {"load": "loading it", "translate": "translating it (running its forward)",
@@ -70,46 +74,96 @@ def bench_one(path: str, opts: BenchOptions, report: str | None, command: str,
     return Outcome(rec, text)
 
 
-def bench_isolated(path: str, opts: BenchOptions, report: str | None, command: str) -> Outcome:
-    """`bench_one` in a measuring process of its own; its death is a `crashed` record naming the stage."""
+def bench_isolated(path: str, opts: BenchOptions, report: str | None, command: str,
+                   timeout_s: float | None = None) -> Outcome:
+    """`bench_one` in a measuring process of its own; its death is a `crashed` record naming the stage. With
+    `timeout_s`, a problem that has not finished that long after it started (it hangs, or was stopped) is
+    killed, with every process it started, and is a `timeout` record."""
     task = json.dumps({"path": path, "opts": opts.to_json(), "report": report, "command": command,
                        "sys_path": sys.path})
     read_end, write_end = os.pipe()
     start = time.perf_counter()
     try:
-        # -P: the child's sys.path is the parent's (sent in the task), not the current directory first
+        # -P: the child's sys.path is the parent's (sent in the task), not the current directory first. A
+        # session of its own: the processes the problem starts are in its group, which ends with it.
         proc = subprocess.Popen([sys.executable, "-P", "-m", "solar.bench.single", str(write_end)],
-                                env={**os.environ, _TASK_ENV: task}, pass_fds=(write_end,))
+                                env={**os.environ, _TASK_ENV: task}, pass_fds=(write_end,), start_new_session=True)
     except BaseException:
         os.close(read_end)
-        raise
-    finally:
         os.close(write_end)
-    stage: str | None = None  # None until the child starts the problem
-    outcome: Outcome | None = None
-    internal: str | None = None
+        raise
+    os.close(write_end)
+    messages = _Messages(read_end)
     try:
-        with os.fdopen(read_end, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                msg = _message(line)
-                if "stage" in msg:
-                    stage = str(msg["stage"])
-                elif "outcome" in msg:
-                    outcome = Outcome(**msg["outcome"])
-                elif "internal" in msg:
-                    internal = str(msg["internal"])
-        code = proc.wait()
-    except BaseException:  # Ctrl-C (the child had it too, being in our process group): it must not outlive us
+        for msg in messages.read(timeout_s):
+            if "stage" in msg:
+                messages.stage = str(msg["stage"])
+            elif "outcome" in msg:
+                messages.outcome = Outcome(**msg["outcome"])
+            elif "internal" in msg:
+                messages.internal = str(msg["internal"])
+        if not messages.timed_out:  # the pipe is closed: the process exits (or is past its time)
+            messages.timed_out = not _exits_by(proc, messages.deadline)
+    except BaseException:  # Ctrl-C reaches our process group only: the problem's gets it from us
         _stop(proc)
         raise
-    if outcome is not None:  # the record came back; a crash at the child's exit does not undo it
-        return outcome
-    if internal is not None:
-        raise MeasuringProcessError(internal)
-    if stage is None:
+    finally:
+        os.close(read_end)
+        end_group(proc.pid)  # whatever the problem started, and the process itself after a timeout
+    code = proc.wait()
+    elapsed = time.perf_counter() - start
+    if messages.outcome is not None:  # the record came back; a crash at the child's exit does not undo it
+        return messages.outcome
+    if messages.internal is not None:
+        raise MeasuringProcessError(messages.internal)
+    if messages.timed_out:
+        assert timeout_s is not None
+        return Outcome(timeout_record(path, messages.stage or "load", timeout_s, elapsed))
+    if messages.stage is None:
         raise MeasuringProcessError(f"the measuring process exited with status {code} before it started the "
                                     "problem")
-    return Outcome(crashed_record(path, stage, code, time.perf_counter() - start))
+    return Outcome(crashed_record(path, messages.stage, code, elapsed))
+
+
+class _Messages:
+    """The measuring process's JSON lines, as they come, and what they said."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.stage: str | None = None  # None until the child starts the problem
+        self.outcome: Outcome | None = None
+        self.internal: str | None = None
+        self.timed_out = False
+        self.deadline: float | None = None  # monotonic; set when the problem starts, with a timeout
+
+    def read(self, timeout_s: float | None) -> Iterator[dict[str, Any]]:
+        """Every message until the child closes the pipe, or until `timeout_s` after it started the problem
+        (then `timed_out`); the clock starts with the problem, not with the interpreter and its imports."""
+        pending = b""
+        poller = select.poll()  # not select.select: a notebook's process may hold fds past FD_SETSIZE
+        poller.register(self.fd, select.POLLIN)
+        while True:
+            if self.deadline is None and timeout_s is not None and self.stage is not None:
+                self.deadline = time.monotonic() + timeout_s
+            left = None if self.deadline is None else self.deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self.timed_out = True
+                return
+            if not poller.poll(None if left is None else max(1, math.ceil(left * 1000))):
+                continue
+            chunk = os.read(self.fd, 1 << 16)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                yield _message(line.decode("utf-8", errors="replace"))
+            if not chunk:
+                return
+
+
+def timeout_record(path: str, stage: str, timeout_s: float, elapsed_s: float) -> dict[str, Any]:
+    """The record of a problem that had not finished `timeout_s` after it started (in `stage`), and was killed."""
+    message = f"no result within {timeout_s:g} s: killed while {STAGE_DOING.get(stage, stage)}"
+    return {"version": RECORD_VERSION, "problem": path, "status": "timeout", "errors": [{"stage": stage,
+            "message": message}], "violations": [], "beats": [], "notes": [], "elapsed_s": round(elapsed_s, 3)}
 
 
 class MeasuringProcessError(RuntimeError):
@@ -145,14 +199,32 @@ def _message(line: str) -> dict[str, Any]:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        proc.wait(STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    except BaseException:  # a second Ctrl-C: stop waiting
-        proc.kill()
-        raise
+    """After Ctrl-C: the problem gets it too (it ends as it would at the terminal), within a grace period."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGINT)
+    _exits_by(proc, time.monotonic() + STOP_GRACE_S)
+
+
+def _exits_by(proc: subprocess.Popen[bytes], deadline: float | None) -> bool:
+    """Waits until the process exits (left unreaped, so that its pid still names its group) or the deadline
+    passes (None: no deadline); whether it exited."""
+    if deadline is None:
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        return True
+    while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _import_frameworks() -> None:
+    """PyTorch and the frontend, imported before the problem starts: like a pool worker's, outside the
+    problem's time limit (the problem's first stage asks whether CUDA is there, which imports torch anyway)."""
+    with bulk_imports(), contextlib.suppress(ImportError):
+        import torch  # noqa: F401
+
+        import solar.frontends.torch_export  # noqa: F401
 
 
 def main() -> None:
@@ -164,6 +236,8 @@ def main() -> None:
         faulthandler.disable()  # a crash is the parent's one line, not a dump of every thread's stack
     task = json.loads(os.environ.pop(_TASK_ENV))
     sys.path[:] = task["sys_path"]
+    _import_frameworks()
+    os.set_inheritable(int(sys.argv[1]), False)  # a process the problem starts must not hold the pipe open
     pipe = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
 
     def send(msg: dict[str, Any]) -> None:
@@ -174,7 +248,7 @@ def main() -> None:
         outcome = bench_one(task["path"], BenchOptions.from_json(task["opts"]), task["report"], task["command"],
                             on_stage=lambda stage: send({"stage": stage}))
         send({"outcome": asdict(outcome)})
-    except KeyboardInterrupt:  # Ctrl-C reached the whole process group: the parent says so
+    except KeyboardInterrupt:  # Ctrl-C, sent on by the parent: the parent says so
         os._exit(130)
     except Exception as err:  # SOLAR's own failure, outside the record: the parent's internal error
         if os.environ.get("SOLAR_DEBUG"):

@@ -16,6 +16,7 @@ from typing import Any
 from solar.ir.startup import bulk_imports, exit_now
 
 from .isolation import TorchState, detach_worker
+from .parent_watch import end_group
 from .problem import RECORD_VERSION, BenchOptions, bench_problem
 
 _MARK = "@@solar-bench-record@@ "
@@ -87,18 +88,25 @@ def run_isolated(key: str, path: str, opts: dict[str, Any], timeout_s: float) ->
     """Runs one problem in a fresh Python process with a timeout (a Dask task calls this)."""
     start = time.perf_counter()
     payload = json.dumps({"path": path, "opts": opts})
+    # A session of its own: the processes the problem starts end with it (bench/parent_watch.py).
+    proc = subprocess.Popen([sys.executable, "-m", "solar.bench.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        proc = subprocess.run([sys.executable, "-m", "solar.bench.worker"], input=payload, capture_output=True,
-                              text=True, timeout=timeout_s, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        stdout, stderr = proc.communicate(payload, timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        end_group(proc.pid)
+        proc.communicate()
         return failed_record(key, "timeout", f"no result within {timeout_s:g} s: killed",
                              time.perf_counter() - start)
-    for line in reversed(proc.stdout.splitlines()):
+    finally:
+        end_group(proc.pid)
+    for line in reversed(stdout.splitlines()):
         if line.startswith(_MARK):
             rec = json.loads(line[len(_MARK):])
             rec["problem"] = key
             return rec
-    tail = (proc.stderr.strip().splitlines() or [""])[-1]
+    tail = (stderr.strip().splitlines() or [""])[-1]
     return failed_record(key, "crashed", f"the process exited with status {proc.returncode}: {tail}"[:500],
                          time.perf_counter() - start)
 
@@ -114,10 +122,19 @@ def _quiet_logs() -> None:
 def main() -> None:
     _quiet_logs()
     task = json.loads(sys.stdin.read())
+    # The record and SOLAR's own errors go out on copies of stdout and stderr that no process the problem
+    # starts inherits (os.dup's are not inheritable): one left running must not hold the pipes open.
+    record_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    sys.stderr = os.fdopen(os.dup(2), "w", encoding="utf-8", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
     cpu = time.process_time()
     rec = bench_problem(task["path"], BenchOptions.from_json(task["opts"]))
     rec["cpu_s"] = round(time.process_time() - cpu, 3)
-    sys.stdout.write(_MARK + json.dumps(rec) + "\n")
+    record_out.write(_MARK + json.dumps(rec) + "\n")
+    record_out.flush()
 
 
 if __name__ == "__main__":

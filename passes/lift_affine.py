@@ -5,23 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import islpy as isl
-
-from solar.ir.analysis.counts import einsum_model, mentioned_params
-from solar.ir.analysis.isl_model import (
-    KernelModel,
-    UnsupportedForISL,
-    evaluate,
-    param_text,
-    point_text,
-)
-from solar.ir.analysis.kernel_models import model_kernels
-from solar.ir.diagnostics import DiagnosticEngine
-from solar.ir.einsum_spec import parse_spec
-from solar.ir.expr import format_expr
-from solar.ir.ops import EinsumOp, ModuleOp
+from solar.ir.analysis.access_checks import AccessChecks
+from solar.ir.analysis.isl_model import KernelModel, UnsupportedForISL, evaluate
+from solar.ir.ops import ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.types import format_dim
 
 
 @dataclass(frozen=True)
@@ -38,43 +25,21 @@ class LiftAffine(Pass):
     """
 
     name = "lift-affine"
+    preserves_analyses = True  # it annotates; --sol then reuses its AccessChecks
     summary = "ISL model of every kernel: bounds proofs, exact iteration counts, full writes, footprints"
     annotate: bool = True
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
         values = module.param_values()
-        for kernel, model in model_kernels(module):
+        checks = ctx.analysis(AccessChecks, module)  # what pricing refuses too (solar/ir/analysis/access_checks.py)
+        for kernel, model in checks.models:
             if isinstance(model, UnsupportedForISL):
                 loc = model.expr.loc if model.expr is not None else kernel.loc
                 ctx.diagnostics.remark(f"kernel @{kernel.symbol} is not modelled: {model}", loc)
-                continue
-            check_bounds(model, ctx.diagnostics)
-            check_full_writes(model, ctx.diagnostics)
-            if self.annotate:
+            elif self.annotate:
                 kernel.attrs.update(annotations(model, values))
-        params = [p.name for p in module.params]
-        for op in module.walk():
-            if isinstance(op, EinsumOp):
-                check_einsum_writes(op, params, ctx.diagnostics)
-
-
-def check_einsum_writes(op: EinsumOp, params: list[str], diagnostics: DiagnosticEngine) -> None:
-    """An operand read outside its bounds is padding (it reads 0); a result written outside is an error."""
-    used = mentioned_params(op)
-    model = einsum_model(op, [p for p in params if p in used])
-    outside = model.write_unclipped.subtract(model.write)
-    if outside.is_empty():
-        return
-    point = outside.domain().lexmin().sample_point()
-    letters = parse_spec(op.spec).indices
-    where = ", ".join(f"{letter} = {point.get_coordinate_val(isl.dim_type.set, k).to_python()}"
-                      for k, letter in enumerate(letters))
-    element = outside.intersect_domain(isl.Set.from_point(point)).range().sample_point()
-    out = op.outputs[0]
-    coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python()) for k in range(out.type.rank))
-    shape = "x".join(format_dim(d) for d in out.type.shape) or "scalar"
-    diagnostics.error(f"einsum @{op.symbol} writes outside its result: at {where} it writes {out.name}[{coords}] "
-                      f"but {out.name} has shape {shape}", op.spec_loc)
+        for problem in checks.problems:
+            ctx.diagnostics.error(problem.message, problem.loc)
 
 
 def annotations(model: KernelModel, values: dict[str, int]) -> dict[str, Any]:
@@ -97,39 +62,3 @@ def annotations(model: KernelModel, values: dict[str, int]) -> dict[str, Any]:
         n = evaluate(card, values)
         footprint[name] = n if n is not None else str(card)
     return {"isl": stmts, "footprint": footprint}
-
-
-def check_bounds(model: KernelModel, diagnostics: DiagnosticEngine) -> None:
-    for s in model.statements:
-        for access, rel in [(s.stmt.target, s.write), *s.reads]:
-            outside = model.out_of_bounds(rel, access.tensor)
-            if outside.is_empty():
-                continue
-            point = outside.domain().lexmin().sample_point()  # the first offending iteration
-            where = point_text(point, s.indices, len(s.indices))
-            element = outside.intersect_domain(isl.Set.from_point(point)).range().lexmin().sample_point()
-            coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python())
-                               for k in range(len(access.indices)))
-            shape = "x".join(format_dim(d) for d in model.tensors[access.tensor].shape) or "scalar"
-            params = param_text(point, model.names)
-            at = f"at {where}" + (f" (with {params})" if params else "") if where or params else "always"
-            diagnostics.error(f"access `{format_expr(access)}` is out of bounds: {at} it touches "
-                              f"{access.tensor}[{coords}] but {access.tensor} has shape {shape}", access.loc)
-
-
-def check_full_writes(model: KernelModel, diagnostics: DiagnosticEngine) -> None:
-    reduced = {s.stmt.target.tensor for s in model.statements if s.stmt.reduction is not None}
-    for out in model.kernel.outputs:
-        if out.name in reduced:
-            continue  # a reduction target starts at its identity: unreached elements are defined
-        written = model.footprint(out.name, written=True)
-        box = model.boxes[out.name]
-        holes = box if written is None else box.subtract(written)
-        if holes.is_empty():
-            continue
-        point = holes.lexmin().sample_point()  # the first hole, in row-major order
-        coords = ", ".join(str(point.get_coordinate_val(isl.dim_type.set, k).to_python())
-                           for k in range(out.type.rank))
-        params = param_text(point, model.names)
-        diagnostics.error(f"output {out.name} is not fully written: {out.name}[{coords}] is never assigned"
-                          + (f" (with {params})" if params else ""), out.loc)

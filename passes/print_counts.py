@@ -80,7 +80,7 @@ class PrintCounts(Pass):
                                   "exact numbers", module.loc)
             return
         except CostError as err:
-            ctx.diagnostics.error(f"print-counts: {err}", err.op.loc if err.op is not None else module.loc)
+            ctx.diagnostics.error(f"print-counts: {err}", err.loc or (err.op.loc if err.op is not None else module.loc))
             return
         lines = ["Symbolic counts (sizes ≥ 1):"]
         total = Counts()

@@ -15,6 +15,7 @@ from solar.backends.report import TargetReport, analyse, plot, render_report, to
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
 from solar.ir import attr_names
+from solar.ir.analysis.access_checks import refuse_wrong_accesses
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
 from solar.ir.outputs import OutputError
@@ -130,6 +131,8 @@ class SOL(Pass):
         if has_calls:
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
+        if refuse_wrong_accesses(ctx, work, self.name):  # what --lift-affine finds: no bound for a wrong program
+            return
         try:
             model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]

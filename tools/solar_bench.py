@@ -31,6 +31,7 @@ from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 PROG = "solar-bench"
 EXIT_VIOLATION = 3
+DEFAULT_BATCH_TIMEOUT_S = 600.0
 
 
 def build_parser() -> Parser:
@@ -76,8 +77,9 @@ def build_parser() -> Parser:
     batch.add_argument("--resume", action="store_true", help="skip the problems already in --out")
     batch.add_argument("--overwrite", action="store_true", help="replace an existing --out instead of refusing")
     batch.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
-    batch.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
-                       help="per problem; a problem past it is killed and recorded (default 600)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="per problem: a problem still running this long after it started (hung, or stopped) is "
+                   "killed with the processes it started, and recorded (batch default 600; one problem: none)")
     batch.add_argument("--plot", metavar="FILE.png", help="the headroom plot")
     batch.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, or 'local' for a "
                        "LocalCluster of --jobs workers")
@@ -105,9 +107,10 @@ def _options(args: argparse.Namespace) -> Any:
     if not frameworks:
         raise UsageError(f"--frameworks: give at least one mode ({', '.join(FRAMEWORK_MODES)})")
     # nan compares false with everything, so `nan <= 0` would let it through and turn the limit off
-    if not all(math.isfinite(x) for x in (args.budget, args.timeout, args.quiet_wait)):
+    timeout = [] if args.timeout is None else [args.timeout]  # none given: the batch's default, or none
+    if not all(math.isfinite(x) for x in (args.budget, args.quiet_wait, *timeout)):
         raise UsageError("--budget, --timeout and --quiet-wait must be finite numbers of seconds")
-    if (args.budget <= 0 or args.warmup < 0 or args.min_runs < 1 or args.jobs < 1 or args.timeout <= 0
+    if (args.budget <= 0 or args.warmup < 0 or args.min_runs < 1 or args.jobs < 1 or any(t <= 0 for t in timeout)
             or args.quiet_wait < 0):
         raise UsageError("--budget and --timeout must be positive, --quiet-wait and --warmup at least 0, "
                          "--min-runs and --jobs at least 1")
@@ -157,8 +160,12 @@ def run(argv: Sequence[str]) -> int:
 def _single(args: argparse.Namespace, opts: Any, command: str) -> int:
     from solar.bench.single import bench_isolated, bench_one
 
-    run_problem = bench_one if args.no_isolate else bench_isolated
-    outcome = run_problem(args.path, opts, args.report, command)
+    if args.no_isolate and args.timeout is not None:
+        raise UsageError("--timeout needs the measuring process, which --no-isolate leaves out: give one of them")
+    if args.no_isolate:
+        outcome = bench_one(args.path, opts, args.report, command)
+    else:
+        outcome = bench_isolated(args.path, opts, args.report, command, args.timeout)
     rec = outcome.record
     if outcome.report_note:
         sys.stderr.write(f"{PROG}: {outcome.report_note}\n")
@@ -228,7 +235,8 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
     progress = None if args.no_progress else BatchProgress()
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, args.timeout, args.dask),
+        timeout = DEFAULT_BATCH_TIMEOUT_S if args.timeout is None else args.timeout
+        records = run_batch(args.path, opts.to_json(), BatchOptions(args.jobs, timeout, args.dask),
                             ResultsFile(args.out), args.resume, progress, args.match)
     except BatchError as err:
         raise UsageError(str(err)) from None

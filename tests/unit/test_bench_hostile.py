@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -35,10 +36,38 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path: Path) -> None
 
 def test_lines_that_are_json_but_not_records_are_skipped(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
-    lines = [{**RECORD, "problem": "x.py", "errors": "x"}, {**RECORD, "problem": ["a"]}, [1, 2], "text",
-             {**RECORD, "problem": "y.py", "violations": [1]}, RECORD]
+    lines = [{**RECORD, "problem": ["a"]}, [1, 2], "text", {"status": "ok"}, RECORD]
     out.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert list(ResultsFile(str(out)).done()) == ["a.py"]
+
+
+BEAT = {"target": "host", "framework_mode": "eager", "mode": "fused", "measured_s": 1.0, "bound_s": 2.0, "why": "w"}
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"errors": "x"}, "'errors' is str, not list"),
+    ({"violations": [1]}, "'violations[0]' is int, not an object"),
+    ({"violations": [{"mode": "fused"}]}, "'violations[0]' has no target (a string)"),
+    ({"beats": [{**BEAT, "bound_s": "2"}]}, "'beats[0]' has no bound_s (seconds)"),
+    ({"headroom": {"host": {"eager": {"fused": 2.0}}}}, "'headroom.host.eager.fused' is not a {median, min} pair"),
+    ({"headroom": {"host": []}}, "'headroom.host' is not a {median, min} pair"),
+    ({"measurements": {"eager": {"min_s": "fast"}}}, "'measurements.eager.min_s' is str, not seconds"),
+    ({"noisy": "no"}, "'noisy' is str, not bool"),
+])
+def test_a_malformed_record_is_one_line_naming_it_and_the_file_is_kept(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fields: dict, message: str) -> None:
+    out = tmp_path / "r.jsonl"
+    text = json.dumps({**RECORD, "problem": "b.py", "violations": [BEAT]}) + "\n" + json.dumps({**RECORD, **fields})
+    out.write_text(text)  # the malformed record is the last line, without its newline: nothing is repaired
+    with pytest.raises(BatchError, match=f"r.jsonl:2: the record of a.py is malformed: {re.escape(message)}"):
+        ResultsFile(str(out)).done()
+    assert out.read_text() == text
+    root = _problem_dir(tmp_path)
+    assert cli([str(root), "--out", str(out), "--resume", "--no-measure", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("solar-bench: error: ") and err.count("\n") == 1 and message in err
+    assert out.read_text() == text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl", "suite"]
 
 
 def test_a_failed_batch_leaves_the_old_results_and_no_temporary_file(tmp_path: Path) -> None:
@@ -62,6 +91,25 @@ def test_two_batches_on_one_results_file_are_refused(tmp_path: Path) -> None:
     second = ResultsFile(str(out))
     second.lock()  # free again
     second.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]  # the lock file goes with the batch
+
+
+def test_the_lock_holds_before_the_results_exist_and_after_they_are_replaced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.jsonl"
+    first = ResultsFile(str(out))
+    first.lock()  # a new batch: no results file yet
+    with pytest.raises(BatchError, match="being written by another solar-bench batch"):
+        ResultsFile(str(out)).lock()
+    out.write_text(json.dumps(RECORD))  # written, then repaired by --resume (the file is replaced)
+    assert list(first.done()) == ["a.py"]
+    root = _problem_dir(tmp_path)
+    assert cli([str(root), "--out", str(out), "--resume", "--no-measure", "--no-progress"]) == 1
+    assert capsys.readouterr().err == (f"solar-bench: error: {out} is being written by another solar-bench batch: "
+                                       "wait for it, or give another --out\n")
+    assert out.read_text() == json.dumps(RECORD) + "\n"
+    first.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl", "suite"]
 
 
 def _problem_dir(tmp_path: Path) -> Path:

@@ -23,6 +23,7 @@ pytest.importorskip("torch")
 
 from solar.bench.options import BenchOptions
 from solar.bench.single import MeasuringProcessError, bench_isolated, crashed_record
+from solar.bench.worker import run_isolated
 from solar.tools.solar_bench import run as cli
 
 PROBLEM = """
@@ -191,3 +192,76 @@ def test_sigterm_of_the_batch_keeps_the_old_results_and_leaves_no_temporary(tmp_
     assert out.read_text() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl", "started0", "suite"]
     assert os.stat(out).st_size == len(old)
+
+
+# ---- a problem that hangs, stops, or leaves processes running (issue 36) ------------------------------------
+
+
+def _spawning(folder: Path, name: str, then: str) -> tuple[Path, Path]:
+    """A problem that starts a `sleep` (its pid in a file beside it) at import, then does `then`."""
+    pid_file = folder / f"{name}.child"
+    path = folder / f"{name}.py"
+    path.write_text(f"import os, signal, subprocess, time\nchild = subprocess.Popen(['sleep', '300'])\n"
+                    f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n{then}\n")
+    return path, pid_file
+
+
+def _child_gone(pid_file: Path) -> None:
+    assert pid_file.exists(), "the problem never started its child"
+    pid = int(pid_file.read_text())
+
+    def gone() -> bool:
+        try:
+            return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+
+    _poll("the problem's child to be killed", gone, limit_s=60)
+
+
+TIMEOUT_LINE = ("solar-bench: error: translate: no result within 1 s: killed while translating it (running its "
+                "forward)\n")
+
+
+def test_a_hanging_problem_and_its_child_are_killed_at_the_timeout(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    path, pid_file = _spawning(tmp_path, "hang", "time.sleep(300)")
+    out = tmp_path / "r.json"
+    assert cli([str(path), "--no-measure", "--timeout", "1", "--json", str(out)]) == 1
+    assert capfd.readouterr().err == TIMEOUT_LINE
+    rec = json.loads(out.read_text())
+    assert (rec["status"], rec["errors"][0]["stage"]) == ("timeout", "translate")
+    _child_gone(pid_file)
+
+
+def test_a_stopped_problem_is_killed_at_the_timeout(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "p.py", "pass", top="os.kill(os.getpid(), signal.SIGSTOP)")
+    assert cli([str(path), "--no-measure", "--timeout", "1"]) == 1
+    assert capfd.readouterr().err == TIMEOUT_LINE
+    assert cli([str(path), "--no-measure", "--timeout", "1", "--no-isolate"]) == 1  # no process to kill: refused
+    assert "--timeout needs the measuring process" in capfd.readouterr().err
+
+
+def test_processes_a_finished_problem_left_running_end_with_it(tmp_path: Path) -> None:
+    # Not a problem file: the problem fails at once, and its `sleep` must not outlive it, in a measuring
+    # process or in a Dask task's process (whose pipes the `sleep` must not hold open either).
+    path, pid_file = _spawning(tmp_path, "leaves", "")
+    outcome = bench_isolated(str(path), BenchOptions(measure=False), None, "")
+    assert outcome.record["status"] == "error"
+    _child_gone(pid_file)
+    pid_file.unlink()
+    rec = run_isolated("leaves.py", str(path), BenchOptions(measure=False).to_json(), WAIT_S)
+    assert rec["status"] == "error"
+    assert "not a problem file" in rec["errors"][0]["message"]
+    _child_gone(pid_file)
+
+
+def test_a_batch_kills_a_hanging_problem_and_its_child_at_the_timeout(tmp_path: Path) -> None:
+    root = tmp_path / "suite"
+    root.mkdir()
+    _, pid_file = _spawning(root, "hang", "time.sleep(300)\ndef get_inputs(): return []")
+    out = tmp_path / "r.jsonl"
+    assert cli([str(root), "--no-measure", "--no-progress", "--timeout", "1", "--out", str(out)]) == 0
+    rec = json.loads(out.read_text())
+    assert (rec["problem"], rec["status"]) == ("hang.py", "timeout")
+    _child_gone(pid_file)

@@ -1,0 +1,123 @@
+"""What makes a program wrong before any count: an access out of its tensor's bounds, an output written with
+`=` on part of its elements only, an einsum writing outside its result. `--lift-affine` reports them, and
+pricing refuses a program that has one (a bound of a program that reads garbage or leaves its result
+undefined bounds nothing). One analysis, shared by type through the analysis manager
+(`ctx.analysis(AccessChecks, module)`), so both see the same verdict and a pipeline that runs both pays once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from solar.ir.analysis.counts import einsum_model, mentioned_params
+from solar.ir.analysis.isl_model import KernelModel, UnsupportedForISL, param_text, point_text
+from solar.ir.analysis.kernel_models import model_kernels
+from solar.ir.diagnostics import Location
+from solar.ir.einsum_spec import parse_spec
+from solar.ir.expr import format_expr
+from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
+from solar.ir.pass_manager import PassContext
+from solar.ir.types import format_dim
+
+
+@dataclass(frozen=True)
+class AccessProblem:
+    """One wrong access or unwritten output, with one offending point, where it is written."""
+
+    message: str
+    loc: Location | None
+
+
+class AccessChecks:
+    """Every kernel's ISL model (or why it has none), and every access problem of the module, kernels first
+    (bounds, then full writes, per kernel) then einsums, in program order."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.models: list[tuple[KernelOp, KernelModel | UnsupportedForISL]] = list(model_kernels(module))
+        self.problems: list[AccessProblem] = []
+        for _, model in self.models:
+            if not isinstance(model, UnsupportedForISL):
+                self.problems += bounds_problems(model) + write_problems(model)
+        params = [p.name for p in module.params]
+        for op in module.walk():
+            if isinstance(op, EinsumOp):
+                self.problems += einsum_write_problems(op, params)
+
+
+def unpriceable(problem: AccessProblem) -> str:
+    """Why a program with `problem` gets no bound (--lift-affine reports the same problem)."""
+    return f"{problem.message} (a wrong program has no bound)"
+
+
+def refuse_wrong_accesses(ctx: PassContext, module: ModuleOp, pass_name: str) -> bool:
+    """For a pass about to price `module` through `ctx`: every access problem (the analysis --lift-affine
+    reports, shared by type) as one located error of `pass_name`; True when there were any. (The cost
+    model the pass then asks for checks again and finds none: milliseconds, and the pricing passes share one.)"""
+    problems = ctx.analysis(AccessChecks, module).problems
+    for problem in problems:
+        ctx.diagnostics.error(f"{pass_name}: {unpriceable(problem)}", problem.loc or module.loc)
+    return bool(problems)
+
+
+def bounds_problems(model: KernelModel) -> list[AccessProblem]:
+    """Each access of the kernel that can leave its tensor, at the first offending iteration."""
+    out = []
+    for s in model.statements:
+        for access, rel in [(s.stmt.target, s.write), *s.reads]:
+            outside = model.out_of_bounds(rel, access.tensor)
+            if outside.is_empty():
+                continue
+            point = outside.domain().lexmin().sample_point()  # the first offending iteration
+            where = point_text(point, s.indices, len(s.indices))
+            element = outside.intersect_domain(isl.Set.from_point(point)).range().lexmin().sample_point()
+            coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python())
+                               for k in range(len(access.indices)))
+            shape = "x".join(format_dim(d) for d in model.tensors[access.tensor].shape) or "scalar"
+            params = param_text(point, model.names)
+            at = f"at {where}" + (f" (with {params})" if params else "") if where or params else "always"
+            out.append(AccessProblem(f"access `{format_expr(access)}` is out of bounds: {at} it touches "
+                                     f"{access.tensor}[{coords}] but {access.tensor} has shape {shape}", access.loc))
+    return out
+
+
+def write_problems(model: KernelModel) -> list[AccessProblem]:
+    """Each output written with `=` that keeps a hole, at its first unwritten element."""
+    out = []
+    reduced = {s.stmt.target.tensor for s in model.statements if s.stmt.reduction is not None}
+    for result in model.kernel.outputs:
+        if result.name in reduced:
+            continue  # a reduction target starts at its identity: unreached elements are defined
+        written = model.footprint(result.name, written=True)
+        box = model.boxes[result.name]
+        holes = box if written is None else box.subtract(written)
+        if holes.is_empty():
+            continue
+        point = holes.lexmin().sample_point()  # the first hole, in row-major order
+        coords = ", ".join(str(point.get_coordinate_val(isl.dim_type.set, k).to_python())
+                           for k in range(result.type.rank))
+        params = param_text(point, model.names)
+        out.append(AccessProblem(f"output {result.name} is not fully written: {result.name}[{coords}] is never "
+                                 "assigned" + (f" (with {params})" if params else ""), result.loc))
+    return out
+
+
+def einsum_write_problems(op: EinsumOp, params: list[str]) -> list[AccessProblem]:
+    """An operand read outside its bounds is padding (it reads 0); a result written outside is a problem."""
+    used = mentioned_params(op)
+    model = einsum_model(op, [p for p in params if p in used])
+    outside = model.write_unclipped.subtract(model.write)
+    if outside.is_empty():
+        return []
+    point = outside.domain().lexmin().sample_point()
+    letters = parse_spec(op.spec).indices
+    where = ", ".join(f"{letter} = {point.get_coordinate_val(isl.dim_type.set, k).to_python()}"
+                      for k, letter in enumerate(letters))
+    element = outside.intersect_domain(isl.Set.from_point(point)).range().sample_point()
+    result = op.outputs[0]
+    coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python())
+                       for k in range(result.type.rank))
+    shape = "x".join(format_dim(d) for d in result.type.shape) or "scalar"
+    return [AccessProblem(f"einsum @{op.symbol} writes outside its result: at {where} it writes "
+                          f"{result.name}[{coords}] but {result.name} has shape {shape}", op.spec_loc)]
