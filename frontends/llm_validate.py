@@ -168,7 +168,7 @@ def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest
             remarks.append(f"{phase} not validated: {check.failure()}")
             continue
         if not check.report.ok:
-            raise LlmError(f"{cfg.path}: error: {check.line()}")
+            raise LlmError(f"{cfg.path}: {check.line()}")
         lines.append(check.line())
     return lines, remarks
 
