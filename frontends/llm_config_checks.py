@@ -92,7 +92,16 @@ def check_fields(path: str, raw: dict[str, Any], dtype: str | None = None) -> No
             raise LlmError(f"{path}: field '{key}' must be a positive integer, not {text[key]!r}")
     if text.get("head_dim") is not None and (not _is_int(text["head_dim"]) or text["head_dim"] <= 0):
         raise LlmError(f"{path}: field 'head_dim' must be a positive integer, not {text['head_dim']!r}")
+    for fields, prefix in ((text, ""), *((text.get(key), f"{key}.") for key in ROPE_FIELDS)):
+        if isinstance(fields, dict) and "partial_rotary_factor" in fields:
+            fraction = fields["partial_rotary_factor"]
+            if not isinstance(fraction, int | float) or isinstance(fraction, bool) or not 0 < fraction <= 1:
+                raise LlmError(f"{path}: field '{prefix}partial_rotary_factor' must be a fraction of the head in "
+                               f"(0, 1], not {fraction!r}")
     check_kv_heads(path, text["num_attention_heads"], text.get("num_key_value_heads"))
+    for key in EXPERT_FIELDS:
+        if text.get(key) is not None and (not _is_int(text[key]) or text[key] < 0):
+            raise LlmError(f"{path}: field '{key}' must be a number of experts, not {text[key]!r}")
     check_experts(path, text)
     name = dtype if dtype is not None else dtype_name(path, raw)
     _check_weight_bytes(path, text, DTYPE_BYTES.get(name, 4))
@@ -129,7 +138,7 @@ def check_kv_heads(path: str, heads: int, kv_heads: Any, default_of: str = "") -
 def check_experts(path: str, fields: Any, default_of: str = "") -> None:
     """`num_experts_per_tok` of a mixture of experts (a dict of the file's fields, or a config) is at least
     one and at most the routed experts."""
-    get = fields.get if isinstance(fields, dict) else lambda key: getattr(fields, key, None)
+    get = fields.get if isinstance(fields, dict) else lambda key: declared(fields, key)
     experts = next(((key, get(key)) for key in EXPERT_FIELDS if _is_int(get(key)) and get(key) > 0), None)
     top_k = get("num_experts_per_tok")
     if experts is None or top_k is None:
@@ -141,6 +150,13 @@ def check_experts(path: str, fields: Any, default_of: str = "") -> None:
     if top_k > experts[1]:
         raise LlmError(f"{path}: field 'num_experts_per_tok' {shown} is more than the {experts[1]} experts "
                        f"({experts[0]})")
+
+
+def declared(config: Any, key: str) -> Any:
+    """`config.key` where its class has the field (or an alias of it): a stray key of the file, which the
+    model's code never reads, is None."""
+    known = key in getattr(type(config), "__dataclass_fields__", {}) or key in getattr(config, "attribute_map", {})
+    return getattr(config, key, None) if known else None
 
 
 def dtype_name(path: str, raw: dict[str, Any]) -> str:
@@ -330,5 +346,5 @@ def long_context_warning(path: str, config: Any, tokens: int) -> str | None:
 
 
 __all__ = ["DEFAULT_DTYPE", "DTYPE_NAMES", "INT64_MAX", "REQUIRED_FIELDS", "LlmError", "check_architecture",
-           "check_constructed", "check_experts", "check_fields", "check_kv_heads", "dtype_name",
+           "check_constructed", "check_experts", "check_fields", "check_kv_heads", "declared", "dtype_name",
            "long_context_warning", "quiet_transformers", "read_config", "rope_types", "text_fields"]

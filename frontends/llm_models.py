@@ -36,6 +36,7 @@ from .llm_config_checks import (
     check_architecture,
     check_constructed,
     check_fields,
+    declared,
     dtype_name,
     quiet_transformers,
     read_config,
@@ -181,10 +182,10 @@ def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
     heads = cfg.num_attention_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     window = getattr(cfg, "sliding_window", None)
-    experts = getattr(cfg, "num_local_experts", None) or getattr(cfg, "num_experts", None) or 0
+    experts = declared(cfg, "num_local_experts") or declared(cfg, "num_experts") or 0
     return LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads,
                     getattr(cfg, "num_key_value_heads", None) or heads, head_dim, cfg.vocab_size, dtype,
-                    int(experts), int(getattr(cfg, "num_experts_per_tok", 0) or 0) if experts else 0,
+                    int(experts), int(declared(cfg, "num_experts_per_tok") or 0) if experts else 0,
                     int(window) if isinstance(window, int) and window > 0 else None)
 
 
@@ -201,7 +202,8 @@ def build_model(config: Any, dtype: torch.dtype) -> torch.nn.Module:
         if "overflow" not in str(err):
             raise
         # Sizes the config checks let through whose product is still beyond torch's int64 byte counts.
-        raise LlmError(f"the model's weights are too large to represent: {str(err).splitlines()[0]}") from None
+        raise LlmError(f"a weight of the model is too large to represent: {str(err).splitlines()[0]} (torch's byte "
+                       "counts are 64-bit, at most 2^63 - 1)") from None
     return model.eval()
 
 
