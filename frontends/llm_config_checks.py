@@ -78,8 +78,10 @@ def _count(n: int) -> str:
 def check_fields(path: str, raw: dict[str, Any], dtype: str | None = None) -> None:
     """What the file says by itself (no transformers): `model_type`, the sizes, the key-value heads, the
     experts per token, the dtype (unless `dtype`, --dtype, overrides it)."""
-    if not isinstance(raw.get("model_type"), str):
+    if "model_type" not in raw:
         raise LlmError(f"{path}: missing field 'model_type'")
+    if not isinstance(raw["model_type"], str):
+        raise LlmError(f"{path}: field 'model_type' must be a name, not {raw['model_type']!r}")
     for key, value in _integers(raw):
         if not -INT64_MAX - 1 <= value <= INT64_MAX:
             raise LlmError(f"{path}: field '{key}' {_count(value)} is too large to represent: torch's sizes are "
