@@ -4,10 +4,12 @@ tables, JSON (`{"version": 1, "points": [...]}`) and a latency/throughput plot a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from solar.backends.report import quantity, seconds, strict_json
+from solar.frontends.llm_config_checks import long_context_warning
 from solar.frontends.llm_kernelbench import check_phases, load_llm
 from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
 from solar.frontends.llm_validate import validate_phases
@@ -57,9 +59,12 @@ class LlmAnalysis:
     remarks: list[str]
     notes: list[str]
     validations: list[str] = field(default_factory=list)  # what was validated, one line per phase
+    warnings: list[str] = field(default_factory=list)  # priced as asked, but questionable (a context too long)
 
 
-def analyse_llm(request: LlmRequest) -> LlmAnalysis:
+def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) -> LlmAnalysis:
+    """Every point of `request`; `warn` hears at once of what is priced but questionable (a context beyond
+    the model's `max_position_embeddings`), before any step is exported."""
     check_sizes({"batch": request.batches, "prompt": request.prompts, "context": request.contexts,
                  "generate": [request.generate]})
     cfg = load_llm(request.config, request.dtype, request.cache)
@@ -67,6 +72,13 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
     check_tensor_parallel(cfg, request.tensor_parallel)
     memory = model_memory(cfg)
     tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])
+    # The longest sequence the asked phases run: a prompt, or a context and the tokens generated onto it.
+    longest = max([*(request.prompts if "prefill" in request.phases else []),
+                   *(c + request.generate for c in request.contexts if "decode" in request.phases)])
+    warning = long_context_warning(cfg.path, cfg.config, longest) if cfg.source is None else None
+    warnings = [warning] if warning else []
+    if warning and warn is not None:
+        warn(warning)
     check_one_layer_fits(memory, cfg, max(request.batches), tokens, request.tensor_parallel, request.targets)
     # Export at the largest sizes asked (at least 2, so export keeps them symbolic): branches the model
     # takes on its sizes (a window shorter than the prompt) then hold at every point evaluated.
@@ -116,7 +128,7 @@ def analyse_llm(request: LlmRequest) -> LlmAnalysis:
         longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
         validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
         remarks += not_validated
-    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations)
+    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings)
 
 
 # ---- views ---------------------------------------------------------------------------------------
@@ -158,7 +170,8 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
             "points": [p.as_record() for p in analysis.points],
             "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
                            for (t, m, c), b in analysis.crossovers.items()],
-            "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations}
+            "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations,
+            "warnings": analysis.warnings}
 
 
 def write_json(analysis: LlmAnalysis, path: str) -> None:

@@ -113,7 +113,7 @@ class KernelBenchLlm:
         out = {key: PARAMS[key] for key in sizes if PARAMS[key] in translation.param_dims}
         for key in sizes:
             if key not in out:
-                raise LlmError(f"{self.path}: error: the {phase} step's {SIZE_GLOBALS[key]} did not stay a size "
+                raise LlmError(f"{self.path}: the {phase} step's {SIZE_GLOBALS[key]} did not stay a size "
                                "parameter under export (the model specializes on it)")
         cache_inputs = {i for i, _ in dims.get("context", [])}
         func = translation.module.entry

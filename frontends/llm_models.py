@@ -29,21 +29,29 @@ from torch.export import Dim
 from solar.ir.ops import ConcatOp, ConstantOp, ModuleOp, ScatterOp, Value
 
 from .diagnostics import TranslationError
+from .llm_config_checks import (
+    DTYPE_NAMES,
+    REQUIRED_FIELDS,
+    LlmError,
+    check_architecture,
+    check_constructed,
+    check_fields,
+    declared,
+    dtype_name,
+    quiet_transformers,
+    read_config,
+    text_fields,
+)
 from .lowering.core import LoweringError
 from .torch_export import lower_exported
 from .torch_problem import quiet_framework
 
 PHASES = ("prefill", "decode")
 CACHES = ("dynamic", "static")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 CONTEXT_PARAM = "CONTEXT"  # the decode step's cached tokens per sequence, as a size parameter
-REQUIRED_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
 # Config fields that make layers differ from each other: a twin with fewer layers would not scale.
 _HETEROGENEOUS = ("layer_types", "mlp_only_layers", "first_k_dense_replace", "decoder_sparse_step")
-
-
-class LlmError(ValueError):
-    """A bad config, size or option: one line for the user (the CLI exits 1)."""
 
 
 @dataclass(frozen=True)
@@ -124,61 +132,60 @@ class LlmConfig:
 
 
 def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> LlmConfig:
-    """Reads a `config.json` (nothing is downloaded) and checks what the analysis needs."""
+    """Reads a `config.json` (nothing is downloaded) and checks what the analysis needs, each problem one line
+    that names the field (frontends/llm_config_checks.py), before anything is built or exported."""
     if cache not in CACHES:
         raise LlmError(f"--cache {cache}: expected {' or '.join(CACHES)}")
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as err:
-        raise LlmError(f"{path}: cannot read: {err.strerror}") from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise LlmError(f"{path}:{err.lineno}:{err.colno}: error: not JSON: {err.msg}") from None
-    if not isinstance(raw, dict):
-        raise LlmError(f"{path}: error: a config is a JSON object, not {type(raw).__name__}")
-    from transformers import CONFIG_MAPPING  # the transformers import is slow: only once a config is read
-
-    model_type = raw.get("model_type")
-    if not isinstance(model_type, str):
-        raise LlmError(f"{path}: error: missing field 'model_type'")
-    if model_type not in CONFIG_MAPPING:
-        raise LlmError(f"{path}: error: unknown model_type '{model_type}' (transformers knows "
-                       f"{len(list(CONFIG_MAPPING.keys()))} types, such as llama, mistral, mixtral, qwen2_moe)")
-    text_raw = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
-    for key in REQUIRED_FIELDS:
-        if key not in text_raw:
-            raise LlmError(f"{path}: error: missing field '{key}'")
-        value = text_raw[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise LlmError(f"{path}: error: field '{key}' must be a positive integer, not {value!r}")
     if dtype is not None and dtype not in DTYPES:
         raise LlmError(f"--dtype {dtype}: expected one of {', '.join(DTYPES)}")
-    fields = {k: v for k, v in raw.items() if k != "model_type"}
+    raw = read_config(path)
+    check_fields(path, raw, dtype)
+    from transformers import CONFIG_MAPPING  # the transformers import is slow: only once a config is read
+
+    model_type = raw["model_type"]
+    if model_type not in CONFIG_MAPPING:
+        raise LlmError(f"{path}: unknown model_type '{model_type}' (transformers knows "
+                       f"{len(list(CONFIG_MAPPING.keys()))} types, such as llama, mistral, mixtral, qwen2_moe)")
+    text_raw = text_fields(raw)
+    check_architecture(path, text_raw, _text_config_class(CONFIG_MAPPING, model_type, text_raw is not raw,
+                                                          text_raw))
+    # The dtype is the model's to build in (below), not the config's: "auto" or an alias is no torch dtype.
+    fields = {k: v for k, v in raw.items() if k not in ("model_type", "dtype", "torch_dtype")}
     try:
-        config = CONFIG_MAPPING[model_type](**fields)
-    except (TypeError, ValueError) as err:
-        raise LlmError(f"{path}: error: {err}") from None
+        with quiet_transformers():
+            config = CONFIG_MAPPING[model_type](**fields)
+    except Exception as err:  # transformers' own validation (strict dataclass fields and validators)
+        raise LlmError(f"{path}: transformers refuses the config: {_one_line(err)}") from None
+    check_constructed(path, raw, config)
     config._attn_implementation = "sdpa"
-    name = dtype or _dtype_name(raw.get("torch_dtype") or raw.get("dtype"))
-    shape = _shape(config, model_type, DTYPES[name])
+    shape = _shape(config, model_type, DTYPES[dtype or dtype_name(path, raw)])
     return LlmConfig(path, raw, config, shape, cache)
 
 
-def _dtype_name(value: Any) -> str:
-    text = str(value or "bfloat16").replace("torch.", "")
-    return text if text in DTYPES else "bfloat16"
+def _text_config_class(mapping: Any, model_type: str, nested: bool, text_raw: dict[str, Any]) -> type:
+    """The config class of the language model: a multimodal config's text model's own class."""
+    if not nested:
+        return mapping[model_type]
+    text_type = text_raw.get("model_type")
+    if isinstance(text_type, str) and text_type in mapping:
+        return mapping[text_type]
+    sub = getattr(mapping[model_type], "sub_configs", {}).get("text_config")
+    return sub if isinstance(sub, type) else mapping[model_type]
+
+
+def _one_line(err: Exception) -> str:
+    """An exception's message on one line (transformers' validation errors span several)."""
+    return "; ".join(line.strip() for line in str(err).splitlines() if line.strip()) or type(err).__name__
 
 
 def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
     heads = cfg.num_attention_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     window = getattr(cfg, "sliding_window", None)
-    experts = getattr(cfg, "num_local_experts", None) or getattr(cfg, "num_experts", None) or 0
+    experts = declared(cfg, "num_local_experts") or declared(cfg, "num_experts") or 0
     return LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads,
                     getattr(cfg, "num_key_value_heads", None) or heads, head_dim, cfg.vocab_size, dtype,
-                    int(experts), int(getattr(cfg, "num_experts_per_tok", 0) or 0) if experts else 0,
+                    int(experts), int(declared(cfg, "num_experts_per_tok") or 0) if experts else 0,
                     int(window) if isinstance(window, int) and window > 0 else None)
 
 
@@ -188,8 +195,15 @@ def build_model(config: Any, dtype: torch.dtype) -> torch.nn.Module:
         return config.build(dtype)
     from transformers import AutoModelForCausalLM
 
-    with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+    try:
+        with torch.device("meta"), quiet_transformers():
+            model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    except RuntimeError as err:
+        if "overflow" not in str(err):
+            raise
+        # Sizes the config checks let through whose product is still beyond torch's int64 byte counts.
+        raise LlmError(f"a weight of the model is too large to represent: {str(err).splitlines()[0]} (torch's byte "
+                       "counts are 64-bit, at most 2^63 - 1)") from None
     return model.eval()
 
 
@@ -508,13 +522,13 @@ def _export_problem(err: Exception, cfg: LlmConfig) -> LlmError:
     """Export's failure, located at the model's line. An eager mixture of experts loops over the experts
     its routing hit, which no static graph holds: say which config option exports instead."""
     frame = _model_frame(err)
-    where = f"{frame[0]}:{frame[1]}: " if frame else f"{cfg.path}: "
+    where = f"{frame[0]}:{frame[1]}: error: " if frame else f"{cfg.path}: "
     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     if cfg.shape.experts and _DATA_DEPENDENT.search(str(err)):
-        return LlmError(f"{where}error: the eager experts loop over the experts the routing hit (data-dependent) "
+        return LlmError(f"{where}the eager experts loop over the experts the routing hit (data-dependent) "
                         "and cannot export; set \"experts_implementation\": \"batched_mm\" in the config "
                         "(every token through its top-k experts as one batched product)")
-    return LlmError(f"{where}error: torch.export failed: {first}")
+    return LlmError(f"{where}torch.export failed: {first}")
 
 
 def _model_frame(err: BaseException) -> tuple[str, int] | None:
@@ -538,6 +552,6 @@ def check_sizes(values: dict[str, Sequence[int]]) -> None:
                 raise LlmError(f"--{name} {v}: sizes must be positive")
 
 
-__all__ = ["CACHES", "PHASES", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "ModelSource", "PhaseExport",
-           "build_model", "check_sizes", "export_phase", "load_config", "mark_in_place", "sliding_layers",
-           "weight_bytes"]
+__all__ = ["CACHES", "PHASES", "REQUIRED_FIELDS", "LlmConfig", "LlmError", "LlmShape", "LoweringError", "ModelSource",
+           "PhaseExport", "build_model", "check_sizes", "export_phase", "load_config", "mark_in_place",
+           "sliding_layers", "weight_bytes"]

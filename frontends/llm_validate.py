@@ -168,7 +168,7 @@ def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest
             remarks.append(f"{phase} not validated: {check.failure()}")
             continue
         if not check.report.ok:
-            raise LlmError(f"{cfg.path}: error: {check.line()}")
+            raise LlmError(f"{cfg.path}: {check.line()}")
         lines.append(check.line())
     return lines, remarks
 
@@ -193,7 +193,7 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
     def make_model() -> torch.nn.Module:
         from transformers import AutoModelForCausalLM
 
-        lm = build_reference(lambda: AutoModelForCausalLM.from_config(config, torch_dtype=dtype), seed)
+        lm = build_reference(lambda: AutoModelForCausalLM.from_config(config, dtype=dtype), seed)
         if phase == "prefill":
             return _Prefill(lm, config, all_logits, cfg.cache)
         return _FlatStaticDecode(_StaticDecode(lm, config)) if static else _FlatDecode(_Decode(lm, config))

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 
 from solar.tools._entry import Parser, UsageError, add_version, run_main
 
 PROG = "solar-llm"
+# A diagnostic located in a file (`FILE:LINE[:COL]: error: ...`) is printed as it is; any other problem gets
+# the tool's prefix: one `error:` either way.
+_LOCATED = re.compile(r"^\S[^\n]*?:\d+(?::\d+)?: error: ")
 
 
 def build_parser() -> Parser:
@@ -53,8 +57,9 @@ def build_parser() -> Parser:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    """What can be checked before torch and transformers are imported (seconds): a mistyped config path or an
-    output that cannot be written answers at once."""
+    """What can be checked before torch and transformers are imported (seconds): a mistyped config path, a
+    config whose file alone shows it broken (not UTF-8 or JSON, a size missing, too large or not dividing
+    the heads, an unknown dtype), or an output that cannot be written answers at once."""
     if os.path.isdir(args.config):
         raise UsageError(f"{args.config}: is a directory, not a config.json or a Python file")
     if not os.path.isfile(args.config):
@@ -67,6 +72,20 @@ def _check_args(args: argparse.Namespace) -> None:
                 check_writable(path, what)
             except OutputError as err:
                 raise UsageError(str(err)) from None
+    if not args.config.endswith(".py"):
+        from solar.frontends.llm_config_checks import DTYPE_NAMES, LlmError, check_fields, read_config
+
+        if args.dtype is not None and args.dtype not in DTYPE_NAMES:
+            raise UsageError(f"--dtype {args.dtype}: expected one of {', '.join(DTYPE_NAMES)}")
+        try:
+            check_fields(args.config, read_config(args.config), args.dtype)
+        except LlmError as err:
+            raise UsageError(str(err)) from None
+
+
+def _error(message: str) -> None:
+    text = message.strip()
+    sys.stderr.write(f"{text}\n" if _LOCATED.match(text) else f"{PROG}: error: {text}\n")
 
 
 def run(argv: Sequence[str]) -> int:
@@ -74,7 +93,7 @@ def run(argv: Sequence[str]) -> int:
         args = build_parser().parse_args(argv)
         _check_args(args)
     except UsageError as err:
-        sys.stderr.write(f"{PROG}: error: {err}\n")
+        _error(str(err))
         return 1
     # Imported after parsing: --help and usage errors stay fast (torch and transformers are slow to load).
     from solar.backends.sweep import SweepError
@@ -89,14 +108,14 @@ def run(argv: Sequence[str]) -> int:
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
                              validate=args.validate, cache=args.cache)
-        analysis = analyse_llm(request)
+        analysis = analyse_llm(request, warn=lambda line: sys.stderr.write(f"{PROG}: warning: {line}\n"))
         sys.stdout.write(render(analysis))
         if args.json:
             write_json(analysis, args.json)
         if args.plot:
             plot(analysis, args.plot)
     except (LlmError, SweepError, TargetError, OSError) as err:
-        sys.stderr.write(f"{PROG}: error: {str(err).strip()}\n")
+        _error(str(err))
         return 1
     return 0
 

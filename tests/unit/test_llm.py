@@ -103,12 +103,14 @@ def test_json_points_and_figures(tmp_path):
     decode = [p for p in points if p["phase"] == "decode" and p["batch"] == 4]
     s = analysis.config.shape
     assert all(p["kv_cache_bytes"] == 4 * 65 * s.kv_bytes_per_token for p in decode)
+    assert doc["warnings"] == []  # 65 tokens, within max_position_embeddings 512
     json.dumps(doc)
 
 
 @pytest.mark.parametrize("text, message", [
     ("{not json", "not JSON"),
-    ('{"model_type": "no-such-model"}', "unknown model_type 'no-such-model'"),
+    ('{"model_type": "no-such-model", "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, '
+     '"vocab_size": 16}', "unknown model_type 'no-such-model'"),
     ('{"model_type": "llama", "hidden_size": 8}', "missing field 'num_hidden_layers'"),
 ])
 def test_bad_configs(tmp_path, text, message):
@@ -126,9 +128,13 @@ def test_bad_sizes_and_tensor_parallel():
 
 
 def test_model_that_does_not_fit_one_layer():
+    warnings: list[str] = []
     with pytest.raises(LlmError, match=r"one layer needs .* GB per chip .* more than h100-sxm's 80 GB"):
         analyse_llm(LlmRequest(_cfg("llama-2-7b.json"), [H100], batches=[4096], contexts=[1 << 20],
-                               phases=("decode",), validate=False))
+                               phases=("decode",), validate=False), warn=warnings.append)
+    # A context beyond max_position_embeddings is a warning, heard before the checks that follow it.
+    assert warnings == [f"{_cfg('llama-2-7b.json')}: 1048577 tokens (the longest prompt, or context + generated) "
+                        "are beyond max_position_embeddings 4096; priced as asked"]
 
 
 def test_eager_mixtral_names_the_option_that_exports():

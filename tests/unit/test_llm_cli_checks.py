@@ -27,6 +27,28 @@ def test_missing_config_answers_before_torch_is_imported(tmp_path: Path) -> None
     assert err == f"solar-llm: error: {tmp_path}: is a directory, not a config.json or a Python file\n"
 
 
+def test_configs_broken_in_the_file_answer_before_torch_is_imported(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "llama", "vocab_size": 16, "hidden_size": 32, "num_hidden_layers": 1, '
+                      '"num_attention_heads": 4, "num_key_value_heads": 3}')
+    out, err = _run_probe([str(config)])
+    assert out == ["1", "False", "False"]
+    assert err == (f"solar-llm: error: {config}: field 'num_key_value_heads' 3 does not divide num_attention_heads "
+                   "4: each key-value head serves a whole group of query heads\n")
+    config.write_bytes(b'{"model_type": "llama",\n "name": "caf\xe9"}')
+    out, err = _run_probe([str(config)])
+    assert out == ["1", "False", "False"]
+    assert err == f"{config}:2:14: error: not UTF-8: byte 0xe9 at offset 37\n"
+    config.write_bytes(b'\xef\xbb\xbf{"model_type": "llama", "vocab_size": 16}')  # a byte-order mark is fine
+    out, err = _run_probe([str(config)])
+    assert out == ["1", "False", "False"]
+    assert err == f"solar-llm: error: {config}: missing field 'hidden_size'\n"
+    config.write_text("[" * 100_000 + "]" * 100_000)
+    out, err = _run_probe([str(config)])
+    assert out == ["1", "False", "False"]
+    assert err == f"solar-llm: error: {config}: not JSON that can be read: nested too deeply\n"
+
+
 def test_unwritable_outputs_answer_before_any_export(tmp_path: Path) -> None:
     keep = tmp_path / "old.json"
     keep.write_text("{}")

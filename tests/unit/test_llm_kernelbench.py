@@ -113,7 +113,10 @@ def test_bad_files_are_one_located_line(tmp_path, capsys, edit, argv, message):
     assert run([str(path), *argv, "--json", str(out)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert err.startswith("solar-llm: error: ") and __import__("re").search(message, err), err
+    # One `error:`: a located line as it is, any other with the tool's prefix.
+    assert err.count("error: ") == 1, err
+    assert err.startswith(f"{path}:" if "error: " in message else "solar-llm: error: "), err
+    assert __import__("re").search(message, err), err
     assert out.read_text() == "kept"
     with pytest.raises(LlmError):
         analyse_llm(LlmRequest(str(path), [H100], *_request(argv), cache="static" if "static" in argv else "dynamic"))

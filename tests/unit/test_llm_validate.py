@@ -104,7 +104,7 @@ def test_a_validation_failure_is_one_located_line_and_exit_1(tmp_path, capsys, m
     config = str(CONFIGS / "tiny-llama.json")
     assert run([config, "--phase", "decode", "--context", "16", "--json", str(out)]) == 1
     err = capsys.readouterr().err
-    assert err == (f"solar-llm: error: {config}: error: decode (DynamicCache) validated at reduced sizes: FAILED "
+    assert err == (f"solar-llm: error: {config}: decode (DynamicCache) validated at reduced sizes: FAILED "
                    "(output 0 differs); max abs error 0; num_hidden_layers 4→2; run at batch 2, context 8\n")
     assert out.read_text() == "kept"
 
