@@ -166,8 +166,9 @@ class _Lifter:
             e.attrs[attr_names.KERNEL] = SymbolRef(self.kernel.symbol)
             if "fp32_precision" in self.kernel.attrs:  # how the framework runs the kernel's contractions
                 e.attrs["fp32_precision"] = self.kernel.attrs["fp32_precision"]
-            if attr_names.LIBRARY_FRAME in self.kernel.attrs:  # the report by source line shows it
-                e.attrs[attr_names.LIBRARY_FRAME] = self.kernel.attrs[attr_names.LIBRARY_FRAME]
+            for kept in (attr_names.LIBRARY_FRAME, attr_names.EINSUM_ORDER):  # the report by source line shows
+                if kept in self.kernel.attrs:                                  # the frame; the order stays named
+                    e.attrs[kept] = self.kernel.attrs[kept]
             e.src_loc = self.kernel.src_loc
             e.loc = self.kernel.loc
             if len(self.einsums) > 1:
