@@ -148,6 +148,7 @@ class _Lifter:
         self.symbols = NameGenerator.symbols_of(func, (KernelOp, EinsumOp))
         self.einsums: list[EinsumOp] = []
         self.views: dict[EinsumOp, list[Op]] = {}  # slices an einsum reads (the part of an operand it reads)
+        self.filled: dict[str, bool] = {}  # tensors zero-filled whole by a statement that no einsum keeps
 
     def lift(self) -> tuple[list[Op], list[Value]]:
         stmts = _assignments(self.kernel.body, [], [])
@@ -190,7 +191,9 @@ class _Lifter:
         self._check_reads(sm)
         prior = self.versions.get(target)
         if prior is None and assign.reduction is None and _is_identity(assign.value, self._reduction_of(target)):
-            return  # `C = 0` before `C += ...`: the buffer starts at the reduction's identity anyway
+            # `C = 0` before `C += ...`: the buffer starts at the reduction's identity anyway
+            self.filled[target] = _is_zero(assign.value) and self._covers(target, sm)
+            return
         for w in self.writers.get(target, []):
             if not always_before(touching(w.write, sm.write), w, sm):
                 raise Unliftable(f"the writes to {target} at line {assign.loc.line} interleave with earlier ones")
@@ -200,8 +203,12 @@ class _Lifter:
             if prior is not None and not self._covers(target, sm):
                 if not self._drop_zero_fill(prior):
                     raise Unliftable(f"the statement at line {assign.loc.line} overwrites only part of {target}")
+                self.filled[target] = any(self._covers(target, w) for w in self.writers.get(target, []))
                 prior = None
         result = self._einsum(assign, ctx, sm)
+        if self.filled.pop(target, False) and not self._covers(target, sm):
+            # the zeros the fill wrote where this statement does not are part of the result, written too
+            self.einsums[-1].attrs[attr_names.ZERO_FILLED] = True
         if assign.reduction is not None and prior is not None:
             result = self._combine(target, prior, result, assign.reduction)
         self.versions[target] = result
@@ -437,6 +444,10 @@ def _is_identity(value: Expr, reduction: str | None) -> bool:
         return False
     literal = _NUMBER.visit(value)
     return literal is not None and literal == _IDENTITY[reduction]
+
+
+def _is_zero(value: Expr) -> bool:
+    return _NUMBER.visit(value) == 0
 
 
 def _combine_expr(reduction: str, a: Expr, b: Expr) -> Expr:
