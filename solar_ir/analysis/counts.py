@@ -135,7 +135,7 @@ def expression_ops(expr: Expr, params: Collection[str] = ()) -> Counter[str]:
     stack = [expr]
     while stack:  # a walk, not recursion: an expression may nest as deep as solar.ir.limits allows
         node = stack.pop()
-        if params and _constant(node, params):
+        if _constant(node, params):
             continue
         stack.extend(_OPERATIONS.visit(node, ops))
     return ops
