@@ -14,7 +14,7 @@ from solar.backends.report import TargetReport, analyse, plot, render_report, to
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep_spec import SweepError, check_axes, parse_design_space, parse_sweeps
 from solar.ir import attr_names
-from solar.ir.analysis.liveness import dead_ops, drop_dead
+from solar.ir.analysis.liveness import drop_dead, has_dead_code
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp, Op, SymbolRef
 from solar.ir.outputs import OutputError
@@ -243,8 +243,7 @@ class SOL(Pass):
 def _without_dead_code(ctx: PassContext, work: ModuleOp, module: ModuleOp) -> tuple[ModuleOp, dict[int, Op]]:
     """`work` without the units whose results reach no output (on a copy, with a remark on each), and the
     op of `module` each op of the copy stands for (by id), for the annotations."""
-    dead = dead_ops(work)
-    if not dead:
+    if not has_dead_code(work):
         return work, {}
     if work is module:
         work = copy.deepcopy(module)

@@ -12,7 +12,7 @@ work that a correct run must do.
 
 from __future__ import annotations
 
-from solar.ir.ops import ConcatOp, FuncOp, GroupOp, InsertOp, ModuleOp, Op, ScatterOp, Value
+from solar.ir.ops import ConcatOp, FuncOp, GroupOp, InsertOp, ModuleOp, Op, ScatterOp, TerminatorOp, Value
 from solar.ir.rewriter import blocks
 
 
@@ -64,8 +64,8 @@ def _nested(op: Op) -> list[Op]:
     return out
 
 
-def live_ops(func: FuncOp) -> set[int]:
-    """The ids of the live ops of `func` (nested ones included)."""
+def live_ops(func: FuncOp) -> tuple[set[int], set[int]]:
+    """The ids of the live ops of `func` (nested ones included), and of the values live ops need."""
     live: set[int] = set()
     needed: set[int] = set()  # ids of values some live op reads
     every = _nested(func)
@@ -79,6 +79,8 @@ def live_ops(func: FuncOp) -> set[int]:
         if id(op) in live:
             return False
         live.add(id(op))
+        if op.is_terminator and isinstance(parent[id(op)], GroupOp):
+            return True  # a group's yield: only the values of its needed results (below)
         needed.update(id(v) for v in op.operands)
         for inner in opaque.get(id(op), []):  # a loop or branch kept whole
             live.add(id(inner))
@@ -101,7 +103,13 @@ def live_ops(func: FuncOp) -> set[int]:
         for op in every:  # a group holding a live op (one updating an argument) is live
             if isinstance(op, GroupOp) and id(op) not in live and any(id(i) in live for i in op.body):
                 changed |= mark(op)
-    return live
+        for op in every:  # what a live group yields for a needed result is needed
+            if isinstance(op, GroupOp) and id(op) in live and op.body:
+                for r, v in zip(op.results, op.body[-1].operands, strict=False):
+                    if id(r) in needed and id(v) not in needed:
+                        needed.add(id(v))
+                        changed = True
+    return live, needed
 
 
 def dead_ops(module: ModuleOp) -> list[Op]:
@@ -110,20 +118,41 @@ def dead_ops(module: ModuleOp) -> list[Op]:
     func = module.entry
     if func is None:
         return []
-    live = live_ops(func)
+    live, _ = live_ops(func)
     out: list[Op] = []
     for block in blocks(func):
         out.extend(op for op in block.ops if id(op) not in live)
     return out
 
 
+def has_dead_code(module: ModuleOp) -> bool:
+    """Whether `drop_dead` would change the module: a dead op, or a group result nothing needs."""
+    func = module.entry
+    if func is None:
+        return False
+    live, needed = live_ops(func)
+    return any(id(op) not in live or (isinstance(op, GroupOp) and not all(id(r) in needed for r in op.results))
+               for op in _nested(func))
+
+
 def drop_dead(module: ModuleOp) -> list[Op]:
-    """Removes the dead ops of the entry function; returns them (outermost first)."""
-    dead = dead_ops(module)
-    if not dead:
+    """Removes the dead ops of the entry function, and from a live group the results nothing needs (with
+    what its yield gives for them); returns the ops removed (outermost first)."""
+    func = module.entry
+    if func is None:
         return []
-    gone = {id(op) for op in dead}
-    assert module.entry is not None
-    for block in blocks(module.entry):
-        block.ops[:] = [op for op in block.ops if id(op) not in gone]
-    return dead
+    live, needed = live_ops(func)
+    dead = [op for block in blocks(func) for op in block.ops if id(op) not in live]
+    changed = bool(dead)
+    for block in blocks(func):
+        block.ops[:] = [op for op in block.ops if id(op) in live]
+        for op in block.ops:
+            if isinstance(op, GroupOp) and op.body and not all(id(r) in needed for r in op.results):
+                keep = [k for k, r in enumerate(op.results) if id(r) in needed]
+                yielded = op.body[-1]
+                assert isinstance(yielded, TerminatorOp)
+                yielded.values = [yielded.values[k] for k in keep]
+                op.results = [op.results[k] for k in keep]
+                op.result_types = [op.result_types[k] for k in keep]
+                changed = True
+    return dead if changed else []

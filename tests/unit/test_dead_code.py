@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from test_sol_support import pipeline
 
 from solar.backends.report import TargetReport
-from solar.ir.analysis.liveness import dead_ops
+from solar.ir.analysis.liveness import dead_ops, drop_dead, has_dead_code
 from solar.ir.diagnostics import DiagnosticEngine
-from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
+from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
 from solar.ir.parser import parse_module
 from solar.ir.pass_manager import PassContext, PassManager
 
@@ -116,3 +116,23 @@ def test_a_loop_whose_results_nobody_reads_is_dead_whole() -> None:
     run = run_sol(text, ["h100"])
     assert "@step is dead code" in run.report
     assert run.reports[0].modes["fused"].flops == 2 * 64 * 16 * 32
+
+
+def test_a_group_keeps_only_what_its_needed_results_yield() -> None:
+    body = MATMUL.replace("    %y =", "      %y =").replace("\n    ", "\n      ")
+    dead_exp = DEAD.split("    %t =")[0].replace("\n    ", "\n      ").replace("    %e =", "      %e =", 1)
+    text = module(f"""\
+    %gy, %ge = solar.group @group0 -> (tensor<64x16xf32>, tensor<64x32xf32>) {{
+  {body}  {dead_exp}      solar.yield %y, %e
+    }}
+    %t = solar.permute %ge {{perm = [1, 0]}} : tensor<32x64xf32>
+""" + DEAD.split("    %t = solar.permute %e {perm = [1, 0]} : tensor<32x64xf32>\n")[1], ret="%gy")
+    engine = DiagnosticEngine()
+    parsed = parse_module(text, "t.sir", engine)
+    assert not engine.has_errors, engine.format_all() + text
+    assert has_dead_code(parsed)
+    dropped = drop_dead(parsed)
+    assert sorted(op.symbol for op in dropped if isinstance(op, KernelOp)) == ["unused_exp", "unused_sum"]
+    group = next(op for op in parsed.walk() if isinstance(op, GroupOp))
+    assert len(group.results) == 1 and [v.name for v in group.body[-1].operands] == ["y"]
+    assert not has_dead_code(parsed)
