@@ -210,7 +210,7 @@ class GraphLowering:
         for node, value in zip(tensor_nodes, fb.args, strict=True):
             env[node] = value
         env.update(scalars)
-        em = Emitter(fb, fp32=torch_fp32_precision())
+        em = Emitter(fb, fp32=torch_fp32_precision(), sizes=dict(self.syms.defaults))
         for node, value in inlined.items():
             dtype = sir_dtype(value.dtype)
             data = value.detach().cpu() if has_values(value) else torch.zeros(0, dtype=value.dtype)

@@ -25,13 +25,16 @@ from solar.ir.ops import (
     KernelOp,
     KStmt,
     ModuleOp,
+    Op,
+    SliceEntry,
+    SliceOp,
     SymbolRef,
     TensorDecl,
     Value,
 )
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewriter import NameGenerator, Rewriter, blocks, erase_dead
-from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
+from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal, format_dim
 
 _LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
 _COMBINE = {"add": "+", "mul": "*"}
@@ -86,7 +89,8 @@ class LiftEinsum(Pass):
                         continue
                     if self.counts and all(p.default is not None for p in module.params):
                         for e in einsums:
-                            e.attrs[attr_names.COUNTS] = einsum_counts(e, params, values).as_attr()
+                            if isinstance(e, EinsumOp):
+                                e.attrs[attr_names.COUNTS] = einsum_counts(e, params, values).as_attr()
                     for old, new in zip(op.results, finals, strict=True):
                         new.name = old.name  # the kernel's result keeps its name for readers of the IR
                     rewriter.replace_op(op, einsums, finals)
@@ -143,8 +147,10 @@ class _Lifter:
         self.names = NameGenerator.values_of(func)
         self.symbols = NameGenerator.symbols_of(func, (KernelOp, EinsumOp))
         self.einsums: list[EinsumOp] = []
+        self.views: dict[EinsumOp, list[Op]] = {}  # slices an einsum reads (the part of an operand it reads)
+        self.filled: dict[str, bool] = {}  # tensors zero-filled whole by a statement that no einsum keeps
 
-    def lift(self) -> tuple[list[EinsumOp], list[Value]]:
+    def lift(self) -> tuple[list[Op], list[Value]]:
         stmts = _assignments(self.kernel.body, [], [])
         assert len(stmts) == len(self.model.statements)
         for (assign, ctx), sm in zip(stmts, self.model.statements, strict=True):
@@ -166,13 +172,14 @@ class _Lifter:
             e.attrs[attr_names.KERNEL] = SymbolRef(self.kernel.symbol)
             if "fp32_precision" in self.kernel.attrs:  # how the framework runs the kernel's contractions
                 e.attrs["fp32_precision"] = self.kernel.attrs["fp32_precision"]
-            if attr_names.LIBRARY_FRAME in self.kernel.attrs:  # the report by source line shows it
-                e.attrs[attr_names.LIBRARY_FRAME] = self.kernel.attrs[attr_names.LIBRARY_FRAME]
+            for kept in (attr_names.LIBRARY_FRAME, attr_names.EINSUM_ORDER):  # the report by source line shows
+                if kept in self.kernel.attrs:                                  # the frame; the order stays named
+                    e.attrs[kept] = self.kernel.attrs[kept]
             e.src_loc = self.kernel.src_loc
             e.loc = self.kernel.loc
             if len(self.einsums) > 1:
                 e.symbol = self.symbols.fresh(f"{self.kernel.symbol}.{k}")
-        return self.einsums, finals
+        return [op for e in self.einsums for op in [*self.views.get(e, []), e]], finals
 
     def _fresh(self, hint: str) -> str:
         return self.names.fresh(hint.lower())
@@ -184,7 +191,9 @@ class _Lifter:
         self._check_reads(sm)
         prior = self.versions.get(target)
         if prior is None and assign.reduction is None and _is_identity(assign.value, self._reduction_of(target)):
-            return  # `C = 0` before `C += ...`: the buffer starts at the reduction's identity anyway
+            # `C = 0` before `C += ...`: the buffer starts at the reduction's identity anyway
+            self.filled[target] = _is_zero(assign.value) and self._covers(target, sm)
+            return
         for w in self.writers.get(target, []):
             if not always_before(touching(w.write, sm.write), w, sm):
                 raise Unliftable(f"the writes to {target} at line {assign.loc.line} interleave with earlier ones")
@@ -194,8 +203,12 @@ class _Lifter:
             if prior is not None and not self._covers(target, sm):
                 if not self._drop_zero_fill(prior):
                     raise Unliftable(f"the statement at line {assign.loc.line} overwrites only part of {target}")
+                self.filled[target] = any(self._covers(target, w) for w in self.writers.get(target, []))
                 prior = None
         result = self._einsum(assign, ctx, sm)
+        if self.filled.pop(target, False) and not self._covers(target, sm):
+            # the zeros the fill wrote where this statement does not are part of the result, written too
+            self.einsums[-1].attrs[attr_names.ZERO_FILLED] = True
         if assign.reduction is not None and prior is not None:
             result = self._combine(target, prior, result, assign.reduction)
         self.versions[target] = result
@@ -285,6 +298,10 @@ class _Lifter:
         spec = ",".join(terms) + "->" + out_term
         shapes: list[tuple[Dim, ...]] = [self._type_of(src).shape for _, _, src in operands]
         shapes.append(self.tensors[assign.target.tensor].shape)
+        views = self._narrow(assign, ctx, operands, shapes)
+        operands = [(a, bind, view.results[0] if view is not None else src)
+                    for (a, bind, src), view in zip(operands, views, strict=True)]
+        shapes[:-1] = [self._type_of(src).shape for _, _, src in operands]
         where = self._where(ctx, sm, letters, [*[a.indices for a, _, _ in operands], assign.target.indices], shapes)
 
         def reads(e: Expr) -> Expr | None:
@@ -305,7 +322,49 @@ class _Lifter:
                       [EinsumStmt(target, assign.op, value, assign.loc)], where, assign.loc)
         op.results = [Value(self._fresh(target), decl.type, op, assign.loc)]
         self.einsums.append(op)
+        self.views[op] = [v for v in views if v is not None]
         return op.results[0]
+
+    def _narrow(self, assign: Assign, ctx: _Context, operands: list[tuple[ex.Access, str, Value]],
+                shapes: list[tuple[Dim, ...]]) -> list[SliceOp | None]:
+        """Operands read only in part along a dimension where a loop index stands alone (`X[i]`, i < 8, of
+        a 16-element X): an einsum gives an index one extent, so each such operand is read through a slice
+        (a view: no work, and the footprint it had) cut to the loop's bound. A result written only in part
+        where an operand is read whole cannot be cut: the kernel stays a loop nest."""
+        terms = [*[a.indices for a, _, _ in operands], assign.target.indices]
+        cuts: dict[int, dict[int, Dim]] = {}
+        for loop in ctx.loops:
+            places = [(k, d, dim) for k, (term, shape) in enumerate(zip(terms, shapes, strict=True))
+                      for d, (entry, dim) in enumerate(zip(term, shape, strict=True))
+                      if isinstance(entry, ex.IndexRef) and entry.name == loop.var]
+            if all(dims_equal(dim, places[0][2]) for _, _, dim in places):
+                continue
+            highs = _parts(loop.upper, "min")
+            if len(highs) != 1 or not _index_free(highs[0]):
+                raise Unliftable(f"loop index %{loop.var} stands for dimensions of different sizes and its bound "
+                                 f"`{format_expr(loop.upper)}` is not one size to read them at")
+            bound = _dim_of(highs[0])
+            for k, d, dim in places:
+                if dims_equal(dim, bound):
+                    continue
+                name = assign.target.tensor if k == len(operands) else operands[k][0].tensor
+                if k == len(operands) or (isinstance(dim, int) and isinstance(bound, int) and dim < bound):
+                    raise Unliftable(f"{name} has dimension {format_dim(dim)} where loop index %{loop.var} runs to "
+                                     f"{format_dim(bound)}, and other tensors differ there (an einsum gives an "
+                                     "index one extent)")
+                cuts.setdefault(k, {})[d] = bound
+        views: list[SliceOp | None] = []
+        for k, (_, bind, src) in enumerate(operands):
+            if k not in cuts:
+                views.append(None)
+                continue
+            t = self._type_of(src)
+            shape = tuple(cuts[k].get(d, dim) for d, dim in enumerate(t.shape))
+            entries = [SliceEntry(start=ex.IntLit(0), stop=_dim_expr(dim)) for dim in shape]
+            view = SliceOp(src, entries, TensorType(shape, t.dtype), assign.loc)
+            view.results = [Value(self._fresh(f"{bind}_part"), view.type, view, assign.loc)]
+            views.append(view)
+        return views
 
     def _combine(self, target: str, prior: Value, partial: Value, reduction: str) -> Value:
         t = self.tensors[target]
@@ -387,6 +446,10 @@ def _is_identity(value: Expr, reduction: str | None) -> bool:
     return literal is not None and literal == _IDENTITY[reduction]
 
 
+def _is_zero(value: Expr) -> bool:
+    return _NUMBER.visit(value) == 0
+
+
 def _combine_expr(reduction: str, a: Expr, b: Expr) -> Expr:
     if reduction in _COMBINE:
         return ex.Binary(_COMBINE[reduction], a, b)
@@ -404,6 +467,10 @@ def _index_free(expr: Expr) -> bool:
 
 def _dim_of(expr: Expr) -> Dim:
     return canonical_dim(expr)
+
+
+def _dim_expr(dim: Dim) -> Expr:
+    return ex.IntLit(dim) if isinstance(dim, int) else dim
 
 
 def _letters(loop_vars: list[str], params: set[str]) -> dict[str, str]:

@@ -16,8 +16,9 @@ from solar.backends.source_lines import add_to_json, by_source_line, render_sour
 from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
 from solar.ir import attr_names
 from solar.ir.analysis.access_checks import refuse_wrong_accesses
+from solar.ir.analysis.liveness import drop_dead, has_dead_code
 from solar.ir.diagnostics import Location
-from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
+from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp, Op, SymbolRef
 from solar.ir.outputs import OutputError
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.fuse import Fuse
@@ -133,6 +134,7 @@ class SOL(Pass):
             Inline().apply(ctx, work)
         if refuse_wrong_accesses(ctx, work, self.name):  # what --lift-affine finds: no bound for a wrong program
             return
+        work, originals = _without_dead_code(ctx, work, module)
         try:
             model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
@@ -208,9 +210,11 @@ class SOL(Pass):
             if not has_calls:
                 for k, (w, _) in enumerate(reports[0].units):
                     if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
-                        w.ops[0].attrs[attr_names.SOL] = [_times(r.name, *r.units[k]) for r in reports]
+                        originals.get(id(w.ops[0]), w.ops[0]).attrs[attr_names.SOL] = [
+                            _times(r.name, *r.units[k]) for r in reports]
                 for k, (w, _) in enumerate(reports[0].groups):
-                    w.ops[0].attrs[attr_names.SOL] = [_cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
+                    originals.get(id(w.ops[0]), w.ops[0]).attrs[attr_names.SOL] = [
+                        _cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
             module.attrs[attr_names.SOL] = [
                 {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()},
                  "fusion_gain": r.fusion_gain,
@@ -251,12 +255,38 @@ class SOL(Pass):
             plot_designs(outcome.designs, self.design_plot)
 
 
+def _without_dead_code(ctx: PassContext, work: ModuleOp, module: ModuleOp) -> tuple[ModuleOp, dict[int, Op]]:
+    """`work` without the units whose results reach no output (on a copy, with a remark on each), and the
+    op of `module` each op of the copy stands for (by id), for the annotations."""
+    if not has_dead_code(work):
+        return work, {}
+    if work is module:
+        work = copy.deepcopy(module)
+        originals = {id(c): o for c, o in zip(work.walk(), module.walk(), strict=True)}
+    else:
+        originals = {}  # an inlined copy already: only the module is annotated
+    said: set[str] = set()
+    for op in drop_dead(work):
+        if not isinstance(op, KernelOp | EinsumOp) and not op.moves_data:
+            continue  # views and structure: no work of their own
+        kernel = op.attrs.get(attr_names.KERNEL)
+        name = f"@{kernel.name}" if isinstance(kernel, SymbolRef) else (
+            f"@{op.symbol}" if isinstance(op, KernelOp | EinsumOp) else f"{op.opname.split('.')[-1]} "
+            f"%{op.results[0].name}")
+        if name not in said:
+            said.add(name)
+            ctx.diagnostics.remark(f"sol: {name} is dead code: its result reaches no output of the function, so "
+                                   "it is not priced", originals.get(id(op), op).loc)
+    return work, originals
+
+
 def _as_costed(ctx: PassContext, original: ModuleOp, current: ModuleOp) -> ModuleOp:
     """The module as it was before --reorder-einsum, inlined and fused as the current one is, so that both
     orders are priced alike."""
     work = copy.deepcopy(original)
     if any(op.opname == "solar.call" for op in work.walk()):
         Inline().apply(ctx, work)
+    drop_dead(work)
     groups = [op for op in current.walk() if isinstance(op, GroupOp)]
     if groups and not any(isinstance(op, GroupOp) for op in work.walk()):
         mode = groups[0].attrs.get("mode", "greedy")

@@ -20,3 +20,9 @@ LLM = "llm"  # on the module: what the LLM translator did
 # On a kernel a frontend made inside library code (torch.nn, transformers): the innermost library frame,
 # `path:line` with the path under its install folder; the kernel's loc is the innermost frame in the user's file.
 LIBRARY_FRAME = "library_frame"
+# On each kernel a frontend made from an einsum of three or more tensors: that einsum, this kernel's step in
+# the contraction order chosen (least FLOPs at the export's sizes), the whole order and how it was found.
+EINSUM_ORDER = "einsum_order"
+# On an einsum lifted from a kernel that zero-filled its result and then wrote only part of it: the einsum's
+# other elements are 0 (as every einsum's), and the zeros are written, so its bytes written are the whole result.
+ZERO_FILLED = "zero_filled"

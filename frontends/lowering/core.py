@@ -205,6 +205,9 @@ class Emitter:
     # Values that are an iota (each element its index along one dim), by that dim: a sort that carries one
     # beside its keys returns its own index result for it.
     iotas: dict[Value, int] = field(default_factory=dict)
+    # The size parameters' values at the export's sizes: what a lowering that chooses between equivalent
+    # forms by cost (the contraction order of an N-ary einsum) evaluates symbolic dims at.
+    sizes: dict[str, int] = field(default_factory=dict)
 
     def mark_precision(self, kb: KernelBuilder, kind: str, dtype: DType, override: str | None = None) -> None:
         """Records on an f32 contraction kernel how the framework runs it (`override`: the op's own
@@ -215,7 +218,8 @@ class Emitter:
 
     def inner(self, block: BlockBuilder, for_vars: list[str]) -> Emitter:
         """An emitter for a nested region (a loop body) sharing names, location and precision policy."""
-        return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32, self.bounded, self.iotas)
+        return Emitter(block, self.symbols, self.loc, for_vars, self.hint, self.fp32, self.bounded, self.iotas,
+                       self.sizes)
 
     def symbol(self, hint: str | None = None) -> str:
         return self.symbols.fresh(_sanitize(hint or self.hint))

@@ -29,6 +29,7 @@ from typing import Any
 
 import islpy as isl
 
+from solar.ir import attr_names
 from solar.ir.analysis.formula import Formula
 from solar.ir.analysis.isl_model import (
     KernelModel,
@@ -134,7 +135,7 @@ def expression_ops(expr: Expr, params: Collection[str] = ()) -> Counter[str]:
     stack = [expr]
     while stack:  # a walk, not recursion: an expression may nest as deep as solar.ir.limits allows
         node = stack.pop()
-        if params and _constant(node, params):
+        if _constant(node, params):
             continue
         stack.extend(_OPERATIONS.visit(node, ops))
     return ops
@@ -198,6 +199,7 @@ class EinsumModel:
     reads: list[isl.Map]  # per operand, image clipped to the operand's box; operands bound to one value
     write: isl.Map  # share a range space (T<k> of the first), so that their footprints can be united
     write_unclipped: isl.Map  # the result's subscripts as written, for the bounds check of output windows
+    output_box: isl.Set  # every element of the result
 
 
 def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
@@ -226,7 +228,10 @@ def einsum_model(op: EinsumOp, size_params: list[str]) -> EinsumModel:
     first: dict[int, int] = {}  # id of a value -> the first operand bound to it
     tuples = [f"T{first.setdefault(id(b.value), k)}" for k, b in enumerate(op.inputs)]
     reads = [rel(term, shape, t) for term, shape, t in zip(spec.inputs, shapes[:-1], tuples, strict=True)]
-    return EinsumModel(domain, reads, rel(spec.output, shapes[-1], "O"), unclipped(spec.output, "O"))
+    out_shape = shapes[-1]
+    box = " and ".join(f"0 <= d{k} < {dim_text(d, names)}" for k, d in enumerate(out_shape)) or "true"
+    output_box = cached_set(f"{prefix}{{ O[{', '.join(f'd{k}' for k in range(len(out_shape)))}] : {box} }}")
+    return EinsumModel(domain, reads, rel(spec.output, shapes[-1], "O"), unclipped(spec.output, "O"), output_box)
 
 
 def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) -> Counts:
@@ -240,7 +245,7 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
     constants = frozenset((named & set(size_params)) - {b.name for b in op.inputs})
     key = (op.spec, op.where, tuple((s.target, s.op, s.value) for s in op.body),
            tuple(_type(b.value) for b in op.inputs), op.outputs[0].type, sharing,
-           used, tuple(values.get(p) for p in used), constants)
+           used, tuple(values.get(p) for p in used), constants, op.attrs.get(attr_names.ZERO_FILLED) is True)
     counts = _einsum_counts(key, op, used, values, constants)
     output = op.outputs[0].name
     return Counts(counts.points, counts.macs, counts.flops_tensor, counts.flops_vector, Counter(counts.ops),
@@ -290,6 +295,8 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
         k = int(name[1:])
         counts.elements_read[str(k)] = _value(fp.card(), values)
         counts.bytes_read[str(k)] = counts.elements_read[str(k)] * _type(op.inputs[k].value).dtype.itemsize
+    if key[-1]:  # the kernel zero-filled the result before writing part of it: every element is written
+        out_elems = _value(model.output_box.card(), values)
     counts.output_elements["0"] = out_elems
     counts.bytes_written = out_elems * op.outputs[0].type.dtype.itemsize
     if len(_CACHE) < 65536:

@@ -220,7 +220,7 @@ def test_mlp_fusion_gain_on_thor() -> None:
 # ---- causal attention (examples/causal_attention.sir): the triangle ---------------------------------------
 
 
-def attention_units(lift: bool) -> tuple[list[Unit], int]:
+def attention_units() -> tuple[list[Unit], int]:
     h, s, d, f = 4, 128, 64, 4
     tri = h * s * (s + 1) // 2  # score elements with j <= i: 4 · 8256
     full = h * s * s
@@ -228,8 +228,8 @@ def attention_units(lift: bool) -> tuple[list[Unit], int]:
     scores = Unit("@scores", f32_contraction=2 * tri * d, nbytes=2 * qkv + tri * f)  # S written: the triangle
     # softmax per triangle element: max= (S·0.125): 2; sum += exp(S·0.125 − mx): 4; P = exp(...)/sum: 4.
     # The kernel stores zeros into P's upper triangle (the whole P is written); lifted, those elements are
-    # the einsum's implicit zeros and only the triangle is counted (docs/ir.md).
-    p_written = tri * f if lift else full * f
+    # the einsum's implicit zeros, and the einsum is `zero_filled`: they are written too, as by the kernel.
+    p_written = full * f
     softmax = Unit("@causal_softmax", vector=10 * tri, nbytes=tri * f + p_written)
     pv = Unit("@pv", f32_contraction=2 * tri * d, nbytes=tri * f + 2 * qkv)  # P read: the triangle only
     return [scores, softmax, pv], 4 * qkv
@@ -239,7 +239,7 @@ def attention_units(lift: bool) -> tuple[list[Unit], int]:
 @pytest.mark.parametrize("tf32", [False, True], ids=["f32", "tf32"])
 @pytest.mark.parametrize("mode", ["greedy", "producer-consumer", "none"])
 def test_causal_attention(mode: str, tf32: bool, lift: bool) -> None:
-    units, compulsory = attention_units(lift)
+    units, compulsory = attention_units()
     # greedy: one group (q, k, v read, o written). producer-consumer: softmax has reductions, so no group
     # may hold it together with a matmul: nothing fuses.
     groups, group_bytes = ([units], [compulsory]) if mode == "greedy" else ([], [])

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import re
@@ -23,6 +24,7 @@ from test_sol_support import MODES, run_sol
 
 from solar.backends.cost import CostModel, Peaks
 from solar.backends.report import TargetReport, analyse
+from solar.ir.analysis.liveness import drop_dead
 from solar.ir.ops import ModuleOp
 from solar.targets.loader import Figure, Target, load_target
 
@@ -76,6 +78,8 @@ def check_inverse(module: ModuleOp, reports: list[TargetReport], latency_s: floa
     """At the inverse roofline's own factors, each mode takes the latency (to 1e-9 relative): all peaks and
     the bandwidth × both_factor; the compute peaks alone × compute_factor (Σ over the mode's rooflines of
     their compute term, docs/sol.md); the bandwidth alone × bandwidth_factor (Σ of the memory terms)."""
+    module = copy.deepcopy(module)
+    drop_dead(module)  # as --sol prices it
     model = CostModel(module)
     works = {"unfused": model.units, "fused": model.groups, "whole_graph": [model.whole_graph()]}
     for r in reports:
@@ -141,6 +145,7 @@ class Graph:
     body: list[str] = dataclasses.field(default_factory=list)
     read: set[str] = dataclasses.field(default_factory=set)
     views: dict[str, str] = dataclasses.field(default_factory=dict)  # a permute's result -> its operand
+    deps: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a result -> what its op reads
 
     def ty(self, matrix: bool) -> str:
         return f"tensor<{self.n}x{self.n}x{self.dtype}>" if matrix else f"tensor<{self.n}x{self.dtype}>"
@@ -154,6 +159,8 @@ class Graph:
         n = self.n
         binds = ", ".join(f"{v} as {chr(ord('A') + i)}" for i, v in enumerate(operands))
         self.read.update(operands)
+        self.deps[out] = list(operands)
+
         def loops(*statement: str, depth: int = 2) -> str:
             indices = ["%i", "%j", "%k"][:depth]
             head = " ".join(f"affine.for {i} = 0 to {n} {{" for i in indices)
@@ -178,6 +185,7 @@ class Graph:
         out = f"%v{len(self.body)}"
         self.body.append(f"    {out} = solar.permute {operand} {{perm = [1, 0]}} : {self.ty(True)}")
         self.views[out] = operand
+        self.deps[out] = [operand]
         self.values.append((out, True))
 
     def loop(self, trips: int, init: str, other: str) -> None:
@@ -185,6 +193,7 @@ class Graph:
         k = len(self.body)
         out, ty, n = f"%v{k}", self.ty(True), self.n
         self.read.update([init, other])
+        self.deps[out] = [init, other]
         body = f"affine.for %i = 0 to {n} {{ affine.for %j = 0 to {n} {{ C[%i, %j] = A[%i, %j] * 0.5 + B[%i, %j] }}}}"
         self.body.append(
             f"    {out} = solar.for %t = 0 to {trips} iter_args(%s{k} = {init}) -> {ty} {{\n"
@@ -208,11 +217,19 @@ class Graph:
         return v
 
     def compulsory(self, outputs: list[str]) -> int:
-        """Arguments read (each in full: every kernel here reads all of its operands, through views or not)
-        and results written, once per tensor (a returned argument, or a view of one, is not written)."""
+        """Arguments read by the units the outputs need (each in full: every kernel here reads all of its
+        operands, through views or not) and results written, once per tensor (a returned argument, or a view
+        of one, is not written)."""
         types = dict(self.values)
         args = dict(self.args)
-        read = {self.base(v) for v in self.read}
+        live: set[str] = set()  # what the outputs need: a result nobody needs is dead code, not priced
+        stack = list(outputs)
+        while stack:
+            v = stack.pop()
+            if v in self.deps and v not in live:
+                live.add(v)
+                stack.extend(self.deps[v])
+        read = {self.base(x) for v in live if v not in self.views for x in self.deps[v]}
         written = {self.base(o) for o in outputs} - set(args)
         return sum(self.nbytes(m) for a, m in args.items() if a in read) + sum(self.nbytes(types[b]) for b in written)
 
