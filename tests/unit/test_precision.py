@@ -77,6 +77,26 @@ def test_priced_dtype_leaves_other_precisions_alone() -> None:
     assert priced_dtype(kernel, DType.F32, "highest") is DType.F32
 
 
+MIXED = """
+solar.module @m {
+  solar.func @f(%p: tensor<64x128xf32>, %v: tensor<128x32xf16>) -> tensor<64x32xf32> {
+    %y = solar.einsum @pv "ij,jk->ik" (%p as P, %v as V) -> (Y: tensor<64x32xf32>) {
+      Y += P * cast<f32>(V)
+    }
+    solar.return %y
+  }
+}
+"""
+
+
+def test_mixed_float_operands_are_priced_at_the_narrowest() -> None:
+    """An f32 × f16 contraction runs on FP16 tensor cores (a fast kernel converts the wider operand down),
+    not on the FP32 vector units: 2·64·128·32 FLOPs at the FP16 peak."""
+    unit, timing = run_sol(MIXED, ["h100-sxm"], lift=False).reports[0].units[0]
+    assert unit.flops_tensor == {DType.F16: 2 * 64 * 128 * 32}
+    assert close(timing.tensor_s, 2 * 64 * 128 * 32 / H100.bf16_tensor) and timing.vector_s == 0
+
+
 torch = pytest.importorskip("torch")
 
 
