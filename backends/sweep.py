@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,8 @@ class ModeArrays:
     bytes: np.ndarray
     unit_compute: np.ndarray
     unit_memory: np.ndarray
+    unit_tensor: np.ndarray  # each unit's tensor and vector terms (their max is `unit_compute`)
+    unit_vector: np.ndarray
 
     def bounds(self) -> np.ndarray:
         kinds = np.array(["tensor", "vector", "memory"], dtype=object)
@@ -124,6 +127,12 @@ class CostSurface:
             # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
             self.per_point_reason = str(err) or type(err).__name__
             self.units, self.groups, self.whole = [], [], _WorkFormulas("whole graph", {}, {}, 0)
+            model = CostModel(module, fp32_precision, values=self.point({})) if all(
+                v is not None for v in self.defaults.values()) else None
+        # What each unit and group computes, for matching them across modules (bench/twins.py); None where
+        # the per-point counts have no defaults to say it.
+        self.unit_keys = [work_key(w) for w in model.units] if model is not None else None
+        self.group_keys = [work_key(w) for w in model.groups] if model is not None else None
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -144,6 +153,12 @@ class CostSurface:
             if self._isl_names[name] not in used:
                 raise SweepError(f"size parameter {name} does not appear in any count: sweeping it changes "
                                  "nothing")
+
+    def keys(self, mode: str) -> list[tuple[str, frozenset[str]]] | None:
+        """`work_key` of each work of `mode`, in the order of its `ModeArrays.unit_*` rows (None: unknown)."""
+        if mode == "whole_graph":
+            return [("graph", frozenset())]
+        return self.unit_keys if mode == "unfused" else self.group_keys  # cache-aware: a row per group
 
     def works(self, mode: str) -> list[_WorkFormulas]:
         return {"unfused": self.units, "fused": self.groups, "whole_graph": [self.whole]}[mode]
@@ -288,6 +303,15 @@ class CostSurface:
         return out
 
 
+def work_key(w: Work) -> tuple[str, frozenset[str]]:
+    """What a unit or group computes, independent of where it sits: its kind and the set of its kernels' and
+    einsums' symbols without their numbering (`@linear_7`, `@linear_9.0` -> `linear`). The same layer of two
+    twins of a model has the same keys; a group spanning every layer has the same key in both."""
+    names = {re.sub(r"(_\d+)?(\.\d+)*$", "", op.symbol) for top in w.ops for op in top.walk()
+             if isinstance(getattr(op, "symbol", None), str) and op.opname in ("solar.kernel", "solar.einsum")}
+    return w.kind, frozenset(names)
+
+
 def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
     zeros = np.zeros(shape)
     tensor = sum((np.asarray(w[0], dtype=float) + zeros for w in works), zeros)
@@ -296,6 +320,8 @@ def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) ->
     compute = np.stack([np.maximum(np.asarray(w[0], dtype=float), np.asarray(w[1], dtype=float)) + zeros
                         for w in works]) if works else np.zeros((0, *shape))
     unit_memory = np.stack([np.asarray(w[2], dtype=float) + zeros for w in works]) if works else np.zeros((0, *shape))
+    unit_tensor = np.stack([np.asarray(w[0], dtype=float) + zeros for w in works]) if works else np.zeros((0, *shape))
+    unit_vector = np.stack([np.asarray(w[1], dtype=float) + zeros for w in works]) if works else np.zeros((0, *shape))
     seconds = np.maximum(compute, unit_memory).sum(axis=0) if works else zeros
     obj_zero = np.zeros(shape, dtype=object)
     flops = sum((np.asarray(w[3], dtype=object) + obj_zero for w in works), obj_zero)
@@ -308,7 +334,7 @@ def _mode_arrays(works: list[tuple[np.ndarray, ...]], shape: tuple[int, ...]) ->
 
     return ModeArrays(np.asarray(seconds, dtype=float).reshape(shape), np.asarray(tensor, dtype=float).reshape(shape),
                       np.asarray(vector, dtype=float).reshape(shape), np.asarray(memory, dtype=float).reshape(shape),
-                      exact(flops), exact(nbytes), compute, unit_memory)
+                      exact(flops), exact(nbytes), compute, unit_memory, unit_tensor, unit_vector)
 
 
 @dataclass
