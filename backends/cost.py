@@ -355,8 +355,14 @@ class CostModel:
         # Inputs that view one tensor may share elements, read once: their figures are combined, not summed.
         by_base: dict[Value, dict[Value, Number]] = {}
         for v in inputs:
-            readers = [o for o in self.uses.of_value(v) if o in inside]
-            by_base.setdefault(_base(v), {})[v] = fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
+            figures = {o: self._read_bytes(o, v, loops, inside) for o in self.uses.of_value(v) if o in inside}
+            read = fmax_of(figures.values())
+            # Several slices of it inside the unit (a group holds the views between its kernels): the union
+            # of their boxes, as the whole graph takes it, not the largest slice alone.
+            views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
+            if len(views) > 1:
+                read = fmin(self._source_bytes(v), fmax(read, shared_reads(views, self.params, self.values, loops)))
+            by_base.setdefault(_base(v), {})[v] = read
         for figures in by_base.values():
             w.bytes += next(iter(figures.values())) if len(figures) == 1 else \
                 shared_reads(figures, self.params, self.values, loops)
