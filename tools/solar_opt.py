@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import difflib
-import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -279,6 +277,8 @@ def _check_outputs(passes: list[Any], args: argparse.Namespace) -> None:
 def _check_output_directory(path: str) -> None:
     """--emit=timeloop -o DIR writes one file per einsum into DIR: an existing directory, or a new one whose
     parent exists (running again into the same directory replaces its files)."""
+    import os
+
     if os.path.isdir(path):
         if not os.access(path, os.W_OK):
             raise OutputError(f"cannot write the output directory '{path}': it is not writable")
@@ -407,10 +407,8 @@ def run(argv: Sequence[str]) -> int:
 
     options = OptOptions(not args.no_verify, args.print_ir_after_all, set(args.print_ir_after),
                          args.verify_diagnostics, _emitter(args.emit, args.output))
-    # --emit=timeloop -o DIR: the emitter writes one file per einsum into DIR, and the output is their list,
-    # printed once they are committed (a failed run writes none of them, so it lists none).
-    problem_dir = args.output if args.emit == "timeloop" and args.output != "-" else None
-    new_problem_dir = problem_dir is not None and not os.path.isdir(problem_dir)
+    if args.emit == "timeloop" and args.output != "-":
+        args.output = "-"  # the emitter wrote one file per einsum into the directory; stdout gets their list
     chunks = split_input(text) if args.split_input_file else [(text, 1)]
     sources = SourceManager()
     outputs: list[str] = []
@@ -428,18 +426,12 @@ def run(argv: Sequence[str]) -> int:
             sys.stdout.write(rendered)
         try:
             if not failed:
-                if args.output != "-" and problem_dir is None:
+                if args.output != "-":
                     write_text_atomic(args.output, rendered)
                 commit()
         except OutputError as err:
             sys.stderr.write(f"{PROG}: error: {err}\n")
-            failed = True
-    if problem_dir is not None:
-        if not failed:
-            sys.stdout.write(rendered)
-        elif new_problem_dir:  # the emitter made it for files that were never committed
-            with contextlib.suppress(OSError):
-                os.rmdir(problem_dir)
+            return 1
     if args.time_passes:
         sys.stderr.write(_timing_report(timings))
     return 1 if failed else 0
