@@ -472,10 +472,16 @@ def _merged(works: list[Work]) -> Work:
 
 
 def _dtypes(op: Op) -> tuple[DType, DType]:
-    """The precision of tensor-core work (the first operand's) and of vector work (the result's)."""
+    """The precision of tensor-core work and of vector work (the result's). A contraction runs at its
+    operands' precision; float operands of different widths are priced at the narrowest, as a fast kernel
+    converts the wider one down before the tensor cores (FlashAttention's P·V: docs/sol.md, "Precision
+    per op family"), which keeps the time a lower bound. Otherwise the first operand's precision."""
     result = op.declared_types()[0].dtype
-    first_in = next((v.type.dtype for v in op.operands if v.type is not None), result)
-    return first_in, result
+    types = [v.type.dtype for v in op.operands if v.type is not None]
+    floats = [d for d in types if d.is_float]
+    if floats and len(floats) == len(types):
+        return min(floats, key=lambda d: d.itemsize), result
+    return (types[0] if types else result), result
 
 
 def _nbytes(v: Value, values: dict[str, int]) -> int:
