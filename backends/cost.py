@@ -362,8 +362,14 @@ class CostModel:
         # Inputs that view one tensor may share elements, read once: their figures are combined, not summed.
         by_base: dict[Value, dict[Value, Number]] = {}
         for v in inputs:
-            readers = [o for o in self.uses.of_value(v) if o in inside]
-            by_base.setdefault(_base(v), {})[v] = fmax_of(self._read_bytes(o, v, loops, inside) for o in readers)
+            figures = {o: self._read_bytes(o, v, loops, inside) for o in self.uses.of_value(v) if o in inside}
+            read = fmax_of(figures.values())
+            # Several slices of it inside the unit (a group holds the views between its kernels): the union
+            # of their boxes, as the whole graph takes it, not the largest slice alone.
+            views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
+            if len(views) > 1:
+                read = fmin(self._source_bytes(v), fmax(read, shared_reads(views, self.params, self.values, loops)))
+            by_base.setdefault(_base(v), {})[v] = read
         for figures in by_base.values():
             w.bytes += next(iter(figures.values())) if len(figures) == 1 else \
                 shared_reads(figures, self.params, self.values, loops)
@@ -473,10 +479,16 @@ def _merged(works: list[Work]) -> Work:
 
 
 def _dtypes(op: Op) -> tuple[DType, DType]:
-    """The precision of tensor-core work (the first operand's) and of vector work (the result's)."""
+    """The precision of tensor-core work and of vector work (the result's). A contraction runs at its
+    operands' precision; float operands of different widths are priced at the narrowest, as a fast kernel
+    converts the wider one down before the tensor cores (FlashAttention's P·V: docs/sol.md, "Precision
+    per op family"), which keeps the time a lower bound. Otherwise the first operand's precision."""
     result = op.declared_types()[0].dtype
-    first_in = next((v.type.dtype for v in op.operands if v.type is not None), result)
-    return first_in, result
+    types = [v.type.dtype for v in op.operands if v.type is not None]
+    floats = [d for d in types if d.is_float]
+    if floats and len(floats) == len(types):
+        return min(floats, key=lambda d: d.itemsize), result
+    return (types[0] if types else result), result
 
 
 def _nbytes(v: Value, values: dict[str, int]) -> int:

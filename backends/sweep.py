@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +96,9 @@ class ModeArrays:
     compute_s: np.ndarray  # Σ over units of max(tensor, vector): the inverse roofline's compute factor
     unit_compute: np.ndarray  # shape (units,)
     unit_memory: np.ndarray
+    # Each unit's (tensor_s, vector_s, memory_s) over the whole grid, shape (units, 3, *grid), only where
+    # `CostSurface.grid(per_unit=True)` asked for them (solar-llm's twins scale each unit on its own).
+    unit_terms: np.ndarray | None = None
 
     def bounds(self) -> np.ndarray:
         kinds = np.array(["tensor", "vector", "memory"], dtype=object)
@@ -130,6 +134,12 @@ class CostSurface:
             # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
             self.per_point_reason = str(err) or type(err).__name__
             self.units, self.groups, self.whole = [], [], _WorkFormulas("whole graph", {}, {}, 0)
+            model = CostModel(module, fp32_precision, values=self.point({})) if all(
+                v is not None for v in self.defaults.values()) else None
+        # What each unit and group computes, for matching them across modules (bench/twins.py); None where
+        # the per-point counts have no defaults to say it.
+        self.unit_keys = [work_key(w) for w in model.units] if model is not None else None
+        self.group_keys = [work_key(w) for w in model.groups] if model is not None else None
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -150,6 +160,12 @@ class CostSurface:
             if self._isl_names[name] not in used:
                 raise SweepError(f"size parameter {name} does not appear in any count: sweeping it changes "
                                  "nothing")
+
+    def keys(self, mode: str) -> list[tuple[str, frozenset[str]]] | None:
+        """`work_key` of each work of `mode`, in the order of its `ModeArrays.unit_*` rows (None: unknown)."""
+        if mode == "whole_graph":
+            return [("graph", frozenset())]
+        return self.unit_keys if mode == "unfused" else self.group_keys  # cache-aware: a row per group
 
     def works(self, mode: str) -> list[_WorkFormulas]:
         return {"unfused": self.units, "fused": self.groups, "whole_graph": [self.whole]}[mode]
@@ -182,8 +198,9 @@ class CostSurface:
         point = self.point(values)
         return self.grid({k: [v] for k, v in point.items()}).costs()
 
-    def grid(self, axes: Mapping[str, Sequence[int]]) -> Sweep:
-        """Every mode on every target at every point of the product of `axes` (sizes not given: defaults)."""
+    def grid(self, axes: Mapping[str, Sequence[int]], per_unit: bool = False) -> Sweep:
+        """Every mode on every target at every point of the product of `axes` (sizes not given: defaults);
+        `per_unit` keeps each unit's roofline terms over the grid too (`ModeArrays.unit_terms`)."""
         check_axes(self.params, axes, max_points=self.max_points)
         for name, values in axes.items():
             for v in values:
@@ -195,14 +212,14 @@ class CostSurface:
         env = {n: m for n, m in zip([n for n in names if n in axes], mesh, strict=True)}
         env.update({n: np.full(shape, fixed[n], dtype=object) for n in names if n not in axes})
         swept = tuple(n for n in names if n in axes)
-        arrays = self._symbolic(env) if self.symbolic else self._per_point(env, shape)
+        arrays = self._symbolic(env, per_unit) if self.symbolic else self._per_point(env, shape, per_unit)
         if self.buffer is not None:
             for t, per_target in arrays.items():
-                per_target[CACHE_AWARE] = self._cache_aware(env, shape, t)
+                per_target[CACHE_AWARE] = self._cache_aware(env, shape, t, per_unit)
         return Sweep(self, swept, {n: list(axes[n]) for n in swept}, env, arrays)
 
     # -- evaluation -----------------------------------------------------------------------------------
-    def _symbolic(self, env: Mapping[str, np.ndarray]) -> dict[str, dict[str, ModeArrays]]:
+    def _symbolic(self, env: Mapping[str, np.ndarray], per_unit: bool) -> dict[str, dict[str, ModeArrays]]:
         isl_env = {self._isl_names[n]: v for n, v in env.items()}
         shape = next(iter(env.values())).shape if env else ()
 
@@ -214,7 +231,7 @@ class CostSurface:
         out: dict[str, dict[str, ModeArrays]] = {}
         for peaks in self.peaks:
             out[peaks.target.name] = {mode: _mode_arrays((self._work_arrays(w, peaks, value) for w in
-                                                          self.works(mode)), shape) for mode in MODES}
+                                                          self.works(mode)), shape, per_unit) for mode in MODES}
         return out
 
     @staticmethod
@@ -231,7 +248,8 @@ class CostSurface:
         memory = nbytes.astype(float) / peaks.bandwidth
         return on_unit["tensor"], on_unit["vector"], memory, flops, nbytes
 
-    def _per_point(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> dict[str, dict[str, ModeArrays]]:
+    def _per_point(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...],
+                   per_unit: bool) -> dict[str, dict[str, ModeArrays]]:
         """The cost model at each point (exact; for modules whose counts only a point decides)."""
         cells: dict[str, dict[str, list[tuple[np.ndarray, ...]]]] = {}
         flat = {n: v.reshape(-1) for n, v in env.items()}
@@ -256,10 +274,11 @@ class CostSurface:
                 cols = [tuple(np.array([p[u][j] for p in points], dtype=float if j < 3 else object).reshape(shape)
                               for j in range(5)) for u in range(n_units)]
                 cells[name][mode] = cols  # type: ignore[assignment]
-        return {name: {mode: _mode_arrays(cols, shape) for mode, cols in modes.items()}  # type: ignore[arg-type]
+        return {name: {mode: _mode_arrays(cols, shape, per_unit) for mode, cols in modes.items()}  # type: ignore[arg-type]
                 for name, modes in cells.items()}
 
-    def _cache_aware(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...], target: str) -> ModeArrays:
+    def _cache_aware(self, env: Mapping[str, np.ndarray], shape: tuple[int, ...], target: str,
+                     per_unit: bool) -> ModeArrays:
         """The cache-aware mode at each point: a tiling search per point, cached by the point's sizes."""
         flat = {n: v.reshape(-1) for n, v in env.items()}
         points = []
@@ -271,11 +290,11 @@ class CostSurface:
         if any(p is None for p in points):  # the target lacks the buffer's figure: no cache-aware mode
             nan = np.full(shape, math.nan)
             return _mode_arrays([(nan, nan, nan, np.zeros(shape, dtype=object), np.zeros(shape, dtype=object))],
-                                shape)
+                                shape, per_unit)
         groups = len(points[0])  # the same groups at every point
         cols = [tuple(np.array([p[g][j] for p in points], dtype=float if j < 3 else object).reshape(shape)
                       for j in range(5)) for g in range(groups)]
-        return _mode_arrays(cols, shape)
+        return _mode_arrays(cols, shape, per_unit)
 
     def _tile_point(self, point: dict[str, int]) -> dict[str, list[tuple[float, float, float, int, int]]]:
         """Per target, each group's cache-aware (tensor_s, vector_s, memory_s, flops, bytes) at `point`."""
@@ -293,13 +312,25 @@ class CostSurface:
         return out
 
 
-def _mode_arrays(works: Iterable[tuple[np.ndarray, ...]], shape: tuple[int, ...]) -> ModeArrays:
-    """A mode's arrays from its units' (tensor_s, vector_s, memory_s, flops, bytes), summed one unit at a time."""
+def work_key(w: Work) -> tuple[str, frozenset[str]]:
+    """What a unit or group computes, independent of where it sits: its kind and the set of its kernels' and
+    einsums' symbols without their numbering (`@linear_7`, `@linear_9.0` -> `linear`). The same layer of two
+    twins of a model has the same keys; a group spanning every layer has the same key in both."""
+    names = {re.sub(r"(_\d+)?(\.\d+)*$", "", op.symbol) for top in w.ops for op in top.walk()
+             if isinstance(getattr(op, "symbol", None), str) and op.opname in ("solar.kernel", "solar.einsum")}
+    return w.kind, frozenset(names)
+
+
+def _mode_arrays(works: Iterable[tuple[np.ndarray, ...]], shape: tuple[int, ...],
+                 per_unit: bool = False) -> ModeArrays:
+    """A mode's arrays from its units' (tensor_s, vector_s, memory_s, flops, bytes), summed one unit at a time
+    (each unit's terms kept over the grid only when `per_unit`)."""
     tensor, vector, memory, compute, seconds = (np.zeros(shape) for _ in range(5))
     flops: Any = np.zeros(shape, dtype=object)
     nbytes: Any = np.zeros(shape, dtype=object)
     first_compute: list[float] = []
     first_memory: list[float] = []
+    terms: list[np.ndarray] = []
     for w in works:
         t, v, m = (np.asarray(w[k], dtype=float) + np.zeros(shape) for k in range(3))
         c = np.maximum(t, v)
@@ -312,14 +343,17 @@ def _mode_arrays(works: Iterable[tuple[np.ndarray, ...]], shape: tuple[int, ...]
         nbytes = nbytes + np.asarray(w[4], dtype=object)
         first_compute.append(float(c.reshape(-1)[0]))
         first_memory.append(float(m.reshape(-1)[0]))
+        if per_unit:
+            terms.append(np.stack([t, v, m]))
 
     def exact(v: Any) -> np.ndarray:  # a 0-d object sum comes back as a Python integer
         out = np.empty(shape, dtype=object)
         out[...] = v
         return out
 
+    unit_terms = (np.stack(terms) if terms else np.zeros((0, 3, *shape))) if per_unit else None
     return ModeArrays(seconds, tensor, vector, memory, exact(flops), exact(nbytes), compute,
-                      np.array(first_compute), np.array(first_memory))
+                      np.array(first_compute), np.array(first_memory), unit_terms)
 
 
 @dataclass

@@ -5,8 +5,8 @@ the batch at which decode turns compute-bound (docs/llm.md).
 Each step is exported once (frontends/llm_models.py) with batch, prompt and context as size parameters,
 lifted and fused, and priced as a `CostSurface` (backends/sweep.py): a point of a sweep is an evaluation of
 exact formulas, not a run of the passes. When every decoder layer is the same computation, twins with 2 and
-3 layers are exported instead of all of them: every mode's work is a sum over units, so the model's is the
-2-layer twin's plus (layers − 2) times the difference, exactly.
+3 layers are exported instead of all of them: every unit's and group's counts are the 2-layer twin's plus
+(layers − 2) times the difference, exactly, and each roofline is taken at those counts (bench/twins.py).
 
 Tensor parallelism over N chips splits weights, heads and the KV cache: a chip does at least 1/N of every
 unit's FLOPs and bytes, and each layer all-reduces its attention and MLP outputs. An all-reduce of M bytes
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from solar.backends.sweep import CACHE_AWARE, CostSurface
+from solar.backends.sweep import CACHE_AWARE, CostSurface, ModeArrays
 from solar.frontends.llm_models import (
     LlmConfig,
     LlmError,
@@ -44,6 +44,8 @@ from solar.passes.inline import Inline
 from solar.passes.lift_einsum import LiftEinsum
 from solar.targets.loader import PeakUnavailable, Target
 
+from .twins import Terms, scaled_seconds
+
 # Every mode solar-llm prices, in the order of the tables (the cache-aware one with --cache-aware only).
 MODES = {"unfused": "unfused", "fused": "fused", CACHE_AWARE: "cache-aware", "whole_graph": "whole-graph"}
 TWIN_LAYERS = (2, 3)
@@ -61,6 +63,8 @@ class StepCost:
     flops: int
     bytes: int
     macs: int
+    # Each unit's or group's (tensor, vector, memory) seconds, for scaling twins by counts (bench/twins.py).
+    parts: tuple[Terms, ...] = ()
 
     @property
     def bound(self) -> str:
@@ -148,7 +152,7 @@ class StepModel:
         return [{l_name: [n], self.sizes["cache_slots"]: [n + 1]} for n in lengths]
 
     def _fill(self, layers: int, surface: CostSurface, axes: dict[str, list[int]], batch: int | None) -> None:
-        sweep = surface.grid(axes)
+        sweep = surface.grid(axes, per_unit=True)
         isl = {isl_name(n): sweep.env[n] for n in surface.params}
         tensor_flops = surface.formulas("unfused")["flops_tensor"]
         macs = (tensor_flops.evaluate_grid(isl) if hasattr(tensor_flops, "evaluate_grid")
@@ -160,7 +164,8 @@ class StepModel:
                     length = self.least_length if self.pinned else point[self.sizes[self.length_name]]
                     self._table[(layers, b, length, target, mode)] = StepCost(
                         float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
-                        float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(macs[index]) // 2)
+                        float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(macs[index]) // 2,
+                        _parts(a, index))
 
     def _twin(self, layers: int, batch: int, length: int, target: str, mode: str) -> StepCost:
         key = (layers, batch, length, target, mode)
@@ -204,7 +209,15 @@ class StepModel:
 
         tensor, vector, memory = (float(scale(getattr(a, f), getattr(b, f))) for f in ("tensor_s", "vector_s",
                                                                                         "memory_s"))
-        seconds = max(tensor, vector, memory) if mode == "whole_graph" else float(scale(a.seconds, b.seconds))
+        twins = self.twins_at(batch)
+        keys = [twins[n].keys(mode) for n in (la, lb)]
+        if mode == "whole_graph":
+            seconds = max(tensor, vector, memory)
+        elif keys[0] is not None and keys[1] is not None and len(keys[0]) == len(a.parts) \
+                and len(keys[1]) == len(b.parts):
+            seconds = scaled_seconds(a.parts, keys[0], b.parts, keys[1], k)
+        else:  # no key to match units by (a cache-aware mode whose rows are not the groups): the time scaled
+            seconds = float(scale(a.seconds, b.seconds))
         return StepCost(seconds, tensor, vector, memory, int(scale(a.flops, b.flops)), int(scale(a.bytes, b.bytes)),
                         int(scale(a.macs, b.macs)))
 
@@ -215,12 +228,20 @@ def _at(surface: CostSurface, values: dict[str, int], target: str, mode: str) ->
         surface = copy.copy(surface)
         surface.buffer = None
     point = surface.point({k: v for k, v in values.items() if k in surface.params})
-    cost = next(c for c in surface.at(point) if c.target == target and c.mode == mode)
+    a = surface.grid({k: [v] for k, v in point.items()}, per_unit=True).arrays[target][mode]
+    index = (0,) * a.seconds.ndim
     tensor_flops = surface.formulas("unfused")["flops_tensor"]
     isl_point = {isl_name(k): v for k, v in point.items()}
     flops_tc = tensor_flops.evaluate(isl_point) if hasattr(tensor_flops, "evaluate") else tensor_flops
-    return StepCost(cost.seconds, cost.tensor_s, cost.vector_s, cost.memory_s, cost.flops, cost.bytes,
-                    int(flops_tc) // 2)
+    return StepCost(float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
+                    float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(flops_tc) // 2,
+                    _parts(a, index))
+
+
+def _parts(a: ModeArrays, index: tuple[int, ...]) -> tuple[Terms, ...]:
+    """Each unit's or group's roofline terms at one point of a grid."""
+    assert a.unit_terms is not None  # the grids here are asked per_unit
+    return tuple((float(t[index]), float(v[index]), float(m[index])) for t, v, m in a.unit_terms)
 
 
 def lifted(module: ModuleOp) -> tuple[ModuleOp, list[str]]:

@@ -1,6 +1,10 @@
 """Scaled dot-product attention as one kernel (a fused attention library kernel): scores, a stable softmax
 and the weighted sum of values. A causal mask makes every loop over keys triangular (`j < i + 1`), so
-masked positions are never iterated and lifting counts only the work a causal kernel does."""
+masked positions are never iterated and lifting counts only the work a causal kernel does.
+
+Precision as the fast kernels run it (docs/sol.md, "Precision per op family"): scores and softmax in f32,
+and the probabilities P rounded to V's half-precision type before P·V, as FlashAttention and cuDNN's fused
+attention feed the tensor cores, so both products are half-precision contractions when the inputs are."""
 
 from __future__ import annotations
 
@@ -58,7 +62,10 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
     em.mark_precision(kern, "matmul", qt.dtype)  # its two products run as the framework's f32 matmuls
     scores: tuple[Dim, ...] = (*batch, seq_q, seq_k)
     kern.local("S", ttype(scores, acc_t))
-    kern.local("P", ttype(scores, acc_t))
+    # P in V's type when that is a narrow float (f16, bf16): the P·V product runs on the same tensor cores as
+    # Q·Kᵀ; f32 (and f64) attention keeps P in the accumulator type, its products priced by `fp32_precision`.
+    p_t = vt.dtype if vt.dtype.is_float and acc_dtype(vt.dtype) != vt.dtype else acc_t
+    kern.local("P", ttype(scores, p_t))
     kern.local("mx", ttype((*batch, seq_q), acc_t))
     kern.local("sum", ttype((*batch, seq_q), acc_t))
     kern.local("acc", ttype(out_shape, acc_t))
@@ -89,11 +96,13 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
         with kern.loop("j", 0, upper) as j:
             kern.reduce(access("sum", row), "+=", fcall("exp", logit(j) - access("mx", row)))
         with kern.loop("j", 0, upper) as j:
-            kern.assign(access("P", [*bidx, i, j]), fcall("exp", logit(j) - access("mx", row)) / access("sum", row))
+            prob = fcall("exp", logit(j) - access("mx", row)) / access("sum", row)
+            kern.assign(access("P", [*bidx, i, j]), cast(prob, acc_t, p_t))
         with loops(kern, [ev], "d") as (d,):
             with kern.loop("j", 0, upper) as j:
                 vv = cast(access("V", [*kv_batch(bidx, vb), j, d]), vt.dtype, acc_t)
-                kern.reduce(access("acc", [*bidx, i, d]), "+=", access("P", [*bidx, i, j]) * vv)
+                pv = cast(access("P", [*bidx, i, j]), p_t, acc_t)
+                kern.reduce(access("acc", [*bidx, i, d]), "+=", pv * vv)
             kern.assign(access("O", [*bidx, i, d]), cast(access("acc", [*bidx, i, d]), acc_t, out_dtype))
     return kern.results[0]
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -54,3 +56,26 @@ def _check_sir(text: str, name: str, first_line: int = 1, verify_ir: bool = True
 def sir_check() -> SirCheck:
     """`sir_check(text, name, first_line=1, verify_ir=True)`: parse, verify with no diagnostics, round-trip."""
     return _check_sir
+
+
+@pytest.fixture(autouse=True)
+def _llm_modes_keep_their_order(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every solar-llm point a test prices (`StepModel.cost`, in the test_llm* modules) keeps
+    whole graph ≤ fused ≤ unfused in time (docs/sol.md): a step's figure in one mode is checked against the
+    others at the same point."""
+    if not request.module.__name__.startswith("test_llm"):
+        return
+    from solar.bench.llm_serving import StepModel
+
+    original = StepModel.cost
+    order = ("whole_graph", "fused", "unfused")
+
+    def checked(self: StepModel, batch: int, length: int, target: str, mode: str) -> Any:
+        cost = original(self, batch, length, target, mode)
+        if mode in order:
+            times = [original(self, batch, length, target, m).seconds for m in order]
+            assert all(a <= b * (1 + 1e-9) for a, b in itertools.pairwise(times)), \
+                (self.phase, batch, length, target, dict(zip(order, times, strict=True)))
+        return cost
+
+    monkeypatch.setattr(StepModel, "cost", checked)

@@ -3,6 +3,7 @@ meta device (nothing downloaded), exported, lifted and priced (docs/llm.md)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -71,11 +72,17 @@ def test_llama2_7b_decode_is_exact():
     assert cost.bytes == expected
 
 
-def test_gqa_llama3_prefill_causal_attention_closed_form():
+@functools.cache
+def _llama3_prefill():
+    """Llama-3-8B's prefill twins, exported and priced once for the tests that share them."""
     cfg = load_config(_cfg("llama-3-8b.json"))
+    return cfg, price_phase(cfg, "prefill", [H100], 2, 128)
+
+
+def test_gqa_llama3_prefill_causal_attention_closed_form():
+    cfg, step = _llama3_prefill()
     s = cfg.shape
     assert (s.heads, s.kv_heads) == (32, 8)
-    step = price_phase(cfg, "prefill", [H100], 2, 128)
     batch, prompt = 2, 100
     memory = model_memory(cfg)
     embed = s.vocab * s.hidden * s.dtype_bytes
@@ -218,3 +225,26 @@ def test_mistral_7b_sliding_window_at_full_size():
         point = serving_point(decode, cfg, memory, H100, "whole_graph", batch, context)
         assert point.kv_cache_bytes == batch * (window - 1) * kv_token
         assert point.fits is True
+
+
+def test_llama3_prefill_fused_is_never_below_the_whole_graph():
+    """Issue 37: batch 1, prompt 512 on an H100. The twins' one group spans every layer, memory-bound at 3
+    layers and compute-bound at 32; scaling the twins' times gave a fused 4.50 ms under the whole graph's
+    7.29 ms (1.6 PFLOP/s). Scaled by counts, the group's roofline is the whole graph's: compute-bound."""
+    _, step = _llama3_prefill()
+    fused = step.cost(1, 512, "h100-sxm", "fused")
+    whole = step.cost(1, 512, "h100-sxm", "whole_graph")
+    assert fused.flops == whole.flops and fused.bytes - whole.bytes == 16  # the two aranges' outputs
+    assert fused.seconds >= whole.seconds == max(whole.tensor_s, whole.vector_s, whole.memory_s)
+    assert fused.bound == "compute" and fused.seconds == pytest.approx(fused.tensor_s, rel=1e-6)
+    assert 2 * fused.macs / fused.seconds <= H100.peak("bf16", "tensor") * (1 + 1e-9)  # never above the roof
+
+
+def test_bf16_prefill_prices_every_product_on_bf16_tensor_cores():
+    """A bf16 model's attention is two bf16 products (P in V's type, as FlashAttention runs it): at a 32k
+    prompt every MAC is on the BF16 tensor cores, and the TTFT is their time, at least 2·MACs/peak."""
+    _, step = _llama3_prefill()
+    cost = step.cost(1, 32768, "h100-sxm", "fused")
+    floor = 2 * cost.macs / H100.peak("bf16", "tensor")
+    assert cost.tensor_s == pytest.approx(floor, rel=1e-9)
+    assert cost.seconds >= floor and cost.seconds == pytest.approx(floor, rel=1e-6)  # 747 ms

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_sol_support import MODES, run_sol
 
@@ -136,7 +136,8 @@ def test_an_example_is_skipped_only_for_unbound_sizes() -> None:
 @dataclasses.dataclass
 class Graph:
     """A random DAG of kernels on N×N matrices and N-vectors (some in solar.for loops, some reading through
-    transposes), written as SIR text."""
+    transposes, some through the overlapping slices %wide[0:N] and %wide[1:N+1] of an (N+1)-vector),
+    written as SIR text."""
 
     n: int
     dtype: str
@@ -146,12 +147,17 @@ class Graph:
     read: set[str] = dataclasses.field(default_factory=set)
     views: dict[str, str] = dataclasses.field(default_factory=dict)  # a permute's result -> its operand
     deps: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a result -> what its op reads
+    offsets: dict[str, int] = dataclasses.field(default_factory=dict)  # a slice of %wide -> where it starts
 
     def ty(self, matrix: bool) -> str:
         return f"tensor<{self.n}x{self.n}x{self.dtype}>" if matrix else f"tensor<{self.n}x{self.dtype}>"
 
     def nbytes(self, matrix: bool) -> int:
-        return (self.n * self.n if matrix else self.n) * {"f32": 4, "bf16": 2}[self.dtype]
+        return (self.n * self.n if matrix else self.n) * self.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return {"f32": 4, "bf16": 2, "f16": 2}[self.dtype]
 
     def kernel(self, kind: str, operands: list[str]) -> None:
         k = len(self.body)
@@ -188,6 +194,15 @@ class Graph:
         self.deps[out] = [operand]
         self.values.append((out, True))
 
+    def slice(self, offset: int) -> None:
+        """%wide[offset : offset + N], an N-vector."""
+        out = f"%v{len(self.body)}"
+        self.body.append(f"    {out} = solar.slice %wide[{offset}:{offset + self.n}] : {self.ty(False)}")
+        self.views[out] = "%wide"
+        self.deps[out] = ["%wide"]
+        self.offsets[out] = offset
+        self.values.append((out, False))
+
     def loop(self, trips: int, init: str, other: str) -> None:
         """A solar.for of `trips` steps: each step's kernel reads the carried value and `other` (from outside)."""
         k = len(self.body)
@@ -202,7 +217,8 @@ class Graph:
         self.values.append((out, True))
 
     def text(self, outputs: list[str]) -> str:
-        params = ", ".join(f"{a}: {self.ty(m)}" for a, m in self.args)
+        wide = f", %wide: tensor<{self.n + 1}x{self.dtype}>" if self.offsets else ""
+        params = ", ".join(f"{a}: {self.ty(m)}" for a, m in self.args) + wide
         types = {v: m for v, m in self.values}
         results = ", ".join(self.ty(types[o]) for o in outputs)
         results = f"({results})" if len(outputs) > 1 else results
@@ -229,9 +245,14 @@ class Graph:
             if v in self.deps and v not in live:
                 live.add(v)
                 stack.extend(self.deps[v])
-        read = {self.base(x) for v in live if v not in self.views for x in self.deps[v]}
-        written = {self.base(o) for o in outputs} - set(args)
-        return sum(self.nbytes(m) for a, m in args.items() if a in read) + sum(self.nbytes(types[b]) for b in written)
+        operands = {x for v in live if v not in self.views for x in self.deps[v]}
+        read = {self.base(x) for x in operands}
+        written = {self.base(o) for o in outputs} - set(args) - {"%wide"}
+        # %wide: the union of the slices the live units read, N elements or all N + 1 of them.
+        starts = {self.offsets[x] for x in operands if x in self.offsets}
+        wide = (self.n + len(starts) - 1) * self.itemsize if starts else 0
+        return sum(self.nbytes(m) for a, m in args.items() if a in read) + sum(self.nbytes(types[b]) for b in written) \
+            + wide
 
 
 KINDS = {"matmul": (True, True), "exp": (True,), "relu": (True,), "add": (True, True), "bias": (True, False),
@@ -240,13 +261,16 @@ KINDS = {"matmul": (True, True), "exp": (True,), "relu": (True,), "add": (True, 
 
 @st.composite
 def graphs(draw: st.DrawFn) -> tuple[str, int]:
-    g = Graph(n=draw(st.sampled_from([4, 8, 16])), dtype=draw(st.sampled_from(["f32", "bf16"])))
+    g = Graph(n=draw(st.sampled_from([4, 8, 16])), dtype=draw(st.sampled_from(["f32", "bf16", "f16"])))
     for k in range(draw(st.integers(1, 3))):
         g.args.append((f"%m{k}", True))
     g.args.append(("%vec", False))
     g.values = list(g.args)
     for _ in range(draw(st.integers(1, 7))):
-        choice = draw(st.integers(0, 11))
+        choice = draw(st.integers(0, 14))
+        if choice >= 12:
+            g.slice(draw(st.integers(0, 1)))
+            continue
         if choice < 2:
             g.permute(draw(st.sampled_from([v for v, m in g.values if m])))
             continue
@@ -264,16 +288,28 @@ def graphs(draw: st.DrawFn) -> tuple[str, int]:
         g.kernel(kind, operands)
     # Results: the last kernel's, and maybe up to two other values (kernel results, views, arguments).
     results = [v for v, _ in g.values[len(g.args):] if v not in g.views]
-    if not results:  # only permutes were drawn: add one kernel
-        g.kernel("relu", [g.values[-1][0]])
+    if not results:  # only views were drawn: add one kernel
+        g.kernel("relu", [next(v for v, m in reversed(g.values) if m)])
         results = [g.values[-1][0]]
     extra = [v for v, _ in g.values if v != results[-1] and draw(st.integers(0, 3)) == 0][:2]
     outputs = [*extra, results[-1]]
     return g.text(outputs), g.compulsory(outputs)
 
 
+def overlapping_slices() -> tuple[str, int]:
+    """Two kernels of one group reading %wide[0:N] and %wide[1:N+1] (issue 37): the group reads the union."""
+    g = Graph(n=8, dtype="f32", args=[("%m0", True), ("%vec", False)])
+    g.values = list(g.args)
+    g.slice(0)
+    g.slice(1)
+    g.kernel("scale", ["%v0", "%vec"])
+    g.kernel("scale", ["%v1", "%v2"])
+    return g.text(["%v3"]), g.compulsory(["%v3"])
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph=graphs(), lift=st.booleans())
+@example(graph=overlapping_slices(), lift=False)
 def test_random_graph_properties(graph: tuple[str, int], lift: bool) -> None:
     text, compulsory = graph
     fused: dict[str, dict[str, float]] = {}
