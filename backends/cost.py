@@ -195,7 +195,7 @@ class CostModel:
         if fp32_precision not in FP32_POLICIES:
             raise CostError(f"bad fp32 precision '{fp32_precision}': expected one of {', '.join(FP32_POLICIES)}")
         if check_accesses:
-            problems = AccessChecks(module).problems
+            problems = [p for p in AccessChecks(module).problems if p.at_own_sizes]
             if problems:
                 raise CostError(unpriceable(problems[0]), loc=problems[0].loc)
         self.module = module

@@ -270,9 +270,11 @@ def _without_dead_code(ctx: PassContext, work: ModuleOp, module: ModuleOp) -> tu
         if not isinstance(op, KernelOp | EinsumOp) and not op.moves_data:
             continue  # views and structure: no work of their own
         kernel = op.attrs.get(attr_names.KERNEL)
-        name = f"@{kernel.name}" if isinstance(kernel, SymbolRef) else (
-            f"@{op.symbol}" if isinstance(op, KernelOp | EinsumOp) else f"{op.opname.split('.')[-1]} "
-            f"%{op.results[0].name}")
+        if isinstance(op, KernelOp | EinsumOp):
+            # A piece of a lifted kernel is named with the kernel: other pieces of it may well be live.
+            name = f"@{op.symbol}" + (f" (of kernel @{kernel.name})" if isinstance(kernel, SymbolRef) else "")
+        else:
+            name = f"{op.opname.split('.')[-1]} %{op.results[0].name}"
         if name not in said:
             said.add(name)
             ctx.diagnostics.remark(f"sol: {name} is dead code: its result reaches no output of the function, so "

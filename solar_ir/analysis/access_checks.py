@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from solar.ir.analysis.counts import einsum_model, mentioned_params
-from solar.ir.analysis.isl_model import KernelModel, UnsupportedForISL, param_text, point_text
+from solar.ir.analysis.isl_model import KernelModel, UnsupportedForISL, isl_name, param_text, point_text
 from solar.ir.analysis.kernel_models import model_kernels
 from solar.ir.diagnostics import Location
 from solar.ir.einsum_spec import parse_spec
@@ -28,6 +28,10 @@ class AccessProblem:
 
     message: str
     loc: Location | None
+    # False where the problem needs other sizes than the module's own (a buffer of a fixed size read up to a
+    # size parameter, the parameter at its value): that program is right as priced, and only --lift-affine
+    # and a remark of the pricing passes say where it would go wrong.
+    at_own_sizes: bool = True
 
 
 class AccessChecks:
@@ -37,13 +41,28 @@ class AccessChecks:
     def __init__(self, module: ModuleOp) -> None:
         self.models: list[tuple[KernelOp, KernelModel | UnsupportedForISL]] = list(model_kernels(module))
         self.problems: list[AccessProblem] = []
+        own = {isl_name(p.name): p.default for p in module.params if p.default is not None}
         for _, model in self.models:
             if not isinstance(model, UnsupportedForISL):
-                self.problems += bounds_problems(model) + write_problems(model)
+                self.problems += bounds_problems(model, own) + write_problems(model, own)
         params = [p.name for p in module.params]
         for op in module.walk():
             if isinstance(op, EinsumOp):
-                self.problems += einsum_write_problems(op, params)
+                self.problems += einsum_write_problems(op, params, own)
+
+
+def _at_sizes(where: isl.Set | isl.Map, sizes: dict[str, int]) -> bool:
+    """Whether `where` (a set of offending points, over size parameters) holds a point with the parameters
+    named in `sizes` at those values (the others, solar.for indices among them, free)."""
+    params = where.params()
+    space = params.get_space()
+    conditions = [f"{name} = {sizes[name]}" for k in range(space.dim(isl.dim_type.param))
+                  if (name := space.get_dim_name(isl.dim_type.param, k)) in sizes]
+    if not conditions:
+        return not params.is_empty()
+    names = ", ".join(space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param)))
+    fixed = isl.Set(f"[{names}] -> {{ : {' and '.join(conditions)} }}", context=params.get_ctx())
+    return not params.intersect(fixed).is_empty()
 
 
 def unpriceable(problem: AccessProblem) -> str:
@@ -56,12 +75,17 @@ def refuse_wrong_accesses(ctx: PassContext, module: ModuleOp, pass_name: str) ->
     reports, shared by type) as one located error of `pass_name`; True when there were any. (The cost
     model the pass then asks for checks again and finds none: milliseconds, and the pricing passes share one.)"""
     problems = ctx.analysis(AccessChecks, module).problems
+    wrong = [p for p in problems if p.at_own_sizes]
     for problem in problems:
-        ctx.diagnostics.error(f"{pass_name}: {unpriceable(problem)}", problem.loc or module.loc)
-    return bool(problems)
+        if problem.at_own_sizes:
+            ctx.diagnostics.error(f"{pass_name}: {unpriceable(problem)}", problem.loc or module.loc)
+        else:
+            ctx.diagnostics.remark(f"{pass_name}: {problem.message}: not at the sizes priced, which are right; "
+                                   "a size sweep past them prices a wrong program", problem.loc or module.loc)
+    return bool(wrong)
 
 
-def bounds_problems(model: KernelModel) -> list[AccessProblem]:
+def bounds_problems(model: KernelModel, own: dict[str, int] | None = None) -> list[AccessProblem]:
     """Each access of the kernel that can leave its tensor, at the first offending iteration."""
     out = []
     for s in model.statements:
@@ -78,11 +102,12 @@ def bounds_problems(model: KernelModel) -> list[AccessProblem]:
             params = param_text(point, model.names)
             at = f"at {where}" + (f" (with {params})" if params else "") if where or params else "always"
             out.append(AccessProblem(f"access `{format_expr(access)}` is out of bounds: {at} it touches "
-                                     f"{access.tensor}[{coords}] but {access.tensor} has shape {shape}", access.loc))
+                                     f"{access.tensor}[{coords}] but {access.tensor} has shape {shape}", access.loc,
+                                     _at_sizes(outside, own or {})))
     return out
 
 
-def write_problems(model: KernelModel) -> list[AccessProblem]:
+def write_problems(model: KernelModel, own: dict[str, int] | None = None) -> list[AccessProblem]:
     """Each output written with `=` that keeps a hole, at its first unwritten element."""
     out = []
     reduced = {s.stmt.target.tensor for s in model.statements if s.stmt.reduction is not None}
@@ -99,11 +124,12 @@ def write_problems(model: KernelModel) -> list[AccessProblem]:
                            for k in range(result.type.rank))
         params = param_text(point, model.names)
         out.append(AccessProblem(f"output {result.name} is not fully written: {result.name}[{coords}] is never "
-                                 "assigned" + (f" (with {params})" if params else ""), result.loc))
+                                 "assigned" + (f" (with {params})" if params else ""), result.loc,
+                                 _at_sizes(holes, own or {})))
     return out
 
 
-def einsum_write_problems(op: EinsumOp, params: list[str]) -> list[AccessProblem]:
+def einsum_write_problems(op: EinsumOp, params: list[str], own: dict[str, int] | None = None) -> list[AccessProblem]:
     """An operand read outside its bounds is padding (it reads 0); a result written outside is a problem."""
     used = mentioned_params(op)
     model = einsum_model(op, [p for p in params if p in used])
@@ -120,4 +146,5 @@ def einsum_write_problems(op: EinsumOp, params: list[str]) -> list[AccessProblem
                        for k in range(result.type.rank))
     shape = "x".join(format_dim(d) for d in result.type.shape) or "scalar"
     return [AccessProblem(f"einsum @{op.symbol} writes outside its result: at {where} it writes "
-                          f"{result.name}[{coords}] but {result.name} has shape {shape}", op.spec_loc)]
+                          f"{result.name}[{coords}] but {result.name} has shape {shape}", op.spec_loc,
+                          _at_sizes(outside, own or {}))]

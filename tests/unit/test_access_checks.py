@@ -69,3 +69,43 @@ def test_the_cost_model_and_solar_bench_refuse_it_with_its_place() -> None:
         compute_bounds(module, [load_target("h100")], {})
     assert str(bounds_err.value).startswith(f"w.sir:4:15: {OUT_OF_BOUNDS}")
     assert CostModel(parse_module(SHIFT.replace("SHIFT", "0"), "w.sir")).whole_graph().total_bytes == 64
+
+
+# A fixed-size buffer read up to a size parameter (a class-weight vector of 5 read over C classes, as
+# translated cross-entropy has it): right at the module's own C = 5, wrong only past it.
+WEIGHTED = """solar.module @weighted [C = CLASSES] {
+  solar.func @main(%x: tensor<Cxf32>, %w: tensor<5xf32>) -> tensor<f32> {
+    %y = solar.kernel @dot(%x as X, %w as W) -> (Y: tensor<f32>) {
+      affine.for %c = 0 to C {
+        Y[] += X[%c] * W[%c]
+      }
+    }
+    solar.return %y
+  }
+}
+"""
+
+
+def _diagnostics(pipeline: str, text: str) -> list[tuple[str, str]]:
+    engine = DiagnosticEngine()
+    module = parse_module(text, "w.sir", engine)
+    ctx = PassContext(engine, lambda text: None)
+    with contextlib.suppress(DiagnosticError):
+        PassManager(registry.parse_pipeline(pipeline)).run(module, ctx)
+    return [(d.severity, d.message) for d in engine.diagnostics]
+
+
+def test_a_problem_only_at_other_sizes_is_a_remark_and_the_program_is_priced() -> None:
+    said = _diagnostics("sol{target=h100}", WEIGHTED.replace("CLASSES", "5"))
+    assert not [m for s, m in said if s == "error"]
+    remarks = [m for s, m in said if s == "remark" and "out of bounds" in m]
+    assert len(remarks) == 1 and "not at the sizes priced" in remarks[0] and "C = 6" in remarks[0]
+    module = parse_module(WEIGHTED.replace("CLASSES", "5"), "w.sir", DiagnosticEngine())
+    assert CostModel(module).whole_graph().total_bytes == 5 * 4 + 5 * 4 + 4
+
+
+def test_the_same_program_at_a_size_past_its_buffer_is_refused() -> None:
+    said = _diagnostics("sol{target=h100}", WEIGHTED.replace("CLASSES", "6"))
+    errors = [m for s, m in said if s == "error"]
+    assert errors == ["sol: access `W[%c]` is out of bounds: at %c = 5 (with C = 6) it touches W[5] but W has shape 5 "
+                      "(a wrong program has no bound)"]
