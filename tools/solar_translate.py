@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import Parser, UsageError, add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_version, internal_error_line, run_main
 
 PROG = "solar-translate"
 
@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise user_code_error(exit_, "while SOLAR ran it") from None
         except (TranslationError, SourceError) as err:
             sys.stderr.write(err.format())
-            return 1
+            return 2 if isinstance(err, TranslationError) and err.internal else 1
         except LoweringError as err:
             sys.stderr.write(f"{PROG}: error: {err}\n")
             return 1
@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         if os.environ.get("SOLAR_DEBUG"):
             raise
-        sys.stderr.write(f"{PROG}: internal error: {type(err).__name__}: {err}\n")
+        sys.stderr.write(internal_error_line(PROG, err))
         return 2
 
 

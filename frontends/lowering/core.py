@@ -44,6 +44,11 @@ class LoweringError(Exception):
     """A framework op (or one of its configurations) this frontend cannot translate; the message names what."""
 
 
+class InternalLoweringError(LoweringError):
+    """A lowering broke one of SOLAR's own invariants (a result type export disagrees with): a bug in SOLAR,
+    reported at the op's source line as an internal error (exit 2)."""
+
+
 # ---- shapes and expressions ------------------------------------------------------------------------
 
 
