@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 _DTYPES = {
     "float64": DType.F64, "float32": DType.F32, "bfloat16": DType.BF16, "float16": DType.F16,
     "float8_e4m3fn": DType.F8E4M3, "float8_e5m2": DType.F8E5M2,
-    "int64": DType.I64, "int32": DType.I32, "int8": DType.I8, "bool": DType.I1,
+    "int64": DType.I64, "int32": DType.I32, "int16": DType.I16, "int8": DType.I8, "uint8": DType.U8, "bool": DType.I1,
 }
 
 # Primitives that only wrap another jaxpr: their body is inlined.

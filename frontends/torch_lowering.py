@@ -59,7 +59,9 @@ TORCH_DTYPES: dict[torch.dtype, DType] = {
     torch.float8_e5m2: DType.F8E5M2,
     torch.int64: DType.I64,
     torch.int32: DType.I32,
+    torch.int16: DType.I16,
     torch.int8: DType.I8,
+    torch.uint8: DType.U8,
     torch.bool: DType.I1,
 }
 SIR_TO_TORCH: dict[DType, torch.dtype] = {v: k for k, v in TORCH_DTYPES.items()}

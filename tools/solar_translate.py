@@ -69,7 +69,7 @@ def build_parser() -> Parser:
 
 
 _DT = {"f64": "float64", "f32": "float32", "bf16": "bfloat16", "f16": "float16", "i64": "int64", "i32": "int32",
-       "i8": "int8", "i1": "bool", "bool": "bool"}
+       "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "bool", "bool": "bool"}
 
 
 def parse_spec(spec: str) -> tuple[list[int], str]:

@@ -147,13 +147,14 @@ def test_an_empty_output(tmp_path: Path) -> None:
     assert "-> (tensor<BATCHx4x32xf32>, tensor<BATCHx0x32xf32>)" in text
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
-def test_integer_arange(tmp_path: Path, dtype: str) -> None:
+@pytest.mark.parametrize(("dtype", "sir"), [("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
+                                           ("uint8", "u8")])
+def test_integer_arange(tmp_path: Path, dtype: str, sir: str) -> None:
     text = _translate(_program(tmp_path, f"""
         slopes = torch.arange(1, 9, 2, dtype=torch.{dtype}) + torch.arange(4, dtype=torch.{dtype})
         return q * (slopes + torch.arange(8, 0, -2, dtype=torch.{dtype}))
         """, "[torch.randn(3, 4)]"))
-    assert f"-> (Y: tensor<4x{dtype.replace('int', 'i')}>)" in text
+    assert f"-> (Y: tensor<4x{sir}>)" in text
 
 
 def _buggy_arange(n: TorchNode) -> Value:
@@ -185,3 +186,15 @@ def test_a_bug_in_a_lowering_is_a_located_internal_error(tmp_path: Path, monkeyp
     assert err[0] == f"{path}:6:9: {message}"
     assert err[1] == "    return q * torch.arange(1, 5, dtype=torch.int32)"
     assert not (tmp_path / "o.sir").exists()
+
+
+def test_an_internal_error_names_where_in_solar() -> None:
+    from solar.ir.dtypes import DType
+    from solar.tools._entry import internal_error_line
+
+    with pytest.raises(ValueError) as info:
+        _ = DType.I32.eps
+    line = internal_error_line("solar-opt", info.value)
+    assert line.startswith("solar-opt: internal error: ValueError: i32 is not a float type: it has no machine "
+                           "epsilon at solar.ir.dtypes:")
+    assert line.endswith(" (set SOLAR_DEBUG=1 for the traceback and please report it)\n") and line.count("\n") == 1
