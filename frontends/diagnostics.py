@@ -287,15 +287,19 @@ _DISTRIBUTIONS = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow", "sk
                   "skimage": "scikit-image", "bs4": "beautifulsoup4", "attr": "attrs", "google.protobuf": "protobuf"}
 
 
-def install_hint(err: ImportError) -> str:
+def install_hint(err: ImportError, folder: str | None = None) -> str:
     """How to install the module a program failed to import (`einops` for the KernelBench Mamba2 problems):
     its distribution's name where the module is missing altogether, nothing where the package is there and
-    only a part of it is not (an old version), or where the import failed for another reason."""
+    only a part of it is not (an old version), or where the import failed for another reason. A module that
+    is a file in `folder` (the importing file's) is not on the import path: that is said instead."""
     if not isinstance(err, ModuleNotFoundError) or not err.name:
         return ""
     import importlib.util
 
     top = err.name.split(".")[0]
+    if folder is not None and (os.path.isfile(os.path.join(folder, top + ".py"))
+                               or os.path.isdir(os.path.join(folder, top))):
+        return f" (it is in {folder}, which is not on the import path: add that folder to PYTHONPATH)"
     try:
         installed = importlib.util.find_spec(top) is not None
     except (ImportError, ValueError):
@@ -324,7 +328,8 @@ def user_code_error(err: BaseException, doing: str) -> SourceError:
                            "return, not exit", where)
     if isinstance(err, ImportError):
         name = f"'{err.name}'" if err.name else "a module"
-        return SourceError(f"cannot import {name} {doing}: {err}{install_hint(err)}", where)
+        folder = os.path.dirname(os.path.abspath(where.file)) if where is not None else None
+        return SourceError(f"cannot import {name} {doing}: {err}{install_hint(err, folder)}", where)
     return SourceError(f"the program raised {type(err).__name__} {doing}: {err}", where)
 
 

@@ -92,6 +92,15 @@ def test_a_missing_module_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch
     assert install_hint(ImportError("cannot import name 'x' from 'torch'", name="torch")) == ""
 
 
+def test_a_module_beside_the_program_is_not_an_install(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "solar_sibling_helper.py").write_text("X = 1\n", encoding="utf-8")
+    path = _program(tmp_path, "uses_sibling", "import torch\nimport solar_sibling_helper\n")
+    code, _, err = _run([path], capsys)
+    assert code == 1
+    assert err.splitlines()[0].endswith(f"No module named 'solar_sibling_helper' (it is in {tmp_path}, which is "
+                                        "not on the import path: add that folder to PYTHONPATH)")
+
+
 def test_syntax_error_in_an_imported_module_notes_the_importing_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "helper_with_typo.py").write_text("def f(:\n    pass\n", encoding="utf-8")
