@@ -224,6 +224,9 @@ class GraphLowering:
             dtype = sir_dtype(value.dtype)
             data = value.detach().cpu() if has_values(value) else torch.zeros(0, dtype=value.dtype)
             data = data.float() if data.dtype in (torch.bfloat16, torch.float16) else data
+            if value.numel() == 0:  # an empty cache: a splat of its type (its other dims may be sizes)
+                env[node] = em.constant(0, [self.syms.dim(d) for d in value.shape], dtype)
+                continue
             env[node] = em.constant(data.tolist(), list(value.shape), dtype)
         outputs: list[Value] = []
         for node in graph.nodes:

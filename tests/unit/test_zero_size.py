@@ -136,7 +136,23 @@ def test_empty_slice_and_cat(tmp_path: Path) -> None:
         return torch.cat([rot * 2.0, rest], dim=-1)
         """))
     assert "%q[0:BATCH, 0:4, 32:32] : tensor<BATCHx4x0xf32>" in text
-    assert "solar.concat %mul, %slice {axis = 2} : tensor<BATCHx4x32xf32>" in text
+    assert "solar.concat" not in text and "solar.return %mul" in text  # the empty half adds nothing
+
+
+def test_an_empty_cache(tmp_path: Path) -> None:
+    """A cache of length 0 is a splat of its (partly symbolic) type; the append is the new entries."""
+    text = _translate(_program(tmp_path, """
+        kv = torch.cat([torch.zeros(q.shape[0], 0, 32), q], dim=1)
+        return kv.sum(1), kv[:, :0]
+        """))
+    assert "solar.constant 0.0 : tensor<BATCHx0x32xf32>" in text
+    assert "-> (tensor<BATCHx32xf32>, tensor<BATCHx0x32xf32>)" in text and "solar.concat" not in text
+
+
+def test_a_cat_of_empty_tensors_is_empty(tmp_path: Path) -> None:
+    text = _translate(_program(tmp_path, "return torch.cat([q[:, :0, :3], q[:, 2:2, :5]], dim=2) + 1.0"))
+    assert "solar.concat %slice_1, %slice_3 {axis = 2} : tensor<BATCHx0x8xf32>" in text
+    assert "-> tensor<BATCHx0x8xf32>" in text and "affine.for %i1 = 0 to 0 {" in text
 
 
 def test_an_empty_output(tmp_path: Path) -> None:
