@@ -352,8 +352,8 @@ def resolve_type(t: _T, ctx: DType | None) -> DType:
 
 
 def _wrap_int(code: str, t: DType) -> str:
-    # Numba widens i32/i8 arithmetic to i64; SIR integers wrap at their own width.
-    if t in (DType.I32, DType.I8):
+    # Numba widens narrow integer arithmetic to i64; SIR integers wrap at their own width.
+    if t.is_int and t != DType.I64:
         return f"np.{STORAGE[t].name}({code})"
     return code
 
@@ -362,8 +362,8 @@ def literal(value: float | int | bool, t: DType) -> str:
     if t.is_bool:
         return "True" if bool(value) else "False"
     name = f"np.{compute_dtype(t).name}"
-    if t.is_int:
-        return f"{name}({int(value)})"
+    if t.is_int:  # wrapped to the type's range (-1 as a u8 is 255), as a store would
+        return f"{name}({int(np.array(int(value)).astype(STORAGE[t]))})"
     v = float(value)
     if math.isnan(v):
         return f"{name}(np.nan)"

@@ -62,7 +62,9 @@ STORAGE: dict[DType, np.dtype] = _Storage({
     DType.F16: np.dtype(np.float16),
     DType.I64: np.dtype(np.int64),
     DType.I32: np.dtype(np.int32),
+    DType.I16: np.dtype(np.int16),
     DType.I8: np.dtype(np.int8),
+    DType.U8: np.dtype(np.uint8),
     DType.I1: np.dtype(np.bool_),
 })
 
@@ -156,7 +158,9 @@ TOLERANCES: dict[DType, Tolerance] = {
     DType.F8E5M2: Tolerance(5e-1, 1e-1),
     DType.I64: Tolerance(0.0, 0.0),
     DType.I32: Tolerance(0.0, 0.0),
+    DType.I16: Tolerance(0.0, 0.0),
     DType.I8: Tolerance(0.0, 0.0),
+    DType.U8: Tolerance(0.0, 0.0),
     DType.I1: Tolerance(0.0, 0.0),
 }
 

@@ -25,7 +25,8 @@ from solar.ir.ops import EinsumOp, ModuleOp, Op, Value
 
 TORCH_DTYPES = {"f64": "torch.float64", "f32": "torch.float32", "tf32": "torch.float32", "bf16": "torch.bfloat16",
                 "f16": "torch.float16", "f8e4m3": "torch.float8_e4m3fn", "f8e5m2": "torch.float8_e5m2",
-                "i64": "torch.int64", "i32": "torch.int32", "i8": "torch.int8", "i1": "torch.bool"}
+                "i64": "torch.int64", "i32": "torch.int32", "i16": "torch.int16",
+                "i8": "torch.int8", "u8": "torch.uint8", "i1": "torch.bool"}
 _UNARY = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sin", "cos", "tanh", "sigmoid", "erf", "sqrt", "rsqrt",
           "reciprocal", "abs", "neg", "sign", "floor", "ceil", "round"}
 _BINARY = {"*": "mul", "+": "add", "-": "sub", "/": "div"}

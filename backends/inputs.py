@@ -79,8 +79,8 @@ def random_inputs(program: Program, seed: int) -> dict[str, np.ndarray]:
             arrays[spec.name] = rng.random(spec.shape) < 0.5
         else:
             high = limits.get(spec.name, DEFAULT_INT_HIGH)
-            if dt == DType.I8:
-                high = min(high, 127)
+            if dt != DType.I64:
+                high = min(high, int(np.iinfo(spec.dtype).max))
             arrays[spec.name] = rng.integers(0, high, spec.shape).astype(spec.dtype)
     return arrays
 

@@ -176,8 +176,9 @@ def _step_model(desc: EinsumDesc) -> _StepModel:
         images.append(access.intersect_domain(domain).range().intersect(isl.Set(f"{{ {space} : {target} }}")))
     # Density: the where-clause without its padding guards (clipping windows to the tensor handles those).
     kept = [c for c in where if not _is_padding_guard(c, terms)]
-    density = 1.0
-    if kept:
+    # An empty box (an index of extent 0, a zero-size tensor) does no work: no use or slab moves anything.
+    density = 0.0 if any(ranges[i] == 0 for i in spec.indices) else 1.0
+    if kept and density:
         dense = isl.Set(f"{{ E[{dims}] : {' and '.join(box + [isl_expr(c, names) for c in kept])} }}")
         points = count(dense, {}) or 0
         density = points / math.prod(ranges[i] for i in spec.indices)
@@ -472,6 +473,8 @@ def candidates(n: int, fine: bool = True) -> tuple[int, ...]:
     with `fine` also three times powers of two (a last partial tile is charged exactly): the 3·2^k sizes let
     a near-square tile plus its operands' slivers fill a power-of-two buffer. Where that exceeds 24 values,
     the divisors are kept only as the exact quotients n/2^k. Chains use the coarser set (docs/tiling.md)."""
+    if n < 1:  # an index of extent 0 (an empty domain): one tile, moving nothing
+        return (1,)
     grid = {m << k for m in ((1, 3) if fine else (1,)) for k in range(n.bit_length()) if (m << k) < n}
     divs = _divisors(n, 24)
     cands = grid | divs if divs is not None else set()

@@ -6,10 +6,12 @@ import linecache
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from solar.ir import attr_names
-from solar.ir.diagnostics import Location
+from solar.ir.diagnostics import DiagnosticEngine, Location
 from solar.ir.ops import KernelOp, Op
+from solar.ir.verifier import Checked, Verifier
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n(?P<code>[^\n]*)')
 
@@ -152,9 +154,11 @@ class Problem:
     op: str
     message: str
     where: SourceLine | None
+    internal: bool = False  # a bug in SOLAR met at this op, not a limit of the frontend: exit 2
 
     def format(self) -> str:
-        head = f"{self.where}: error: " if self.where is not None else "error: "
+        kind = "internal error" if self.internal else "error"
+        head = f"{self.where}: {kind}: " if self.where is not None else f"{kind}: "
         text = head + self.message + "\n"
         if self.where is not None and self.where.code:
             text += f"    {self.where.code}\n"
@@ -165,7 +169,7 @@ def lowering_failed(op: str, err: Exception) -> str:
     """The diagnostic of a lowering that raised something other than LoweringError (a bug in SOLAR's
     lowering, not in the program): it names the op and the exception, so the user can report it."""
     first = (str(err).strip().splitlines() or [""])[0]
-    return f"lowering {op} failed: {type(err).__name__}: {first} (an internal error in SOLAR: please report it)"
+    return f"lowering {op} failed: {type(err).__name__}: {first} (a bug in SOLAR: please report it)"
 
 
 class TranslationError(Exception):
@@ -179,6 +183,11 @@ class TranslationError(Exception):
     @property
     def ops(self) -> list[str]:
         return sorted({p.op for p in self.problems})
+
+    @property
+    def internal(self) -> bool:
+        """Some problem is a bug in SOLAR (the tools exit 2, docs/errors.md)."""
+        return any(p.internal for p in self.problems)
 
     def format(self) -> str:
         body = "".join(p.format() for p in self.problems)
@@ -273,6 +282,34 @@ class SourceError(Exception):
             self._block("note", m, w) for m, w in self.notes)
 
 
+# Modules whose distribution on PyPI has another name.
+_DISTRIBUTIONS = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow", "sklearn": "scikit-learn",
+                  "skimage": "scikit-image", "bs4": "beautifulsoup4", "attr": "attrs", "google.protobuf": "protobuf"}
+
+
+def install_hint(err: ImportError, folder: str | None = None) -> str:
+    """How to install the module a program failed to import (`einops` for the KernelBench Mamba2 problems):
+    its distribution's name where the module is missing altogether, nothing where the package is there and
+    only a part of it is not (an old version), or where the import failed for another reason. A module that
+    is a file in `folder` (the importing file's) is not on the import path: that is said instead."""
+    if not isinstance(err, ModuleNotFoundError) or not err.name:
+        return ""
+    import importlib.util
+
+    top = err.name.split(".")[0]
+    if folder is not None and (os.path.isfile(os.path.join(folder, top + ".py"))
+                               or os.path.isdir(os.path.join(folder, top))):
+        return f" (it is in {folder}, which is not on the import path: add that folder to PYTHONPATH)"
+    try:
+        installed = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        installed = False
+    if installed:
+        return ""
+    dist = _DISTRIBUTIONS.get(err.name, _DISTRIBUTIONS.get(top, top))
+    return f" (it is not installed: `pip install {dist}`)"
+
+
 def user_code_error(err: BaseException, doing: str) -> SourceError:
     """What to report when the user's program raised `err` (or exited) while SOLAR was `doing` something
     with it (importing it, building its model or inputs): located at the user's innermost line."""
@@ -291,5 +328,50 @@ def user_code_error(err: BaseException, doing: str) -> SourceError:
                            "return, not exit", where)
     if isinstance(err, ImportError):
         name = f"'{err.name}'" if err.name else "a module"
-        return SourceError(f"cannot import {name} {doing}: {err}", where)
+        folder = os.path.dirname(os.path.abspath(where.file)) if where is not None else None
+        return SourceError(f"cannot import {name} {doing}: {err}{install_hint(err, folder)}", where)
     return SourceError(f"the program raised {type(err).__name__} {doing}: {err}", where)
+
+
+# ---- IR a frontend emitted that does not verify: a bug in SOLAR, at the op that emitted it ------------
+
+
+class _Attributing(Verifier):
+    """The verifier, remembering for each error the innermost op being checked that a framework op emitted."""
+
+    def __init__(self, diagnostics: DiagnosticEngine, origin: dict[int, tuple[str, SourceLine | None]]) -> None:
+        super().__init__(diagnostics)
+        self.origin = origin
+        self.at: Checked | None = None
+        self.found: list[tuple[Checked | None, str]] = []
+
+    def op(self, op: Checked, for_vars: set[str]) -> None:
+        outer = self.at
+        if id(op) in self.origin or outer is None:
+            self.at = op
+        try:
+            super().op(op, for_vars)
+        finally:
+            self.at = outer
+
+    def error(self, message: str, loc: Location, notes: list[Any] | None = None) -> None:
+        self.found.append((self.at, message))
+        super().error(message, loc, notes)
+
+
+def verify_emitted(module: Op, origin: dict[int, tuple[str, SourceLine | None]]) -> list[Problem]:
+    """Verifies the IR a frontend emitted; each error becomes an internal problem at the user's line of the
+    framework op that emitted the failing op (`origin`: id of a top-level op → the op's name and line),
+    naming both ops. Empty when the module verifies."""
+    checker = _Attributing(DiagnosticEngine(), origin)
+    checker.module(module)
+    problems: list[Problem] = []
+    for op, message in checker.found:
+        name, where = origin.get(id(op), (None, None))
+        src = op.src_loc if op is not None else None
+        if where is None and src is not None:
+            where = source_line(src.file, src.line, src.col)
+        what = f"{op.opname} emitted by {name}" if name else (op.opname if op is not None else "the module")
+        problems.append(Problem(name or "verifier", f"the emitted IR does not verify: {what}: {message} "
+                                "(a bug in SOLAR: please report it)", where, internal=True))
+    return problems

@@ -22,12 +22,10 @@ import numpy as np
 
 from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
-from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, IndexRef, IntLit
 from solar.ir.ops import ModuleOp, SliceEntry, Value
 from solar.ir.types import TensorType, types_equal
-from solar.ir.verifier import verify
 
 from .diagnostics import (
     Problem,
@@ -38,6 +36,7 @@ from .diagnostics import (
     raised_in_user_code,
     tag_library_frame,
     user_code_error,
+    verify_emitted,
 )
 from .jax_dims import (
     MAX_RETRIES,
@@ -53,7 +52,7 @@ from .jax_dims import (
     symbols_in,
 )
 from .lowering import JAX_LOWERINGS
-from .lowering.core import Emitter, LoweringError, dexpr, ttype, vtype
+from .lowering.core import Emitter, InternalLoweringError, LoweringError, dexpr, ttype, vtype
 from .lowering.jax_ops import jax_precision
 from .lowering.registry import JaxNode, OutMeta
 from .size_names import SizeNames, named_params, source_size_names
@@ -64,7 +63,7 @@ if TYPE_CHECKING:
 _DTYPES = {
     "float64": DType.F64, "float32": DType.F32, "bfloat16": DType.BF16, "float16": DType.F16,
     "float8_e4m3fn": DType.F8E4M3, "float8_e5m2": DType.F8E5M2,
-    "int64": DType.I64, "int32": DType.I32, "int8": DType.I8, "bool": DType.I1,
+    "int64": DType.I64, "int32": DType.I32, "int16": DType.I16, "int8": DType.I8, "uint8": DType.U8, "bool": DType.I1,
 }
 
 # Primitives that only wrap another jaxpr: their body is inlined.
@@ -154,6 +153,7 @@ class JaxprLowering:
     def __init__(self, name: str, params: Sequence[str] = ()) -> None:
         self.name = name
         self.problems: list[Problem] = []
+        self.origin: dict[int, tuple[str, SourceLine | None]] = {}  # id of an emitted op → its primitive, line
         # Per problem, the size parameters its message names, else those its equation's shapes use: the
         # candidates to fix when a lowering cannot take a symbolic size (translate_jax).
         self.params = list(params)
@@ -216,12 +216,17 @@ class JaxprLowering:
                 node = JaxNode(em, prim, inputs, params, [_aval_meta(v.aval) for v in eqn.outvars])
                 first_new = len(em.block.ops)
                 res = fn(node)
+                for op in em.block.ops[first_new:]:
+                    self.origin[id(op)] = (prim, where)
                 tag_library_frame(em.block.ops[first_new:], jax_library_frame(_frames(eqn), where))
                 outs = list(res) if isinstance(res, list | tuple) else [res]
                 for v, meta in zip(outs, node.outs, strict=False):
                     if isinstance(v, Value) and v.type is not None and not types_equal(v.type, meta.type):
-                        raise LoweringError(f"internal error: lowering of {prim} produced {v.type}, jaxpr says "
-                                            f"{meta.type}")
+                        raise InternalLoweringError(f"lowering of {prim} produced {v.type}, jaxpr says {meta.type}")
+        except InternalLoweringError as err:
+            self.problems.append(Problem(prim, f"{err} (a bug in SOLAR: please report it)", where, internal=True))
+            self.blame(eqn, err)
+            outs = [None] * len(eqn.outvars)
         except LoweringError as err:
             msg = str(err)
             self.problems.append(Problem(prim, msg if msg.startswith(prim) or "primitive" in msg else f"{prim}: {msg}",
@@ -229,7 +234,7 @@ class JaxprLowering:
             self.blame(eqn, err)
             outs = [None] * len(eqn.outvars)
         except Exception as err:  # a bug in a lowering, not in the program: still located, never a traceback
-            self.problems.append(Problem(prim, lowering_failed(prim, err), where))
+            self.problems.append(Problem(prim, lowering_failed(prim, err), where, internal=True))
             self.blame(eqn, err)
             outs = [None] * len(eqn.outvars)
         for v, value in zip(eqn.outvars, outs, strict=True):
@@ -394,9 +399,9 @@ def _lower(closed: Any, name: str, sizes: SizeGroups, low: JaxprLowering) -> Jax
     fb.ret(*values)
     module = mb.module
     module.attrs[attr_names.ORIGIN] = "jax.make_jaxpr"
-    engine = DiagnosticEngine()
-    if not verify(module, engine):
-        raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
+    broken = verify_emitted(module, low.origin)
+    if broken:
+        raise TranslationError(broken, f"{len(broken)} internal error(s) translating {name}")
     return JaxTranslation(module, consts, n_in, params=dict(sizes.defaults), param_dims=sizes.where())
 
 

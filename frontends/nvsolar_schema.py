@@ -20,9 +20,10 @@ MAX_GRAPH_DEPTH = 32  # a graph nests six levels (layers, layer, field, side, sh
 
 DTYPES = {"torch.float64": "f64", "torch.float32": "f32", "torch.bfloat16": "bf16", "torch.float16": "f16",
           "torch.float8_e4m3fn": "f8e4m3", "torch.float8_e5m2": "f8e5m2", "torch.int64": "i64",
-          "torch.int32": "i32", "torch.int8": "i8", "torch.bool": "i1", "float64": "f64", "float32": "f32",
+          "torch.int32": "i32", "torch.int16": "i16", "torch.int8": "i8", "torch.uint8": "u8", "torch.bool": "i1",
+          "float64": "f64", "float32": "f32",
           "fp32": "f32", "float16": "f16", "fp16": "f16", "bfloat16": "bf16", "bf16": "bf16", "int64": "i64",
-          "int32": "i32", "int8": "i8", "bool": "i1"}
+          "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "i1"}
 
 # The `solar` extras `solar-opt --emit=nvsolar-yaml` writes, and the type each must have.
 _EXTRA_STRINGS = ("subscripts", "where", "symbol", "kernel", "result")

@@ -19,15 +19,21 @@ import torch.fx
 
 from solar.ir import attr_names
 from solar.ir.builder import ModuleBuilder
-from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.dtypes import DType
 from solar.ir.ops import Value
 from solar.ir.types import TensorType, types_equal
-from solar.ir.verifier import verify
 
-from .diagnostics import Problem, TranslationError, lowering_failed, mark_library_frame, user_frame
+from .diagnostics import (
+    Problem,
+    SourceLine,
+    TranslationError,
+    lowering_failed,
+    mark_library_frame,
+    user_frame,
+    verify_emitted,
+)
 from .lowering import TORCH_LOWERINGS
-from .lowering.core import Emitter, LoweringError, ttype
+from .lowering.core import Emitter, InternalLoweringError, LoweringError, ttype
 from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode, op_key
 from .torch_bounded import DATA_SIZE, bounded_counts, data_dependent, refuse_reading_bounded
@@ -53,7 +59,9 @@ TORCH_DTYPES: dict[torch.dtype, DType] = {
     torch.float8_e5m2: DType.F8E5M2,
     torch.int64: DType.I64,
     torch.int32: DType.I32,
+    torch.int16: DType.I16,
     torch.int8: DType.I8,
+    torch.uint8: DType.U8,
     torch.bool: DType.I1,
 }
 SIR_TO_TORCH: dict[DType, torch.dtype] = {v: k for k, v in TORCH_DTYPES.items()}
@@ -117,6 +125,7 @@ class GraphLowering:
         self.state: list[str] = []  # buffers/parameters updated in place: their new values end the outputs
         self.mutations = plan_mutations(ep)  # in-place nodes lowered as their functional forms
         self.new_buffers: dict[str, Value] = {}  # buffer placeholder → its value after those nodes
+        self.origin: dict[int, tuple[str, SourceLine | None]] = {}  # id of an emitted op → its node's op, line
 
     def user_input_index(self) -> dict[str, int]:
         idx = 0
@@ -215,6 +224,9 @@ class GraphLowering:
             dtype = sir_dtype(value.dtype)
             data = value.detach().cpu() if has_values(value) else torch.zeros(0, dtype=value.dtype)
             data = data.float() if data.dtype in (torch.bfloat16, torch.float16) else data
+            if value.numel() == 0:  # an empty cache: a splat of its type (its other dims may be sizes)
+                env[node] = em.constant(0, [self.syms.dim(d) for d in value.shape], dtype)
+                continue
             env[node] = em.constant(data.tolist(), list(value.shape), dtype)
         outputs: list[Value] = []
         for node in graph.nodes:
@@ -242,9 +254,9 @@ class GraphLowering:
         drawn = sorted({display_name(n.target) for n in graph.nodes if n.op == "call_function" and _draws_random(n)})
         if drawn:
             module.attrs["random"] = drawn  # validated by statistics (frontends/validate.py)
-        engine = DiagnosticEngine()
-        if not verify(module, engine):
-            raise LoweringError("internal error: the emitted IR does not verify:\n" + engine.format_all())
+        broken = verify_emitted(module, self.origin)
+        if broken:
+            raise TranslationError(broken, f"{len(broken)} internal error(s) translating {self.name}")
         kept = {str(a.key): self.ep.constants[str(a.key)] for a in arg_list
                 if a.kind == "constant" and made_in_forward(str(a.key))
                 and has_values(self.ep.constants.get(str(a.key)))}
@@ -293,8 +305,9 @@ class GraphLowering:
             return out
         return [None]
 
-    def problem(self, node: torch.fx.Node, message: str) -> None:
-        self.problems.append(Problem(display_name(node.target), message, user_frame(node.meta.get("stack_trace"))))
+    def problem(self, node: torch.fx.Node, message: str, internal: bool = False) -> None:
+        self.problems.append(Problem(display_name(node.target), message, user_frame(node.meta.get("stack_trace")),
+                                     internal))
 
     def convert(self, a: Any, env: dict[torch.fx.Node, Any]) -> Any:
         if isinstance(a, torch.fx.Node):
@@ -354,6 +367,8 @@ class GraphLowering:
                            present)
             first_new = len(em.block.ops)
             result = fn(tn)
+            for op in em.block.ops[first_new:]:
+                self.origin[id(op)] = (display_name(node.target), where)
             self.check(node, tn, result)
             mark_library_frame(em.block.ops[first_new:], node.meta.get("stack_trace"))
             return result if mutation is None else self.mutated(mutation, result, env)
@@ -378,11 +393,14 @@ class GraphLowering:
             result = step()
             if not keep:
                 env[node] = result
+        except InternalLoweringError as err:
+            self.problem(node, f"{prefix}{err} (a bug in SOLAR: please report it)", internal=True)
+            env[node] = None
         except LoweringError as err:
             self.problem(node, prefix + str(err))
             env[node] = None
         except Exception as err:  # a bug in a lowering, not in the program: still located, never a traceback
-            self.problem(node, lowering_failed(display_name(node.target), err))
+            self.problem(node, lowering_failed(display_name(node.target), err), internal=True)
             env[node] = None
 
     def bind(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -406,7 +424,7 @@ class GraphLowering:
         values = result if isinstance(result, list | tuple) else [result]
         for v, meta in zip(values, tn.outs, strict=False):
             if isinstance(v, Value) and meta is not None and v.type is not None and not types_equal(v.type, meta.type):
-                raise LoweringError(f"internal error: lowering produced {v.type}, export says {meta.type}")
+                raise InternalLoweringError(f"lowering produced {v.type}, export says {meta.type}")
 
     def collect_outputs(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any]) -> list[Value]:
         """The user's outputs, then the new value of every buffer or parameter that `forward` updates in

@@ -17,7 +17,9 @@ class DType(Enum):
     F8E5M2 = ("f8e5m2", 1, "f")
     I64 = ("i64", 8, "i")
     I32 = ("i32", 4, "i")
+    I16 = ("i16", 2, "i")
     I8 = ("i8", 1, "i")
+    U8 = ("u8", 1, "i")  # unsigned: images, quantized weights (torch.uint8)
     I1 = ("i1", 1, "b")
 
     def __init__(self, spelling: str, itemsize: int, kind: str) -> None:

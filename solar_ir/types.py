@@ -150,9 +150,7 @@ def _parse_dim(part: str, text: str, offset: int) -> Dim:
             raise TypeSyntaxError(f"dimension of {len(part.lstrip('0'))} digits in a type is out of range: integers "
                                   "must fit in 64 bits", offset)
         value = int(part)
-        if value <= 0:
-            raise TypeSyntaxError(f"dimension {value} in '{text}' is not positive", offset)
-        return value
+        return value  # 0 is a size: an empty tensor is a value (docs/ir.md, "Types")
     if PARAM_NAME.match(part):
         return NameRef(part)
     if part.startswith("(") and part.endswith(")"):
@@ -161,7 +159,7 @@ def _parse_dim(part: str, text: str, offset: int) -> Dim:
         except ValueError as err:
             raise TypeSyntaxError(f"bad dimension expression '{part}' in '{text}': {err}", offset) from None
     raise TypeSyntaxError(
-        f"bad dimension '{part}' in '{text}': expected a positive integer, a size parameter in capitals "
+        f"bad dimension '{part}' in '{text}': expected a non-negative integer, a size parameter in capitals "
         "(M, SEQ_LEN) or a parenthesized expression of them",
         offset,
     )

@@ -123,8 +123,8 @@ class Verifier(ScalarTypes):
             return
         for d in t.shape:
             size = dim_value(d, self.defaults)
-            if size is not None and size <= 0:
-                self.error(f"dimension {format_dim(d)} of {t} is {size}: sizes must be positive"
+            if size is not None and size < 0:
+                self.error(f"dimension {format_dim(d)} of {t} is {size}: sizes cannot be negative"
                            + (" (with the size parameters' values)" if isinstance(d, Expr) else ""), loc)
             if isinstance(d, Expr):
                 bad = affine_violation(d)

@@ -15,7 +15,7 @@ _PRECISION_ALIASES: dict[str, str] = {
     "f16": "fp16", "float16": "fp16", "half": "fp16",
     "f8": "fp8", "f8e4m3": "fp8", "f8e5m2": "fp8", "e4m3": "fp8", "e5m2": "fp8", "float8": "fp8",
     "f4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4", "f4e2m1": "fp4",
-    "i8": "int8", "int8": "int8",
+    "i8": "int8", "int8": "int8", "u8": "int8", "uint8": "int8",
     **{p: p for p in PRECISIONS},
 }
 _WIDE_INTS = frozenset({"i1", "i16", "i32", "i64", "int16", "int32", "int64", "bool"})

@@ -49,6 +49,21 @@ def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
     parser.add_argument("--version", action=_VersionAction, help=f"print {prog}'s version and exit")
 
 
+def internal_error_line(prog: str, err: BaseException) -> str:
+    """The one line of a bug in SOLAR: the exception, where in SOLAR it was raised (the innermost frame of a
+    SOLAR module), and how to get the traceback."""
+    where = ""
+    tb = err.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if module == "solar" or module.startswith("solar."):
+            where = f" at {module}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    first = (str(err).strip().splitlines() or [""])[0]
+    return (f"{prog}: internal error: {type(err).__name__}: {first}{where} "
+            "(set SOLAR_DEBUG=1 for the traceback and please report it)\n")
+
+
 def run_main(prog: str, run: Callable[[Sequence[str]], int]) -> None:
     """Runs `run(argv)` and exits with its code; a bug in SOLAR prints one line (the traceback only with
     SOLAR_DEBUG=1) and exits 2, so user errors (1) and internal errors stay apart. The process ends without
@@ -69,8 +84,7 @@ def run_main(prog: str, run: Callable[[Sequence[str]], int]) -> None:
             sys.exit(1)
         if os.environ.get("SOLAR_DEBUG"):
             raise
-        sys.stderr.write(f"{prog}: internal error: {type(err).__name__}: {err} "
-                         "(set SOLAR_DEBUG=1 for the traceback and please report it)\n")
+        sys.stderr.write(internal_error_line(prog, err))
         code = 2
     from solar.ir.startup import exit_now
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import Parser, UsageError, add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_version, internal_error_line, run_main
 
 PROG = "solar-translate"
 
@@ -69,7 +69,7 @@ def build_parser() -> Parser:
 
 
 _DT = {"f64": "float64", "f32": "float32", "bf16": "bfloat16", "f16": "float16", "i64": "int64", "i32": "int32",
-       "i8": "int8", "i1": "bool", "bool": "bool"}
+       "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "bool", "bool": "bool"}
 
 
 def parse_spec(spec: str) -> tuple[list[int], str]:
@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise user_code_error(exit_, "while SOLAR ran it") from None
         except (TranslationError, SourceError) as err:
             sys.stderr.write(err.format())
-            return 1
+            return 2 if isinstance(err, TranslationError) and err.internal else 1
         except LoweringError as err:
             sys.stderr.write(f"{PROG}: error: {err}\n")
             return 1
@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         if os.environ.get("SOLAR_DEBUG"):
             raise
-        sys.stderr.write(f"{PROG}: internal error: {type(err).__name__}: {err}\n")
+        sys.stderr.write(internal_error_line(PROG, err))
         return 2
 
 

@@ -44,6 +44,11 @@ class LoweringError(Exception):
     """A framework op (or one of its configurations) this frontend cannot translate; the message names what."""
 
 
+class InternalLoweringError(LoweringError):
+    """A lowering broke one of SOLAR's own invariants (a result type export disagrees with): a bug in SOLAR,
+    reported at the op's source line as an internal error (exit 2)."""
+
+
 # ---- shapes and expressions ------------------------------------------------------------------------
 
 
@@ -308,9 +313,7 @@ class Emitter:
 
     def constant(self, value: Scalar | list, shape: Shape, dtype: DType) -> Value:
         if any(isinstance(d, int) and d == 0 for d in shape):
-            # SIR sizes are positive, so an empty tensor (a KV cache before its first append) is never
-            # emitted: `cat` drops it, and any other op that reads it is refused (`TorchNode.tensor`).
-            return Value("empty", ttype(shape, dtype))
+            value = 0  # an empty tensor (a KV cache before its first append): a splat of its type, no list
         if not isinstance(value, list):
             value = lit(value, dtype).value  # type: ignore[attr-defined]
         self.block.constant(value, ttype(shape, dtype), hint="cst")
@@ -318,7 +321,7 @@ class Emitter:
 
 
 def is_empty(v: Value) -> bool:
-    """An empty tensor (a size-0 dim) that `Emitter.constant` left out of the IR."""
+    """An empty tensor: a dimension of size 0 (docs/ir.md, "Empty tensors")."""
     return v.type is not None and any(isinstance(d, int) and d == 0 for d in v.type.shape)
 
 

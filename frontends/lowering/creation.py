@@ -57,11 +57,9 @@ def lower_arange(n: TorchNode) -> Value:
         raise n.unsupported("arange with a symbolic step")
     kb = n.em.kernel([], [("Y", ttype(n.out.shape, dt))])
     with loops(kb, n.out.shape) as (i,):
-        if dt.is_float:
-            v = Cast(dt, i)
-            v = v * lit(step, dt) if step != 1 else v
-        else:
-            v = i * lit(step, dt) if step != 1 else i
+        # The index is an i64: any other element type computes from its cast (i32 positions, ALiBi slopes).
+        v: Expr = _typed(i, dt)
+        v = v * lit(step, dt) if step != 1 else v
         if isinstance(start, Expr):  # a symbolic start: positions after a cache of that length
             v = Binary("+", v, _typed(start, dt))
         elif start != 0:

@@ -453,11 +453,11 @@ def lower_glu(n: TorchNode) -> Value:
 
 @torch_op("_to_copy", "to", "type_as")
 def lower_to_copy(n: TorchNode) -> Value:
-    x = n.tensor("self", allow_empty=True)
+    x = n.tensor("self")
     dt = n.out.dtype
     src = vtype(x).dtype
     if src == dt:
         return x  # a copy or a device move: no conversion, nothing to compute (an empty cache passes)
     if is_empty(x):
-        return n.em.constant(0, n.out.shape, dt)  # an empty tensor converted: still empty (never emitted)
+        return n.em.constant(0, n.out.shape, dt)  # an empty tensor converted: still empty, nothing to compute
     return pointwise(n.em, [x], dt, lambda e: cast(e[0], src, dt), compute=src, result=dt)

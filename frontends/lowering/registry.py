@@ -15,7 +15,7 @@ from solar.ir.dtypes import DType
 from solar.ir.ops import Value
 from solar.ir.types import TensorType
 
-from .core import Emitter, LoweringError, Shape, is_empty, ttype
+from .core import Emitter, LoweringError, Shape, ttype
 
 TorchLowering = Callable[["TorchNode"], Any]
 TORCH_LOWERINGS: dict[str, TorchLowering] = {}
@@ -82,13 +82,10 @@ class TorchNode:
             raise LoweringError(f"{self.op} has no tensor output")
         return o
 
-    def tensor(self, key: str, allow_empty: bool = False) -> Value:
+    def tensor(self, key: str) -> Value:
         v = self.args.get(key)
         if not isinstance(v, Value):
             raise LoweringError(f"{self.op}: argument '{key}' must be a tensor here, not {type(v).__name__}")
-        if is_empty(v) and not allow_empty:
-            raise LoweringError(f"{self.op}: argument '{key}' is an empty tensor (a size-0 dim); only `cat` and "
-                                "copies accept one")
         return v
 
     def unsupported(self, why: str) -> LoweringError:

@@ -44,7 +44,7 @@ def lower_view(n: TorchNode) -> Value:
 @torch_op("alias", "detach", "detach_", "clone", "contiguous", "lift_fresh_copy", "lift_fresh", "alias_copy",
           "detach_copy")
 def lower_identity(n: TorchNode) -> Value:
-    return n.tensor("self", allow_empty=True)  # an empty cache passes through copies to the `cat` that drops it
+    return n.tensor("self")
 
 
 @torch_op("copy", "copy_")
@@ -53,7 +53,7 @@ def lower_copy(n: TorchNode) -> Value:
     constants; a recurrent net's `self.hidden.copy_(h0)`) and its functional `copy`: the result is `src` in
     `dst`'s shape and dtype, and export points every later read of `dst` at it. A conversion or a
     broadcast is one copy kernel, as eager runs it."""
-    src = n.tensor("src", allow_empty=True)
+    src = n.tensor("src")
     t = vtype(src)
     if t.dtype == n.out.dtype and len(t.shape) == len(n.out.shape) and \
             all(dims_equal(a, b) for a, b in zip(t.shape, n.out.shape, strict=True)):
@@ -203,6 +203,9 @@ def lower_cat(n: TorchNode) -> Value:
     xs = [x for x in n["tensors"] if isinstance(x, Value) and not _is_empty_1d(x)]
     if not xs:
         raise n.unsupported("cat of no tensors")
+    # An empty operand adds nothing (an empty cache, a rotary's empty pass-through half): the result is the
+    # others joined, with no copy where one is left. Operands all empty give an empty result (docs/ir.md).
+    xs = [x for x in xs if not is_empty(x)] or xs
     if len(xs) == 1:
         return xs[0]  # appending to an empty tensor: the result is the appended tensor itself
     rank = vtype(xs[0]).rank

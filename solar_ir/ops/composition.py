@@ -177,8 +177,8 @@ def _in_bounds(v: Verifier, start: Expr, stop: Expr, dim: Dim, entry: SliceEntry
             return False
         return True
     lo, hi = expr_value(start, v.defaults), expr_value(stop, v.defaults)
-    if lo is not None and hi is not None and not 0 <= lo < hi <= size:
-        v.error(f"{what} range {format_expr(start)}:{format_expr(stop)} is not a non-empty range within a "
+    if lo is not None and hi is not None and not 0 <= lo <= hi <= size:
+        v.error(f"{what} range {format_expr(start)}:{format_expr(stop)} is not a range within a "
                 f"dimension of size {size}", entry.loc)
         return False
     return True

@@ -72,7 +72,7 @@ T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[T]], T]
 
 FLOAT_TYPES = (DType.F64, DType.F32, DType.TF32, DType.BF16, DType.F16, DType.F8E4M3, DType.F8E5M2)
-INT_TYPES = (DType.I64, DType.I32, DType.I8)
+INT_TYPES = (DType.I64, DType.I32, DType.I16, DType.I8, DType.U8)
 ALL_TYPES = (*FLOAT_TYPES, *INT_TYPES, DType.I1)
 COMMON_TYPES = (DType.F32, DType.F32, DType.BF16, DType.F16, DType.I64, DType.I32, DType.I1)
 
@@ -880,7 +880,8 @@ def expressions(draw: Draw[Any], max_depth: int = 5) -> tuple[DType, Expr]:
     return random_expression(Gen(draw, Limits(max_expr_depth=max_depth)), max_depth)
 
 
-EXPR_INPUT_TYPES = (DType.F32, DType.F64, DType.BF16, DType.F8E4M3, DType.I64, DType.I32, DType.I8, DType.I1)
+EXPR_INPUT_TYPES = (DType.F32, DType.F64, DType.BF16, DType.F8E4M3, DType.I64, DType.I32, DType.I16, DType.I8, DType.U8,
+                    DType.I1)
 
 
 def expression_module(g: Gen, max_depth: int = 5) -> tuple[ModuleOp, DType, Expr]:

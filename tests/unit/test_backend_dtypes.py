@@ -13,6 +13,7 @@ from solar.backends.errors import InputError
 from solar.backends.executor import run
 from solar.ir.dtypes import DType
 from solar.ir.parser import parse_module
+from solar.ir.printer import print_module
 
 
 def sir_run(text: str, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -152,3 +153,52 @@ solar.func @f(%a: tensor<2x300xbf16>, %b: tensor<300x2xbf16>) -> (tensor<2x2xbf1
     # 300 in bf16 is 300 exactly; a bf16 accumulator would stop at 256 (256 + 1 rounds back to 256).
     np.testing.assert_array_equal(c.astype(np.float32), np.full((2, 2), 300.0))
     np.testing.assert_array_equal(s.astype(np.float32), [300.0, 300.0])
+
+
+NARROW_INTS = """solar.func @f(%x: tensor<4x3xu8>, %y: tensor<4xi16>) -> (tensor<4xu8>, tensor<4xi16>, tensor<4x3xu8>) {
+  %s = solar.kernel @sum(%x as X) -> (S: tensor<4xu8>) {
+    affine.for %i = 0 to 4 {
+      affine.for %j = 0 to 3 {
+        S[%i] += X[%i, %j]
+      }
+    }
+  }
+  %b = solar.kernel @scale(%y as Y) -> (B: tensor<4xi16>) {
+    affine.for %i = 0 to 4 {
+      B[%i] = Y[%i] * cast<i16>(1000) - cast<i16>(7)
+    }
+  }
+  %d = solar.kernel @sub(%x as X) -> (D: tensor<4x3xu8>) {
+    affine.for %i = 0 to 4 {
+      affine.for %j = 0 to 3 {
+        D[%i, %j] = X[%i, %j] - cast<u8>(10) + cast<u8>(-1)
+      }
+    }
+  }
+  solar.return %s, %b, %d
+}
+"""
+
+
+@pytest.mark.parametrize("lift", [False, True])
+def test_i16_and_u8_wrap_at_their_width(lift: bool) -> None:
+    """torch.int16 and torch.uint8 (issue 36): stored as numpy's int16 and uint8, wrapping like them in the
+    Numba kernels and in the lifted einsums alike; `cast<u8>(-1)` is 255."""
+    import copy
+
+    from solar.ir import DiagnosticEngine
+    from solar.ir.pass_manager import PassContext, PassManager
+    from solar.passes import registry
+
+    module = parse_module(NARROW_INTS, "<narrow>")
+    if lift:
+        module = copy.deepcopy(module)
+        PassManager(registry.parse_pipeline("lift-einsum")).run(module, PassContext(DiagnosticEngine(),
+                                                                                     report=lambda _: None))
+        assert "solar.einsum" in print_module(module)
+    x = np.array([[0, 5, 20], [255, 255, 1], [100, 100, 100], [9, 10, 11]], np.uint8)
+    y = np.array([1, 40, -33, 32767], np.int16)
+    s, b, d = run(module, {"x": x, "y": y})
+    assert s.dtype == np.uint8 and s.tolist() == [25, 255, 44, 30]
+    assert b.dtype == np.int16 and b.tolist() == [993, -25543, 32529, -1007]
+    assert d.dtype == np.uint8 and d.tolist() == (x.astype(np.int64) - 11).astype(np.uint8).tolist()

@@ -26,10 +26,11 @@ from solar.frontends.torch_export import load_problem, reference_runner, transla
 from solar.frontends.validate import small_sizes, validate, validate_sized
 from solar.ir import parse_and_verify, print_module
 
-# The zoo of issue 28: Hugging Face architectures whose tensor FLOPs are FlopCounterMode's less the padding
+# The zoo of issues 28 and 36: Hugging Face architectures whose tensor FLOPs are FlopCounterMode's less the padding
 # taps (EXPECT "reference", harness.reference_macs).
 ZOO = ["t5.py", "whisper_encoder.py", "gpt_neox.py", "mistral_sliding.py", "qwen2_moe.py", "deberta_v2.py",
-       "clip_vision.py", "resnet.py", "mamba.py", "swin.py", "convnext.py", "wav2vec2.py"]
+       "clip_vision.py", "resnet.py", "mamba.py", "swin.py", "convnext.py", "wav2vec2.py",
+       "phi3_rotary.py", "bloom.py"]
 NEEDS = {"flax_transformer.py": "flax", "llama_gqa.py": "transformers", "bert.py": "transformers",
          "vit.py": "transformers", **dict.fromkeys(ZOO, "transformers")}
 

@@ -68,8 +68,37 @@ def test_failed_import_names_the_module_and_the_line(tmp_path: Path, capsys: pyt
     assert code == 1
     first, code_line, caret = err.splitlines()
     assert first == (f"{path}:3:1: error: cannot import 'solar_missing_helper_module' while importing {path}: "
-                     "No module named 'solar_missing_helper_module'")
+                     "No module named 'solar_missing_helper_module' (it is not installed: "
+                     "`pip install solar_missing_helper_module`)")
     assert code_line.startswith("import solar_missing_helper_module") and caret == "^"
+
+
+@pytest.mark.parametrize(("missing", "hint"), [
+    ("einops", " (it is not installed: `pip install einops`)"),
+    ("einops.layers.torch", " (it is not installed: `pip install einops`)"),
+    ("cv2", " (it is not installed: `pip install opencv-python`)"),
+    ("torch.solar_no_such_part", ""),  # the package is there (an older version, say): no install
+])
+def test_a_missing_module_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, missing: str, hint: str) -> None:
+    """The KernelBench Mamba2 problems import einops, an optional extra (issue 36)."""
+    import importlib.util
+
+    from solar.frontends.diagnostics import install_hint
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("einops", "cv2")
+                        else real(name, *a))
+    assert install_hint(ModuleNotFoundError(f"No module named '{missing}'", name=missing)) == hint
+    assert install_hint(ImportError("cannot import name 'x' from 'torch'", name="torch")) == ""
+
+
+def test_a_module_beside_the_program_is_not_an_install(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "solar_sibling_helper.py").write_text("X = 1\n", encoding="utf-8")
+    path = _program(tmp_path, "uses_sibling", "import torch\nimport solar_sibling_helper\n")
+    code, _, err = _run([path], capsys)
+    assert code == 1
+    assert err.splitlines()[0].endswith(f"No module named 'solar_sibling_helper' (it is in {tmp_path}, which is "
+                                        "not on the import path: add that folder to PYTHONPATH)")
 
 
 def test_syntax_error_in_an_imported_module_notes_the_importing_line(
