@@ -92,6 +92,7 @@ def test_totals_are_seconds_or_a_solar_error(analysis: solar.Analysis, mode: Any
         assert isinstance(result, float) and math.isfinite(result) and result > 0
 
 
+@PENDING
 @fuzz_settings(60)
 @given(TARGET_NAME, st.one_of(st.sampled_from(["units", "groups", "lines", "totals", "Units", ""]), ODD))
 def test_views_are_tables_or_a_solar_error(analysis: solar.Analysis, target: Any, table: Any) -> None:
