@@ -117,7 +117,9 @@ def check(config_text: str, argv: list[str], tmp: Path, monkeypatch: pytest.Monk
         return Outcome("refused" if done.code == 2 and argv else "crash", f"SystemExit({done.code})")
     except Exception as crash:
         return Outcome("crash", f"{type(crash).__name__}: {str(crash)[:300]}")
-    message = err.getvalue()
+    # Warnings (a context beyond max_position_embeddings) may come first: the error itself is one line.
+    message = "".join(line for line in err.getvalue().splitlines(keepends=True)
+                      if not line.startswith("solar-llm: warning: "))
     if code != 1:
         return Outcome("crash", f"exit {code}: {message[:300]}")
     if not (one_line(message) and message.startswith(("solar-llm: error: ", str(path)))):
@@ -168,12 +170,25 @@ def test_a_config_nested_in_text_config_is_accepted_or_refused(outer: str, tmp_p
     assert outcome.kind in ("accepted", "refused"), outcome.detail
 
 
-# Found by this fuzzer: YaRN scaling on a config whose head_dim is None (Mixtral's default) fails inside
-# transformers as the model is built (TypeError: None * float), uncaught. Not fixed on any branch yet.
-@pytest.mark.xfail(strict=False, reason="rope_scaling yarn on Mixtral: TypeError building the model")
-def test_yarn_scaling_without_head_dim_is_accepted_or_refused(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    config = {**json.loads((CONFIGS / "tiny-mixtral.json").read_text()),
-              "rope_scaling": {"type": "yarn", "factor": 4.0}}
+# Found by this fuzzer (SOLAR_FUZZ_SEED=1 SOLAR_FUZZ_EXAMPLES=600 on branch llmcheck): configs transformers
+# accepts but fails to build a model of; the exception from building it (model_memory, before any export) is
+# not caught. Not fixed on any branch yet.
+@pytest.mark.xfail(strict=False, reason="transformers' error building the model is not caught")
+@pytest.mark.parametrize("base, fields", [
+    ("tiny-mixtral.json", {"rope_scaling": {"type": "yarn", "factor": 4.0}}),  # TypeError: None * float
+    ("tiny-llama.json", {"rope_theta": "big"}),  # TypeError: str ** Tensor
+    ("tiny-mixtral.json", {"experts_implementation": True}),  # ValueError: experts_implementation="True"
+])
+def test_a_config_transformers_cannot_build_is_refused(base: str, fields: dict[str, Any], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {**json.loads((CONFIGS / base).read_text()), **fields}
     outcome = check(json.dumps(config), [], tmp_path, monkeypatch)
     assert outcome.kind in ("accepted", "refused"), outcome.detail
+
+
+# Found by this fuzzer: 2**31 layers are built one by one on the meta device (minutes) before any check of
+# their size. Not run (it would spend the time limit); not fixed on any branch yet.
+@pytest.mark.xfail(run=False, reason="num_hidden_layers 2**31: the model is built layer by layer (a hang)")
+def test_a_huge_layer_count_is_refused_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {**json.loads((CONFIGS / "tiny-llama.json").read_text()), "num_hidden_layers": 2**31}
+    assert check(json.dumps(config), [], tmp_path, monkeypatch).kind in ("accepted", "refused")
