@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import random
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,14 +118,22 @@ def check(config_text: str, argv: list[str], tmp: Path, monkeypatch: pytest.Monk
         return Outcome("refused" if done.code == 2 and argv else "crash", f"SystemExit({done.code})")
     except Exception as crash:
         return Outcome("crash", f"{type(crash).__name__}: {str(crash)[:300]}")
-    # Warnings (a context beyond max_position_embeddings) may come first: the error itself is one line.
-    message = "".join(line for line in err.getvalue().splitlines(keepends=True)
-                      if not line.startswith("solar-llm: warning: "))
+    message = err.getvalue()
     if code != 1:
         return Outcome("crash", f"exit {code}: {message[:300]}")
-    if not (one_line(message) and message.startswith(("solar-llm: error: ", str(path)))):
+    if not one_error(message):
         return Outcome("not one line", message[:500])
     return Outcome("refused", message.strip())
+
+
+LOCATED = re.compile(r"^\S[^\n]*?:\d+(?::\d+)?: error: ")
+
+
+def one_error(stderr: str) -> bool:
+    """One error line, `solar-llm: error: ...` or a located diagnostic (in the config or the model's code).
+    Warnings (a context beyond max_position_embeddings) may come first."""
+    message = "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("solar-llm: warning: "))
+    return one_line(message) and (message.startswith("solar-llm: error: ") or bool(LOCATED.match(message)))
 
 
 def mutants(seed: int, count: int) -> list[tuple[str, list[str]]]:
@@ -192,3 +201,21 @@ def test_a_config_transformers_cannot_build_is_refused(base: str, fields: dict[s
 def test_a_huge_layer_count_is_refused_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = {**json.loads((CONFIGS / "tiny-llama.json").read_text()), "num_hidden_layers": 2**31}
     assert check(json.dumps(config), [], tmp_path, monkeypatch).kind in ("accepted", "refused")
+
+
+def test_the_first_accepted_mutants_run_to_the_end_or_refuse_in_one_line(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The checks above stop at the first export; a few mutants (seconds each) go on through export and pricing.
+    with monkeypatch.context() as patched:
+        accepted = [(text, argv) for text, argv in mutants(SEED, 40)
+                    if check(text, argv, tmp_path, patched).kind == "accepted"][:2]
+    assert len(accepted) == 2
+    for text, argv in accepted:
+        path = tmp_path / "config.json"
+        path.write_text(text)
+        err = io.StringIO()
+        with time_limit(120), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = run([str(path), "--no-validate", *argv])
+        assert code in (0, 1), (text, argv)
+        if code == 1:
+            assert one_error(err.getvalue()), err.getvalue()
