@@ -135,3 +135,23 @@ def test_report_writers_write_or_raise_and_keep_files(analysis: solar.Analysis, 
     result = outcome(getattr(analysis, writer), path.format(tmp=tmp) if isinstance(path, str) else path)
     if isinstance(result, Exception):
         assert kept.read_text() == "kept"
+
+
+def _torch_inputs() -> st.SearchStrategy[Any]:
+    torch = pytest.importorskip("torch")
+    tensors = st.sampled_from([torch.ones(2, 4), torch.ones(3), torch.ones(2, 5), torch.ones(0, 4),
+                               torch.ones(2, 4, dtype=torch.int64), torch.ones(2, 4, dtype=torch.complex64)])
+    return st.one_of(st.tuples(tensors), st.tuples(tensors, tensors), st.lists(tensors, max_size=2), tensors,
+                     st.none(), ODD)
+
+
+def test_analyze_of_a_module_with_odd_inputs_gives_an_analysis_or_a_solar_error() -> None:
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(4, 3)
+
+    @fuzz_settings(12)
+    @given(_torch_inputs(), st.sampled_from(["batch", "all", "none", "some", 3]))
+    def check(inputs: Any, dynamic: Any) -> None:
+        outcome(solar.analyze, model, inputs, dynamic=dynamic)
+
+    check()
