@@ -150,7 +150,7 @@ def test_mutated_configs_are_accepted_or_refused_in_one_line(tmp_path: Path,
     print(f"llm config fuzz: {COUNT} mutants: {kinds}")
     findings = [f"{o.kind}: {o.detail}\n  config: {text}\n  options: {argv}"
                 for text, argv, o in outcomes if o.kind not in ("accepted", "refused")]
-    assert not findings, f"{len(findings)} findings; the first:\n" + "\n".join(findings[:5])
+    assert not findings, f"{len(findings)} findings; the first:\n" + "\n".join(findings[:10])
     # The mutants reach both sides: a fuzzer whose every input is refused at the first check tests little.
     assert kinds["accepted"] > COUNT // 10
     assert kinds["refused"] > COUNT // 3
@@ -179,7 +179,7 @@ def test_a_config_nested_in_text_config_is_accepted_or_refused(outer: str, tmp_p
     assert outcome.kind in ("accepted", "refused"), outcome.detail
 
 
-# Found by this fuzzer (SOLAR_FUZZ_SEED=1 SOLAR_FUZZ_EXAMPLES=600 on branch llmcheck): configs transformers
+# Found by this fuzzer (SOLAR_FUZZ_SEED=1 and 2, SOLAR_FUZZ_EXAMPLES=500 on branch llmcheck): configs transformers
 # accepts but fails to build a model of; the exception from building it (model_memory, before any export) is
 # not caught. Not fixed on any branch yet.
 @pytest.mark.xfail(strict=False, reason="transformers' error building the model is not caught")
@@ -187,6 +187,7 @@ def test_a_config_nested_in_text_config_is_accepted_or_refused(outer: str, tmp_p
     ("tiny-mixtral.json", {"rope_scaling": {"type": "yarn", "factor": 4.0}}),  # TypeError: None * float
     ("tiny-llama.json", {"rope_theta": "big"}),  # TypeError: str ** Tensor
     ("tiny-mixtral.json", {"experts_implementation": True}),  # ValueError: experts_implementation="True"
+    ("tiny-llama.json", {"intermediate_size": -64}),  # RuntimeError: a tensor with negative dimension -64
 ])
 def test_a_config_transformers_cannot_build_is_refused(base: str, fields: dict[str, Any], tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
