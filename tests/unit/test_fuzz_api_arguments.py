@@ -5,6 +5,7 @@ subclass with a one-line message; never another exception, and a failed write ne
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import sys
@@ -36,10 +37,6 @@ KEYWORDS: dict[str, st.SearchStrategy[Any]] = {
     "fp32_precision": st.one_of(st.sampled_from(["framework", "tf32", "fp32", "ieee", "bf16x3", "fast"]), ODD),
     "name": st.one_of(st.text(max_size=8), ODD),
 }
-# Every argument's error as a SolarError arrives with branch apierr (issue 36; it adds BadOptionError): before
-# it, e.g. analyze(targets=None) is a TypeError and total("cache_aware") a KeyError.
-PENDING = pytest.mark.xfail(not hasattr(solar, "BadOptionError"), strict=False,
-                            reason="API argument errors: fixed on branch apierr")
 PROGRAM = st.one_of(st.sampled_from([MATMUL_SIR, Path(MATMUL_SIR), str(EXAMPLES), str(EXAMPLES / "none.sir"),
                                      "solar.module @m {", "solar.module @m {}", "", "\x00", b"solar.module"]), ODD)
 
@@ -58,7 +55,6 @@ def outcome(call: Any, *args: Any, **kwargs: Any) -> Any:
         return err
 
 
-@PENDING
 @fuzz_settings(120)
 @given(st.fixed_dictionaries({}, optional=KEYWORDS))
 def test_analyze_keywords_give_an_analysis_or_a_solar_error(keywords: dict[str, Any]) -> None:
@@ -83,7 +79,6 @@ MODE = st.one_of(st.sampled_from(["unfused", "fused", "whole_graph", "cache_awar
 TARGET_NAME = st.one_of(st.none(), TARGET)
 
 
-@PENDING
 @fuzz_settings(150)
 @given(MODE, TARGET_NAME)
 def test_totals_are_seconds_or_a_solar_error(analysis: solar.Analysis, mode: Any, target: Any) -> None:
@@ -92,7 +87,6 @@ def test_totals_are_seconds_or_a_solar_error(analysis: solar.Analysis, mode: Any
         assert isinstance(result, float) and math.isfinite(result) and result > 0
 
 
-@PENDING
 @fuzz_settings(60)
 @given(TARGET_NAME, st.one_of(st.sampled_from(["units", "groups", "lines", "totals", "Units", ""]), ODD))
 def test_views_are_tables_or_a_solar_error(analysis: solar.Analysis, target: Any, table: Any) -> None:
@@ -106,7 +100,6 @@ SIZE_VALUES = st.one_of(st.sampled_from(["1..64*2", "4096", "1,2,3", "0", "1..0"
 SIZE_NAMES = st.sampled_from(["S", "D", "FF", "NOPE", "s", "latency_", "_"])
 
 
-@PENDING
 @fuzz_settings(150)
 @given(st.dictionaries(SIZE_NAMES, SIZE_VALUES, max_size=3),
        st.one_of(st.none(), st.sampled_from(["1ms", "0s", "-1ms", "fast", "1e999s", ""]), ODD))
@@ -124,7 +117,6 @@ def test_sweeps_are_documents_or_a_solar_error(analysis: solar.Analysis, sizes: 
 PATHS = ["{tmp}/report", "{tmp}/no/dir/report", "{tmp}", "", "{tmp}/kept"]
 
 
-@PENDING
 @fuzz_settings(25)
 @given(st.sampled_from(["save_json", "to_html", "plot"]), st.one_of(st.sampled_from(PATHS), ODD))
 def test_report_writers_write_or_raise_and_keep_files(analysis: solar.Analysis, tmp_path_factory: Any,
@@ -132,7 +124,8 @@ def test_report_writers_write_or_raise_and_keep_files(analysis: solar.Analysis, 
     tmp = tmp_path_factory.mktemp("reports")
     kept = tmp / "kept"
     kept.write_text("kept")
-    result = outcome(getattr(analysis, writer), path.format(tmp=tmp) if isinstance(path, str) else path)
+    with contextlib.chdir(tmp):  # a relative path (an odd value such as "7") is written there, not in the repo
+        result = outcome(getattr(analysis, writer), path.format(tmp=tmp) if isinstance(path, str) else path)
     if isinstance(result, Exception):
         assert kept.read_text() == "kept"
 
@@ -155,3 +148,13 @@ def test_analyze_of_a_module_with_odd_inputs_gives_an_analysis_or_a_solar_error(
         outcome(solar.analyze, model, inputs, dynamic=dynamic)
 
     check()
+
+
+# Found by this fuzzer (a PNG an odd path had left behind): a path to a file that is not UTF-8 is a
+# UnicodeDecodeError from analyze() (apierr merged); solar-opt says "invalid UTF-8 at byte offset 0".
+@pytest.mark.xfail(strict=False, reason="analyze() of a file that is not UTF-8: UnicodeDecodeError")
+def test_analyze_of_a_file_that_is_not_text_is_a_solar_error(tmp_path: Path) -> None:
+    png = tmp_path / "roofline.sir"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    with pytest.raises(solar.SolarError, match="UTF-8"):
+        solar.analyze(str(png))
