@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 LOCK   := requirements.lock
 
-.PHONY: demo test lint bench clean lock test-latest
+.PHONY: demo test lint bench clean lock test-latest fuzz
 
 # Installs exactly the versions in the committed lock (pip constraints), so a fresh clone gets what CI tested.
 $(STAMP): pyproject.toml $(LOCK)
@@ -39,6 +39,11 @@ test-latest:
 	$(LATEST)/bin/pip list --format=freeze 2>/dev/null | grep -iE '^(torch|transformers|jax|numpy|numba)=='
 	$(LATEST)/bin/pytest -n 2 tests/unit/test_model_corpus.py $$(ls tests/unit/test_llm*.py)
 	PATH="$(abspath $(LATEST)/bin):$$PATH" $(LATEST)/bin/lit -q tests/lit/solar-llm
+
+# Not part of CI: the fuzz tests with 5,000 fresh examples each instead of the suite's fixed few (docs/errors.md).
+fuzz: $(STAMP)
+	SOLAR_FUZZ_EXAMPLES=5000 $(BIN)/pytest -q tests/unit/test_fuzz.py tests/unit/test_frontend_fuzz.py \
+		tests/unit/test_fuzz_llm_configs.py tests/unit/test_fuzz_sweep_specs.py tests/unit/test_fuzz_api_arguments.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -61,8 +61,11 @@ _RANGE = re.compile(r"(?P<lo>.+?)\.\.(?P<hi>[^*+]+)(?:(?P<op>[*+])(?P<step>.+))?
 DESIGN_AXES = ("bandwidth", "compute", "l2")
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
+def _shown(text: str, unit: str = "digits") -> str:
+    """`text` as an error line quotes it: control characters escaped (a newline would break the one line),
+    and a long text cut to its start and length."""
+    text = text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} {unit})"
 
 
 def _int(text: str, name: str) -> int:
@@ -97,7 +100,7 @@ def sizes(text: str, name: str) -> list[int]:
     for item in text.split(","):
         item = item.strip()
         if not item:
-            raise SweepError(f"{name}: an empty item in '{text}'")
+            raise SweepError(f"{name}: an empty item in '{_shown(text, 'characters')}'")
         m = _RANGE.match(item)
         if m is None:
             values.append(_int(item, name))
@@ -109,7 +112,8 @@ def sizes(text: str, name: str) -> list[int]:
         if op == "*" and step < 2:
             raise SweepError(f"{name}: a geometric step must be at least 2, not {step}")
         if _range_count(lo, hi, op, step) > MAX_POINTS:
-            raise SweepError(f"{name}: the range {item} has over {MAX_POINTS:,} values: use a larger step "
+            raise SweepError(f"{name}: the range {_shown(item, 'characters')} has over {MAX_POINTS:,} values: use a "
+                             f"larger step "
                              f"(such as {lo}..{hi}*2)")
         v = lo
         while v <= hi:
@@ -123,7 +127,7 @@ def parse_sweep(spec: str) -> tuple[str, list[int]]:
     name, eq, text = spec.partition("=")
     name = name.strip()
     if not eq or not _NAME.match(name):
-        raise SweepError(f"bad sweep '{spec}': write NAME=VALUES, such as BATCH=1..1024*2")
+        raise SweepError(f"bad sweep '{_shown(spec, 'characters')}': write NAME=VALUES, such as BATCH=1..1024*2")
     return name, sizes(text, name)
 
 
@@ -164,7 +168,7 @@ def factors(text: str, name: str) -> list[float]:
             raise SweepError(f"{name}: factors step by a ratio (A..Bx*1.5), not by '+'")
         ratio = _factor(m["step"], name) if m["step"] else 2.0
         if lo > hi:
-            raise SweepError(f"{name}: the range {item} is empty (write the smaller end first)")
+            raise SweepError(f"{name}: the range {_shown(item, 'characters')} is empty (write the smaller end first)")
         if ratio <= 1:
             raise SweepError(f"{name}: the ratio of a range of factors must be above 1, not {ratio:g}")
         v = lo
@@ -172,7 +176,8 @@ def factors(text: str, name: str) -> list[float]:
             values.append(v)
             v *= ratio
             if len(values) > 10_000:
-                raise SweepError(f"{name}: the range {item} has too many factors: use a larger ratio")
+                raise SweepError(f"{name}: the range {_shown(item, 'characters')} has too many factors: use a "
+                                 "larger ratio")
     return sorted(set(values))
 
 
@@ -201,9 +206,10 @@ def parse_design_space(spec: str) -> DesignSpace:
         name, eq, text = part.partition("=")
         name = name.strip()
         if not eq:
-            raise SweepError(f"bad design space '{spec}': write bandwidth=0.5..8x,compute=0.5..8x")
+            raise SweepError(f"bad design space '{_shown(spec, 'characters')}': write "
+                             "bandwidth=0.5..8x,compute=0.5..8x")
         if name not in DESIGN_AXES:
-            raise SweepError(f"unknown design-space axis '{name}': use {', '.join(DESIGN_AXES)}")
+            raise SweepError(f"unknown design-space axis '{_shown(name, 'characters')}': use {', '.join(DESIGN_AXES)}")
         if name in axes:
             raise SweepError(f"the design-space axis {name} is given twice: give all its factors in one {name}=")
         axes[name] = factors(text, name)

@@ -4,12 +4,18 @@ located diagnostic; it must never end in an internal error (a lowering's crash, 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from surface_fuzz import examples
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -99,7 +105,7 @@ def assert_no_internal_error(run: Callable[[], Any]) -> None:
         assert "internal error" not in str(err), str(err)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_SHAPES, min_size=1, max_size=2), _STEPS, st.sampled_from(["none", "batch", "all"]))
 def test_torch_frontend_never_fails_internally(shapes: list[tuple[int, ...]], steps: list[Step], dynamic: str
                                                ) -> None:
@@ -139,7 +145,7 @@ def _jax_ops() -> dict[str, Callable[[Any, Any, int], Any]]:
     }
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_SHAPES, min_size=1, max_size=2), st.lists(st.tuples(st.integers(0, 15), st.integers(0, 7),
                                                                      st.integers(0, 7), st.integers(0, 5)),
                                                            min_size=1, max_size=4))

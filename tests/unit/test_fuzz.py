@@ -10,12 +10,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sir_fuzz import corpus, fuzz, inputs, mutate
+from surface_fuzz import LONG_RUN, SEED
 
-COUNT = 5000
+COUNT = max(5000, LONG_RUN)  # SOLAR_FUZZ_EXAMPLES: a longer run (docs/errors.md)
 
 
 def test_mutants_never_crash_and_every_error_is_located() -> None:
-    stats = fuzz(seed=0, count=COUNT)
+    stats = fuzz(seed=SEED, count=COUNT)
     print(f"fuzz: {stats.inputs} inputs in {stats.seconds:.1f} s CPU; {stats.parsed} through every pass")
     assert stats.inputs == COUNT
     report = "\n".join(f"#{f.index} {f.kind}: {f.detail}\n{f.text}" for f in stats.findings[:3])
