@@ -104,7 +104,8 @@ CATALOG: dict[str, PassInfo] = {
          OptionInfo("sweep_report", "str", "''"),
          OptionInfo("sweep_plot", "str", "''"),
          OptionInfo("design_space", "str", "''"),
-         OptionInfo("design_plot", "str", "''")),
+         OptionInfo("design_plot", "str", "''"),
+         OptionInfo("max_points", "int", "0")),
         "target", False),
     "strip-debuginfo": PassInfo(
         "solar.passes.strip_debuginfo:StripDebuginfo",

@@ -272,7 +272,8 @@ def _without_dead_code(ctx: PassContext, work: ModuleOp, module: ModuleOp) -> tu
         kernel = op.attrs.get(attr_names.KERNEL)
         if isinstance(op, KernelOp | EinsumOp):
             # A piece of a lifted kernel is named with the kernel: other pieces of it may well be live.
-            name = f"@{op.symbol}" + (f" (of kernel @{kernel.name})" if isinstance(kernel, SymbolRef) else "")
+            name = f"@{op.symbol}" + (f" (of kernel @{kernel.name})" if isinstance(kernel, SymbolRef)
+                                      and kernel.name != op.symbol else "")
         else:
             name = f"{op.opname.split('.')[-1]} %{op.results[0].name}"
         if name not in said:

@@ -100,11 +100,11 @@ def test_no_published_time_is_below_its_bound(time: MeasuredTime) -> None:
 
 
 # The tightest margins, warm L2: memory-bound problems of gigabytes measured within a few percent of the DRAM
-# roofline (torch.compile's MSE and Huber losses stream 8.59 GB at 1.98 TB/s of the datasheet's 2.0 TB/s).
-NEAR_MISSES = {("level1/94_MSELoss.py", "compile"): 1.023, ("level1/96_HuberLoss.py", "compile"): 1.023,
-               ("level1/100_HingeLoss.py", "compile"): 1.050, ("level1/47_Sum_reduction_over_a_dimension.py",
-                                                               "eager"): 1.070,
-               ("level1/19_ReLU.py", "eager"): 1.088, ("level1/19_ReLU.py", "compile"): 1.089}
+# roofline (torch.compile's MSE and Huber losses stream 8.59 GB at 1.98 TB/s of the part's 2.04 TB/s). ReLU,
+# 1.088 against the datasheet's 2.0 TB/s, is 1.110 against 2.04 TB/s: no longer a near-miss.
+NEAR_MISSES = {("level1/94_MSELoss.py", "compile"): 1.0434, ("level1/96_HuberLoss.py", "compile"): 1.0434,
+               ("level1/100_HingeLoss.py", "compile"): 1.0711, ("level1/47_Sum_reduction_over_a_dimension.py",
+                                                                "eager"): 1.0915}
 
 
 @pytest.mark.parametrize("key", sorted(NEAR_MISSES), ids=lambda k: f"{k[0]}:{k[1]}")
@@ -124,9 +124,9 @@ def test_the_warm_l2_bound_takes_twice_the_l2_off_the_whole_graph_traffic() -> N
     whole = tb.report.modes["whole_graph"]
     # input and output 16 x 64 x 256 x 256 f32, weight and bias 64 x 256 x 256 f32
     assert whole.bytes == 2 * 16 * 64 * 256 * 256 * 4 + 2 * 64 * 256 * 256 * 4
-    assert warm_bound(tb, "whole_graph") == pytest.approx((whole.bytes - 2 * L2) / 2.0e12)
-    assert warm_bound(tb, "fused") == pytest.approx((whole.bytes - 2 * L2) / 2.0e12)
-    assert tb.seconds["fused"] == pytest.approx(whole.bytes / 2.0e12)
+    assert warm_bound(tb, "whole_graph") == pytest.approx((whole.bytes - 2 * L2) / 2.04e12)
+    assert warm_bound(tb, "fused") == pytest.approx((whole.bytes - 2 * L2) / 2.04e12)
+    assert tb.seconds["fused"] == pytest.approx(whole.bytes / 2.04e12)
     # a compute-bound problem keeps its bound: a GEMM of 137 GFLOP at the FP32 vector peak
     gemm = cached_bound(str(CORPUS / "level1" / "1_Square_matrix_multiplication_.py"), [TARGET]).targets[TARGET]
     assert warm_bound(gemm, "fused") == gemm.seconds["fused"] == pytest.approx(2 * 4096**3 / 51.2e12)
@@ -138,8 +138,8 @@ def test_flushed_l2_judges_by_the_plain_bounds() -> None:
     bounds = cached_bound(path, [TARGET])
     (warm,) = judge_times(bounds, path, [t], "warm")
     (flushed,) = judge_times(bounds, path, [t], "flushed")
-    assert not warm.violation  # 0.26 ms beats the cold 0.285 ms, but a warm L2 could serve 105 MB of it
-    assert flushed.violation and flushed.tightest.bound_s == pytest.approx(0.285212672e-3)
+    assert not warm.violation  # 0.26 ms beats the cold 0.280 ms, but a warm L2 could serve 105 MB of it
+    assert flushed.violation and flushed.tightest.bound_s == pytest.approx(570425344 / 2.04e12)
 
 
 def test_a_directory_run_joins_every_problem_without_a_violation() -> None:
@@ -149,8 +149,8 @@ def test_a_directory_run_joins_every_problem_without_a_violation() -> None:
     assert len(run.verdicts) == 44 and not run.unmatched and not run.failed
     assert not run.violations
     text = run.render()
-    assert "near-miss: level1/94_MSELoss.py compile on h100-pcie: measured 0.00434 s, fused bound 0.004243 s " \
-           "(warm L2; 0.004295 s from a cold L2), ratio 1.023" in text
+    assert "near-miss: level1/94_MSELoss.py compile on h100-pcie: measured 0.00434 s, fused bound 0.004159 s " \
+           "(warm L2; 0.004211 s from a cold L2), ratio 1.043" in text
     assert "measured: 44 times joined to their bounds:" in text
 
 
@@ -165,8 +165,8 @@ def test_cli_exits_3_on_a_violation_and_writes_json(tmp_path: Path, capsys: pyte
     code = cli([str(CORPUS / "level1" / "19_ReLU.py"), "--measured", str(csv), "--json", str(out)])
     text = capsys.readouterr().out
     assert code == 3
-    assert ("VIOLATION: 19_ReLU.py compile on h100-pcie: measured 0.005 s, fused bound 0.00639 s (warm L2; "
-            "0.006442 s from a cold L2), ratio 0.782") in text
+    assert ("VIOLATION: 19_ReLU.py compile on h100-pcie: measured 0.005 s, fused bound 0.006265 s (warm L2; "
+            "0.006316 s from a cold L2), ratio 0.798") in text
     doc = json.loads(out.read_text())
     assert [v["violation"] for v in doc["verdicts"]] == [False, True]
 
