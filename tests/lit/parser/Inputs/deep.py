@@ -19,8 +19,9 @@ def main(kind: str, n: int) -> str:
         return kernel("-" * n + "X[%i]")
     if kind == "loops":
         body = "".join(f"affine.for %i{k} = 0 to 1 {{\n" for k in range(n)) + "Y[0] = X[0] + X[1]\n" + "}\n" * n
-        return ("solar.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-                f"  %y = solar.kernel @k(%x as X) -> (Y: tensor<4xf32>) {{\n{body}  }}\n  solar.return %y\n}}\n")
+        # Y has the one element the nest writes: a program that leaves part of its output unwritten has no bound.
+        return ("solar.func @f(%x: tensor<4xf32>) -> tensor<1xf32> {\n"
+                f"  %y = solar.kernel @k(%x as X) -> (Y: tensor<1xf32>) {{\n{body}  }}\n  solar.return %y\n}}\n")
     if kind == "fors":
         head = "".join(f"%r{k} = solar.for %t{k} = 0 to 2 iter_args(%h{k} = {'%h' + str(k - 1) if k else '%x'}) "
                        "-> (tensor<4xf32>) {\n" for k in range(n))
