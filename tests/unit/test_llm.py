@@ -63,7 +63,7 @@ def test_llama2_7b_decode_is_exact():
     assert cost.macs == batch * linear_params + attention
     kv_token = s.kv_bytes_per_token
     inv_freq = (s.head_dim // 2) * 4  # the rotary frequencies, f32
-    expected = (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes  # weights; embedding rows read
+    expected = (memory.weight_bytes - embed + s.hidden * s.dtype_bytes  # weights; one embedding row
                 + batch * 8 + inv_freq  # token ids, rotary frequencies
                 + batch * context * kv_token  # the cache, read once
                 + batch * kv_token  # the new token's keys and values, appended in place
@@ -204,8 +204,8 @@ def test_mistral_7b_sliding_window_at_full_size():
         cost = decode.cost(batch, context, "h100-sxm", "whole_graph")
         keys = min(context + 1, window)
         assert cost.macs == batch * linear_params + 2 * s.layers * batch * s.heads * keys * s.head_dim
-        assert cost.bytes == (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes + batch * 8
-                              + (s.head_dim // 2) * 4  # embedding rows, token ids, rotary frequencies
+        assert cost.bytes == (memory.weight_bytes - embed + s.hidden * s.dtype_bytes + batch * 8
+                              + (s.head_dim // 2) * 4  # one embedding row (ids may repeat), ids, rotary freqs
                               + batch * (window - 1) * kv_token  # the window's cached tokens, read once
                               + batch * kv_token + batch * s.vocab * s.dtype_bytes)  # the new token, logits
         # What the cache holds after the step: W − 1 tokens per sliding layer, not the P + 1 passed through.

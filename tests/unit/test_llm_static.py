@@ -107,7 +107,7 @@ def test_llama3_8b_static_decode_at_full_size():
     def expected(batch: int, context: int) -> tuple[int, int]:
         attention = 2 * s.layers * batch * s.heads * (context + 1) * s.head_dim
         inv_freq = (s.head_dim // 2) * 4  # the rotary frequencies, f32
-        nbytes = (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes + batch * 8 + inv_freq
+        nbytes = (memory.weight_bytes - embed + s.hidden * s.dtype_bytes + batch * 8 + inv_freq
                   + batch * context * s.kv_bytes_per_token  # the cache, read once
                   + batch * s.kv_bytes_per_token  # the new token's keys and values, stored in place
                   + batch * s.vocab * s.dtype_bytes)  # the last position's logits
