@@ -433,12 +433,24 @@ class _Evaluator(ExprVisitor[IndexValue]):
             return a.mod_val(isl.Val(e.rhs.value))
         raise _NoValue
 
+    def _float_constant(self, e: Expr) -> float | None:
+        """A float literal, or a read of a float constant that fills its tensor (`torch.where(m, 0.0, min)`
+        exports its 0.0 as a scalar constant)."""
+        if isinstance(e, FloatLit):
+            return e.value
+        if isinstance(e, Access) and e.tensor in self.inputs:
+            owner = self.inputs[e.tensor].owner
+            if isinstance(owner, ConstantOp) and isinstance(owner.value, float):
+                return owner.value
+        return None
+
     def _select(self, c: Expr, a: Expr, b: Expr) -> IndexValue:
         cond = self.value(c)
         if not isinstance(cond, isl.Set):
             raise _NoValue
-        if isinstance(a, FloatLit) and isinstance(b, FloatLit):
-            return TwoValued(cond, a.value, b.value)  # `where(mask, 0.0, -inf)`: an additive mask
+        on, off = self._float_constant(a), self._float_constant(b)
+        if on is not None and off is not None:
+            return TwoValued(cond, on, off)  # `where(mask, 0.0, -inf)`: an additive mask
         va, vb = self.value(a), self.value(b)
         rest = self.box.subtract(cond)
         if isinstance(va, isl.Set) and isinstance(vb, isl.Set):
