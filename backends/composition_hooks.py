@@ -196,7 +196,8 @@ def least_distinct_ids(model: CostQueries, index: Value) -> Number:
     an axis of n (each line is a permutation), the size of the image for ids that are a function of their
     positions (`index_values`), and one for ids that are data, which may all repeat (padding tokens, an
     embedding bag). A gather with no ids reads nothing, which the bytes it produces already cap."""
-    while index.owner is not None and index.owner.is_view and index.owner.operands:
+    # Through the views that keep every element (a slice of a sort's indices may name only a few rows).
+    while isinstance(index.owner, ReshapeOp | PermuteOp | BroadcastOp):
         index = index.owner.operands[0]
     owner = index.owner
     if isinstance(owner, TopkOp) and index is owner.results[-1]:

@@ -108,7 +108,7 @@ def restrict_masked_domains(kernel: KernelOp, values: IndexValues,
             k = next(i for i, s in enumerate(site.parent) if s is site.stmt)
             site.parent[k] = AffineIf(site.guard, [site.stmt], site.stmt.loc)
     kernel.inputs = [b for b in kernel.inputs if b.name not in outcome.applied]
-    outcome.facts = _output_facts(kernel, sites, conds)
+    outcome.facts = _output_facts(kernel, sites, conds, values)
     return outcome
 
 
@@ -397,10 +397,15 @@ def _needed_positions(readers: list[_Site], name: str) -> Expr | None:
 # ---- across kernels ------------------------------------------------------------------------------
 
 
-def _output_facts(kernel: KernelOp, sites: list[_Site], conds: set[Expr]) -> dict[str, OffValue]:
+def _output_facts(kernel: KernelOp, sites: list[_Site], conds: set[Expr], values: IndexValues
+                  ) -> dict[str, OffValue]:
     """Outputs stored once per element, unguarded, from a value that folds to a constant where one mask
-    condition fails: what a reader may assume outside that condition."""
+    condition fails: what a reader may assume outside that condition. None where a guarded reduction may
+    have an empty line (its max -inf, its sum 0: the store's folding to a constant would not hold there)."""
     facts: dict[str, OffValue] = {}
+    if any(s.guard is not None and s.stmt.op in _IDENTITY and not _every_line_live(s.guard, s, values)
+           for s in sites):
+        return facts
     for decl in kernel.outputs:
         writers = [s for s in sites if s.stmt.target.tensor == decl.name]
         if len(writers) != 1:
@@ -424,12 +429,12 @@ def _output_facts(kernel: KernelOp, sites: list[_Site], conds: set[Expr]) -> dic
 
 def _check_rows(sites: list[_Site], substituted: list[Expr], known: dict[str, OffValue],
                 values: IndexValues) -> None:
-    """A running max over scores that are -inf off a condition is finite only on lines with a live score;
+    """A reduction over scores that are -inf off a condition is finite only on lines with a live score;
     a line masked off entirely would make `exp(s - max)` NaN, not 0 (and an additive mask of the dtype's
-    lowest value gives such a line equal weights, not zeros). So every line must keep a live point, else
-    the kernel stays dense."""
+    lowest value gives such a line equal weights, not zeros). So every line a reduction reads must keep a
+    live point, else the kernel stays dense."""
     for site, value in zip(sites, substituted, strict=True):
-        if site.stmt.op != "max=":
+        if site.stmt.op not in _IDENTITY:  # a reduction along the line: a max, or a sum of exp without one
             continue
         for n in walk(value):
             if not (isinstance(n, Call) and n.func == "select" and isinstance(n.args[1], Access)
@@ -478,11 +483,14 @@ def restrict_to_used_points(kernels: list[KernelOp], users: dict[Value, list[Ker
     that is not a kernel, a return among them). Returns how many statements it guarded."""
     guarded = 0
     for kernel in reversed(kernels):
-        sites = _sites(kernel.body, [])
+        try:
+            sites = _sites(kernel.body, [])
+        except TypeError:  # a statement this analysis does not model
+            continue
         for decl, result in zip(kernel.outputs, kernel.results, strict=True):
             needed = _needed_by_all(result, users.get(result, []))
-            if needed is None:
-                continue
+            if needed is None or any(_reads(site.stmt.value, decl.name) for site in sites):
+                continue  # an output the kernel reads back may be needed at more points than its readers use
             for site in sites:
                 if site.stmt.target.tensor == decl.name and site.guard is None:
                     site.guard = _from_positions(needed, site.stmt.target)
@@ -514,6 +522,10 @@ def _needed_by_all(result: Value, readers: list[KernelOp | None]) -> Expr | None
 
 def _used_only_under(kernel: KernelOp, name: str) -> Expr | None:
     """The one condition (over the positions of input `name`) outside which `kernel` ignores its value."""
+    try:
+        _sites(kernel.body, [])
+    except TypeError:
+        return None  # a statement this analysis does not model may read it anywhere
     needed: Expr | None = None
     for stmt, guard in _assigns_with_guards(kernel.body, None):
         chosen = {id(n): s.args[0] for s in walk(stmt.value) if isinstance(s, Call) and s.func == "select"
@@ -522,6 +534,8 @@ def _used_only_under(kernel: KernelOp, name: str) -> Expr | None:
             if not (isinstance(n, Access) and n.tensor == name):
                 continue
             cond = chosen.get(id(n), guard)
+            if cond is not None and any(isinstance(c, Access | Call) for c in walk(cond)):
+                cond = guard  # a condition on data (a padding mask): no set of positions, only the guard
             at = _to_positions(cond, n) if cond is not None else None
             if at is None or (needed is not None and at != needed):
                 return None
