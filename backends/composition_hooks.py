@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import islpy as isl
 import numpy as np
 
-from solar.ir.analysis.formula import fmin
+from solar.ir.analysis.formula import Number, fmin
+from solar.ir.analysis.index_values import IndexValues
+from solar.ir.analysis.isl_model import evaluate
 from solar.ir.diagnostics import Location
 from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import (
@@ -24,6 +27,8 @@ from solar.ir.ops import (
     ScatterOp,
     SliceEntry,
     SliceOp,
+    SortOp,
+    TopkOp,
     Value,
     Word,
 )
@@ -174,28 +179,42 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
 
 @HOOKS.read_bytes(GatherOp)
 def _gather_reads(model: CostQueries, op: GatherOp, v: Value, full: int, loops: dict) -> int:
-    # A gather reads of its table only the rows it picks: at most as many bytes as it produces.
+    # A gather reads of its table only the rows it picks: at most as many bytes as it produces, and no more
+    # rows than its ids must name apart (docs/counts.md, "Gathers").
     if v is not op.args[0]:
         return full
     picked = fmin(full, model.nbytes(op.results[0]))
-    rows = _least_distinct_rows(op.args[1])
-    table = v.type
-    if rows is not None and table is not None and table.rank and isinstance(table.shape[0], int):
-        # Rows picked by a top-k (experts chosen by a router): any routing may send every token to the same
-        # k rows, so k rows is the least a lower bound may read (docs/llm.md, mixture of experts).
-        return fmin(picked, rows * (model.nbytes(v) // table.shape[0]))
-    return picked
+    table, axis = v.type, op.attrs["axis"]
+    if table is None or not isinstance(table.shape[axis], int) or table.shape[axis] == 0:
+        return picked
+    return fmin(picked, least_distinct_ids(model, op.args[1]) * (model.nbytes(v) // table.shape[axis]))
 
 
-def _least_distinct_rows(index: Value) -> int | None:
-    """How many distinct rows indices must name at least: k for the indices of a top-k (through views)."""
-    while index.owner is not None and index.owner.is_view and index.owner.operands:
+def least_distinct_ids(model: CostQueries, index: Value) -> Number:
+    """How many distinct ids `index` must hold, at least, for every input: k for the indices of a top-k
+    (experts a router picks: any routing may send every token to the same k), n for those of a sort along
+    an axis of n (each line is a permutation), the size of the image for ids that are a function of their
+    positions (`index_values`), and one for ids that are data, which may all repeat (padding tokens, an
+    embedding bag). A gather with no ids reads nothing, which the bytes it produces already cap."""
+    # Through the views that keep every element (a slice of a sort's indices may name only a few rows).
+    while isinstance(index.owner, ReshapeOp | PermuteOp | BroadcastOp):
         index = index.owner.operands[0]
     owner = index.owner
-    if owner is not None and owner.opname == "solar.topk" and len(owner.results) > 1 and index is owner.results[1]:
+    if isinstance(owner, TopkOp) and index is owner.results[-1]:
         k = owner.attrs.get("k")
-        return k if isinstance(k, int) else None
-    return None
+        return k if isinstance(k, int) else 1
+    if isinstance(owner, SortOp) and index is owner.results[-1] and owner.operands:
+        source = owner.operands[0].type
+        line = source.shape[owner.attrs["axis"]] if source is not None and source.rank else 1
+        return line if isinstance(line, int) else 1
+    values = IndexValues(model.params)
+    ids = values.of(index)
+    if isinstance(ids, isl.PwAff) and index.type is not None:
+        image = isl.Map.from_pw_aff(ids.intersect_domain(values.box(index.type.shape))).range()
+        distinct = evaluate(image.card(), model.values)
+        if distinct is not None:
+            return distinct
+    return 1
 
 
 @HOOKS.read_bytes(ScatterOp)

@@ -10,7 +10,7 @@ from solar.ir.analysis.counts import einsum_counts
 from solar.ir.analysis.dependences import always_before, ever_before, touching
 from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
-from solar.ir.analysis.mask_domains import restrict_masked_domains
+from solar.ir.analysis.mask_domains import OffValue, restrict_masked_domains, restrict_to_used_points
 from solar.ir.einsum_spec import affine_subscript
 from solar.ir.expr import Expr, format_expr, linear_form, rewrite, walk
 from solar.ir.expr_visitor import ExprVisitor
@@ -33,7 +33,7 @@ from solar.ir.ops import (
     Value,
 )
 from solar.ir.pass_manager import Pass, PassContext
-from solar.ir.rewriter import NameGenerator, Rewriter, blocks, erase_dead
+from solar.ir.rewriter import NameGenerator, Rewriter, blocks, erase_dead, uses_of
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal, format_dim
 
 _LETTERS = "ijklmnopqrstuvwxyzabcdefghIJKLMNOPQRSTUVWXYZABCDEFGH"
@@ -102,15 +102,24 @@ def _masks_as_where_clauses(ctx: PassContext, func: FuncOp, params: list[str]) -
     function before lifting, while the masks' producers are still kernels."""
     values = IndexValues(params)
     dropped: list[Value] = []
+    facts: dict[Value, OffValue] = {}  # tensors constant off a mask condition (masked scores, probabilities)
     for block in blocks(func):
         for op in block.ops:
             if not isinstance(op, KernelOp):
                 continue
             before = {b.name: b.value for b in op.inputs}
-            outcome = restrict_masked_domains(op, values)
+            known = {b.name: facts[b.value] for b in op.inputs if b.value in facts}
+            outcome = restrict_masked_domains(op, values, known)
+            outputs = [d.name for d in op.outputs]
+            facts.update({op.results[outputs.index(name)]: fact for name, fact in outcome.facts.items()})
             dropped += [before[name] for name in outcome.applied]
             for tensor, why in outcome.dense:
                 ctx.diagnostics.remark(f"kernel @{op.symbol} counts every point of mask {tensor}: {why}", op.loc)
+    if facts:  # and back: the masked scores are computed (Q·Kᵀ, scaled, capped) only where they are used
+        kernels = [op for block in blocks(func) for op in block.ops if isinstance(op, KernelOp)]
+        users = {v: [op if isinstance(op, KernelOp) else None for op, _ in reads]
+                 for v, reads in uses_of(func.regions[0]).items()}
+        restrict_to_used_points(kernels, users)
     if dropped:
         erase_dead(func, dropped)
 

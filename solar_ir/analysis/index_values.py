@@ -155,16 +155,19 @@ class IndexValues:
         return TwoValued(v.where.preimage_multi_pw_aff(through), v.on, v.off)
 
     def _reshape(self, src: Value, shape: tuple[Dim, ...]) -> IndexValue:
-        """A reshape that only adds or drops unit dims (a `view(1, S, 1)`) is an index map; others are not
-        affine with symbolic sizes."""
+        """A reshape that only adds or drops unit dims (a `view(1, S, 1)`) is an index map; so is one that
+        merges or splits dims whose strides are constants (`view(BATCH * S)` of a BATCH x S tensor, as HF's
+        packed-sequence check flattens positions): each source index is a floor division and a remainder of
+        the flat position, which ISL keeps exactly (quasi-affine)."""
         assert src.type is not None
         kept_src = [k for k, d in enumerate(src.type.shape) if d != 1]
         kept_out = [k for k, d in enumerate(shape) if d != 1]
-        if [str(src.type.shape[k]) for k in kept_src] != [str(shape[k]) for k in kept_out]:
-            raise _NoValue
-        exprs = ["0"] * src.type.rank
-        for s, o in zip(kept_src, kept_out, strict=True):
-            exprs[s] = f"x{o}"
+        if [str(src.type.shape[k]) for k in kept_src] == [str(shape[k]) for k in kept_out]:
+            exprs = ["0"] * src.type.rank
+            for s, o in zip(kept_src, kept_out, strict=True):
+                exprs[s] = f"x{o}"
+        else:
+            exprs = _delinearized(src.type.shape, shape)
         return self._pull(self._need(src), self._map(len(shape), exprs))
 
     def _slice(self, op: SliceOp, rank: int) -> IndexValue:
@@ -262,6 +265,29 @@ class IndexValues:
         if not isinstance(term, isl.PwAff) or not box.is_subset(term.zero_set()):
             raise _NoValue
         return self._const(len(shape), 0)
+
+
+def _delinearized(src: tuple[Dim, ...], out: tuple[Dim, ...]) -> list[str]:
+    """The index of `src` that index x0..xn of `out` (the same elements, row-major) reads. Dims that lead both
+    shapes alike map one to one; past them every dim but the first must be a constant, so that the flat
+    position and its division by each stride stay quasi-affine (a symbolic stride would make them products
+    of unknowns). Raises _NoValue otherwise."""
+    lead = 0
+    while lead < min(len(src), len(out)) - 1 and str(src[lead]) == str(out[lead]):
+        lead += 1
+    rest_src, rest_out = src[lead:], out[lead:]
+    if not all(isinstance(d, int) for d in (*rest_src[1:], *rest_out[1:])):
+        raise _NoValue
+
+    def strides(dims: tuple[Dim, ...]) -> list[int]:
+        return [math.prod(int(d) for d in dims[k + 1:]) for k in range(len(dims))]
+
+    flat = " + ".join(f"{stride} * x{lead + k}" for k, stride in enumerate(strides(rest_out))) or "0"
+    exprs = [f"x{k}" for k in range(lead)]
+    for k, stride in enumerate(strides(rest_src)):
+        part = f"floor(({flat}) / {stride})"
+        exprs.append(part if k == 0 else f"({part}) mod {int(rest_src[k])}")
+    return exprs
 
 
 def _perfect_nest(body: list) -> tuple[list[AffineFor], list]:
@@ -407,12 +433,24 @@ class _Evaluator(ExprVisitor[IndexValue]):
             return a.mod_val(isl.Val(e.rhs.value))
         raise _NoValue
 
+    def _float_constant(self, e: Expr) -> float | None:
+        """A float literal, or a read of a float constant that fills its tensor (`torch.where(m, 0.0, min)`
+        exports its 0.0 as a scalar constant)."""
+        if isinstance(e, FloatLit):
+            return e.value
+        if isinstance(e, Access) and e.tensor in self.inputs:
+            owner = self.inputs[e.tensor].owner
+            if isinstance(owner, ConstantOp) and isinstance(owner.value, float):
+                return owner.value
+        return None
+
     def _select(self, c: Expr, a: Expr, b: Expr) -> IndexValue:
         cond = self.value(c)
         if not isinstance(cond, isl.Set):
             raise _NoValue
-        if isinstance(a, FloatLit) and isinstance(b, FloatLit):
-            return TwoValued(cond, a.value, b.value)  # `where(mask, 0.0, -inf)`: an additive mask
+        on, off = self._float_constant(a), self._float_constant(b)
+        if on is not None and off is not None:
+            return TwoValued(cond, on, off)  # `where(mask, 0.0, -inf)`: an additive mask
         va, vb = self.value(a), self.value(b)
         rest = self.box.subtract(cond)
         if isinstance(va, isl.Set) and isinstance(vb, isl.Set):

@@ -24,7 +24,7 @@ import islpy as isl
 
 from solar.ir.expr import Access, Binary, BoolLit, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, rewrite, walk
 from solar.ir.expr_visitor import ExprVisitor
-from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl
+from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl, Value
 
 from .index_values import IndexValues, TwoValued, is_masked_off
 from .isl_model import UnsupportedForISL, isl_expr
@@ -39,10 +39,21 @@ class MaskOutcome:
     applied: list[str] = field(default_factory=list)  # input tensor names read as conditions now
     dense: list[tuple[str, str]] = field(default_factory=list)  # (input tensor, why it stays dense)
     guarded: int = 0  # statements that now run under a mask condition
+    # output tensor -> what it holds outside a condition (over its positions), for the kernels that read it
+    facts: dict[str, OffValue] = field(default_factory=dict)
 
     @property
     def dropped_inputs(self) -> list[str]:
         return self.applied
+
+
+@dataclass(frozen=True)
+class OffValue:
+    """A tensor that equals the constant `off` wherever `live` (over its positions `%@0`, ...) fails: the
+    scores after an additive mask (-inf), the probabilities of a softmax over them (0)."""
+
+    live: Expr
+    off: float
 
 
 @dataclass
@@ -55,8 +66,11 @@ class _Site:
     guard: Expr | None = None  # the mask condition this rewrite put around it
 
 
-def restrict_masked_domains(kernel: KernelOp, values: IndexValues) -> MaskOutcome:
-    """Rewrites `kernel` in place so that it iterates only where its index masks hold (see the module)."""
+def restrict_masked_domains(kernel: KernelOp, values: IndexValues,
+                            known: dict[str, OffValue] | None = None) -> MaskOutcome:
+    """Rewrites `kernel` in place so that it iterates only where its index masks hold (see the module).
+    `known` names inputs that another kernel left constant outside a condition (`MaskOutcome.facts`): eager
+    attention's softmax and P·V read the masked scores as a kernel reads the mask itself."""
     outcome = MaskOutcome()
     masks: dict[str, isl.Set | TwoValued] = {}
     for b in kernel.inputs:
@@ -69,12 +83,16 @@ def restrict_masked_domains(kernel: KernelOp, values: IndexValues) -> MaskOutcom
                 outcome.dense.append((b.name, f"%{b.value.name} depends on data"))
             continue
         masks[b.name] = mask
-    if not masks:
+    # A tensor that is a function of its indices is read as the mask it is; a known one only otherwise.
+    known = {b.name: known[b.name] for b in kernel.inputs if known and b.name in known and b.name not in masks}
+    if not masks and not known:
         return outcome
     sites = _sites(kernel.body, [])
     conds: set[Expr] = set()
     try:
-        substituted = [_fold(_substitute(site, masks, values, conds)) for site in sites]
+        substituted = [_fold(_substitute(site, masks, values, conds, known)) for site in sites]
+        if known:
+            _check_rows(sites, substituted, known, values)
     except _Dense as why:
         outcome.dense.append((why.tensor, str(why)))
         return outcome  # nothing was rewritten yet
@@ -90,6 +108,7 @@ def restrict_masked_domains(kernel: KernelOp, values: IndexValues) -> MaskOutcom
             k = next(i for i, s in enumerate(site.parent) if s is site.stmt)
             site.parent[k] = AffineIf(site.guard, [site.stmt], site.stmt.loc)
     kernel.inputs = [b for b in kernel.inputs if b.name not in outcome.applied]
+    outcome.facts = _output_facts(kernel, sites, conds, values)
     return outcome
 
 
@@ -133,8 +152,16 @@ def _sites(body: list[KStmt], loops: list[AffineFor]) -> list[_Site]:
 # ---- 1. substitution -----------------------------------------------------------------------------
 
 
-def _substitute(site: _Site, masks: dict[str, isl.Set | TwoValued], values: IndexValues, conds: set[Expr]) -> Expr:
+def _substitute(site: _Site, masks: dict[str, isl.Set | TwoValued], values: IndexValues, conds: set[Expr],
+                known: dict[str, OffValue]) -> Expr:
     def replace(e: Expr) -> Expr | None:
+        if isinstance(e, Access) and e.tensor in known:
+            fact = known[e.tensor]
+            cond = _from_positions(fact.live, e)
+            if cond is None:
+                return None  # read at other than its own positions: it stays a dense read
+            conds.add(cond)
+            return Call("select", (cond, e, FloatLit(fact.off)))
         if not (isinstance(e, Access) and e.tensor in masks):
             return None
         mask = masks[e.tensor]
@@ -365,3 +392,164 @@ def _needed_positions(readers: list[_Site], name: str) -> Expr | None:
                     return None
                 needed = c
     return needed
+
+
+# ---- across kernels ------------------------------------------------------------------------------
+
+
+def _output_facts(kernel: KernelOp, sites: list[_Site], conds: set[Expr], values: IndexValues
+                  ) -> dict[str, OffValue]:
+    """Outputs stored once per element, unguarded, from a value that folds to a constant where one mask
+    condition fails: what a reader may assume outside that condition. None where a guarded reduction may
+    have an empty line (its max -inf, its sum 0: the store's folding to a constant would not hold there)."""
+    facts: dict[str, OffValue] = {}
+    if any(s.guard is not None and s.stmt.op in _IDENTITY and not _every_line_live(s.guard, s, values)
+           for s in sites):
+        return facts
+    for decl in kernel.outputs:
+        writers = [s for s in sites if s.stmt.target.tensor == decl.name]
+        if len(writers) != 1:
+            continue
+        site = writers[0]
+        stmt, rank = site.stmt, decl.type.rank
+        names = _plain(stmt.target)
+        if (stmt.op != "=" or site.guard is not None or names is None or len(names) != rank
+                or sorted(names) != sorted(loop.var for loop in site.loops)):
+            continue  # not one store per element under exactly its own loops
+        candidates = {c for c in conds if any(n == c for n in walk(stmt.value))}
+        if len(candidates) != 1:
+            continue
+        (cond,) = candidates
+        off = _fold(rewrite(stmt.value, lambda e, cond=cond: BoolLit(False) if e == cond else None))
+        live = _to_positions(cond, stmt.target)
+        if isinstance(off, FloatLit | IntLit) and live is not None:
+            facts[decl.name] = OffValue(live, float(off.value))
+    return facts
+
+
+def _check_rows(sites: list[_Site], substituted: list[Expr], known: dict[str, OffValue],
+                values: IndexValues) -> None:
+    """A reduction over scores that are -inf off a condition is finite only on lines with a live score;
+    a line masked off entirely would make `exp(s - max)` NaN, not 0 (and an additive mask of the dtype's
+    lowest value gives such a line equal weights, not zeros). So every line a reduction reads must keep a
+    live point, else the kernel stays dense."""
+    for site, value in zip(sites, substituted, strict=True):
+        if site.stmt.op not in _IDENTITY:  # a reduction along the line: a max, or a sum of exp without one
+            continue
+        for n in walk(value):
+            if not (isinstance(n, Call) and n.func == "select" and isinstance(n.args[1], Access)
+                    and n.args[1].tensor in known and _is(n.args[2], -math.inf)):
+                continue
+            if not _every_line_live(n.args[0], site, values):
+                raise _Dense(n.args[1].tensor, f"a line of the masked {n.args[1].tensor} may hold no live point")
+
+
+def _every_line_live(cond: Expr, site: _Site, values: IndexValues) -> bool:
+    """Whether, at every point of the loops the target keeps, some point of the reduced loops meets `cond`."""
+    names = dict(values.names)
+    names.update({"%" + loop.var: f"x{k}" for k, loop in enumerate(site.loops)})
+    idx = ", ".join(f"x{k}" for k in range(len(site.loops)))
+    try:
+        bounds = " and ".join(f"{isl_expr(loop.lower, names)} <= x{k} < {isl_expr(loop.upper, names)}"
+                              for k, loop in enumerate(site.loops)) or "true"
+        domain = isl.Set(f"{values.prefix}{{ [{idx}] : {bounds} }}")
+        live = isl.Set(f"{values.prefix}{{ [{idx}] : {bounds} and {_cond_text(cond, names)} }}")
+    except (UnsupportedForISL, KeyError, isl.Error):
+        return False
+    kept = {i.name for i in site.stmt.target.indices if isinstance(i, IndexRef)}
+    for k in reversed(range(len(site.loops))):
+        if site.loops[k].var not in kept:
+            domain = domain.project_out(isl.dim_type.set, k, 1)
+            live = live.project_out(isl.dim_type.set, k, 1)
+    return domain.is_subset(live)
+
+
+def _cond_text(cond: Expr, names: dict[str, str]) -> str:
+    """A condition `_constraint_expr` built (comparisons joined by `and`) as ISL text."""
+    if isinstance(cond, BoolLit):
+        return "true" if cond.value else "false"
+    if isinstance(cond, Binary) and cond.op == "and":
+        return f"({_cond_text(cond.lhs, names)}) and ({_cond_text(cond.rhs, names)})"
+    if isinstance(cond, Binary) and cond.op in ("<=", "<", ">=", ">", "=="):
+        op = "=" if cond.op == "==" else cond.op
+        return f"{isl_expr(cond.lhs, names)} {op} {isl_expr(cond.rhs, names)}"
+    raise UnsupportedForISL(f"condition {cond}")
+
+
+def restrict_to_used_points(kernels: list[KernelOp], users: dict[Value, list[KernelOp | None]]) -> int:
+    """Backward, from the last kernel to the first: an output that every reader uses only under one
+    condition (under an `affine.if`, or as the chosen side of a `select`) is computed only there, as the
+    scores Q·Kᵀ eager attention masks afterwards. `users` lists each result's readers (None for a reader
+    that is not a kernel, a return among them). Returns how many statements it guarded."""
+    guarded = 0
+    for kernel in reversed(kernels):
+        try:
+            sites = _sites(kernel.body, [])
+        except TypeError:  # a statement this analysis does not model
+            continue
+        for decl, result in zip(kernel.outputs, kernel.results, strict=True):
+            needed = _needed_by_all(result, users.get(result, []))
+            if needed is None or any(_reads(site.stmt.value, decl.name) for site in sites):
+                continue  # an output the kernel reads back may be needed at more points than its readers use
+            for site in sites:
+                if site.stmt.target.tensor == decl.name and site.guard is None:
+                    site.guard = _from_positions(needed, site.stmt.target)
+        _liveness(sites, {d.name for d in kernel.locals()})
+        for site in sites:
+            if site.guard is not None:
+                guarded += 1
+                cond = site.guard
+                site.stmt.value = _fold(rewrite(site.stmt.value, lambda e, c=cond: BoolLit(True) if e == c else None))
+                k = next(i for i, s in enumerate(site.parent) if s is site.stmt)
+                site.parent[k] = AffineIf(cond, [site.stmt], site.stmt.loc)
+    return guarded
+
+
+def _needed_by_all(result: Value, readers: list[KernelOp | None]) -> Expr | None:
+    needed: Expr | None = None
+    for reader in readers:
+        if reader is None:
+            return None
+        for b in reader.inputs:
+            if b.value is not result:
+                continue
+            cond = _used_only_under(reader, b.name)
+            if cond is None or (needed is not None and cond != needed):
+                return None
+            needed = cond
+    return needed
+
+
+def _used_only_under(kernel: KernelOp, name: str) -> Expr | None:
+    """The one condition (over the positions of input `name`) outside which `kernel` ignores its value."""
+    try:
+        _sites(kernel.body, [])
+    except TypeError:
+        return None  # a statement this analysis does not model may read it anywhere
+    needed: Expr | None = None
+    for stmt, guard in _assigns_with_guards(kernel.body, None):
+        chosen = {id(n): s.args[0] for s in walk(stmt.value) if isinstance(s, Call) and s.func == "select"
+                  and len(s.args) == 3 for n in walk(s.args[1])}
+        for n in walk(stmt.value):
+            if not (isinstance(n, Access) and n.tensor == name):
+                continue
+            cond = chosen.get(id(n), guard)
+            if cond is not None and any(isinstance(c, Access | Call) for c in walk(cond)):
+                cond = guard  # a condition on data (a padding mask): no set of positions, only the guard
+            at = _to_positions(cond, n) if cond is not None else None
+            if at is None or (needed is not None and at != needed):
+                return None
+            needed = at
+    return needed
+
+
+def _assigns_with_guards(body: list[KStmt], guard: Expr | None) -> list[tuple[Assign, Expr | None]]:
+    out: list[tuple[Assign, Expr | None]] = []
+    for s in body:
+        if isinstance(s, AffineFor):
+            out += _assigns_with_guards(s.body, guard)
+        elif isinstance(s, AffineIf):
+            out += _assigns_with_guards(s.body, s.cond)
+        elif isinstance(s, Assign):
+            out.append((s, guard))
+    return out

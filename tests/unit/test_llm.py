@@ -64,7 +64,7 @@ def test_llama2_7b_decode_is_exact():
     assert cost.macs == batch * linear_params + attention
     kv_token = s.kv_bytes_per_token
     inv_freq = (s.head_dim // 2) * 4  # the rotary frequencies, f32
-    expected = (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes  # weights; embedding rows read
+    expected = (memory.weight_bytes - embed + s.hidden * s.dtype_bytes  # weights; one embedding row
                 + batch * 8 + inv_freq  # token ids, rotary frequencies
                 + batch * context * kv_token  # the cache, read once
                 + batch * kv_token  # the new token's keys and values, appended in place
@@ -169,12 +169,13 @@ def test_moe_decode_reads_the_least_any_routing_allows():
     memory = model_memory(cfg)
     context = 10
     one, four = (step.cost(b, context, "h100-sxm", "whole_graph").bytes for b in (1, 4))
-    per_token = s.hidden * 4 + 8 + (context + 1) * s.kv_bytes_per_token + s.vocab * 4
+    # One embedding row whatever the batch (every token may be the same id), like the experts.
+    per_token = 8 + (context + 1) * s.kv_bytes_per_token + s.vocab * 4
     assert four - one == 3 * per_token
     embed = s.vocab * s.hidden * 4
     inv_freq = (s.head_dim // 2) * 4
     least = memory.weight_bytes - s.layers * (s.experts - s.top_k) * memory.expert_bytes
-    assert one == least - embed + per_token + inv_freq
+    assert one == least - embed + s.hidden * 4 + per_token + inv_freq
     point = serving_point(step, cfg, memory, H100, "whole_graph", 4, context)
     estimate = point.as_record()["moe_uniform_routing_estimate"]
     assert estimate["experts_read_per_layer"] == pytest.approx(4 * (1 - (1 - 2 / 4) ** 4))
@@ -217,8 +218,8 @@ def test_mistral_7b_sliding_window_at_full_size():
         cost = decode.cost(batch, context, "h100-sxm", "whole_graph")
         keys = min(context + 1, window)
         assert cost.macs == batch * linear_params + 2 * s.layers * batch * s.heads * keys * s.head_dim
-        assert cost.bytes == (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes + batch * 8
-                              + (s.head_dim // 2) * 4  # embedding rows, token ids, rotary frequencies
+        assert cost.bytes == (memory.weight_bytes - embed + s.hidden * s.dtype_bytes + batch * 8
+                              + (s.head_dim // 2) * 4  # one embedding row (ids may repeat), ids, rotary freqs
                               + batch * (window - 1) * kv_token  # the window's cached tokens, read once
                               + batch * kv_token + batch * s.vocab * s.dtype_bytes)  # the new token, logits
         # What the cache holds after the step: W − 1 tokens per sliding layer, not the P + 1 passed through.

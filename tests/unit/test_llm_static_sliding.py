@@ -136,8 +136,8 @@ def test_mistral_7b_static_ring_at_full_size():
         cost = decode.cost(batch, context, "h100-sxm", "whole_graph")
         keys = min(context + 1, window)
         assert cost.macs == batch * linear_params + 2 * s.layers * batch * s.heads * keys * s.head_dim
-        assert cost.bytes == (memory.weight_bytes - embed + batch * s.hidden * s.dtype_bytes + batch * 8
-                              + (s.head_dim // 2) * 4  # embedding rows, token ids, rotary frequencies
+        assert cost.bytes == (memory.weight_bytes - embed + s.hidden * s.dtype_bytes + batch * 8
+                              + (s.head_dim // 2) * 4  # one embedding row (ids may repeat), ids, rotary freqs
                               + batch * (keys - 1) * kv_token  # the live window's cached tokens, read once
                               + batch * kv_token + batch * s.vocab * s.dtype_bytes)  # the new token, logits
         point = serving_point(decode, cfg, memory, H100, "whole_graph", batch, context)
