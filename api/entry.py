@@ -117,8 +117,7 @@ def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: s
         if path.endswith(".py"):
             return _translate_file(path, inputs, dynamic, name)
         _no_inputs(inputs)
-        with open(path, encoding="utf-8") as f:
-            return Origin("sir", path, {}), f.read(), path, None
+        return Origin("sir", path, {}), _read_sir(path), path, None
     if isinstance(program, str):
         _no_inputs(inputs)
         return Origin("sir", "<string>", {}), program, "<string>", None
@@ -138,6 +137,22 @@ def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: s
                 (program, args))
     module = _translate_jax(program, args, name)
     return Origin("jax", _source_file(program), {}), print_module(module), "<jax>", (program, args)
+
+
+def _read_sir(path: str) -> str:
+    """The text of a SIR file, read as solar-opt reads it: a byte that is not UTF-8 is a SIRError naming its
+    offset, an unreadable file a BadInputError."""
+    from solar.ir.diagnostics import DiagnosticError
+    from solar.ir.source import decode_source
+
+    try:
+        with open(path, "rb") as f:
+            return decode_source(f.read(), path)
+    except OSError as err:
+        raise BadInputError(f"cannot read '{path}': {err.strerror}") from None
+    except DiagnosticError as err:
+        text = err.format()
+        raise SIRError(text.strip().splitlines()[0], text) from None
 
 
 def _no_inputs(inputs: Sequence[Any] | None) -> None:

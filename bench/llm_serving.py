@@ -351,7 +351,7 @@ class Memory:
 
 
 def model_memory(cfg: LlmConfig) -> Memory:
-    model = build_model(cfg.config, cfg.shape.dtype)
+    model = build_model(cfg.config, cfg.shape.dtype, cfg.path)
     layers = getattr(getattr(model, "model", model), "layers", None)
     layer = weight_bytes(layers[0]) if layers is not None and len(layers) else 0
     experts = 0

@@ -30,6 +30,9 @@ ACTIVATION_FIELDS = ("hidden_act", "hidden_activation", "activation_function")
 ROPE_FIELDS = ("rope_scaling", "rope_parameters")
 # torch sizes, strides and byte counts are int64: no dimension and no tensor's bytes beyond this.
 INT64_MAX = 2**63 - 1
+# transformers builds a model layer by layer, about a second per thousand tiny layers on the meta device: a layer
+# count far beyond any real model's (a few hundred at most) is refused before the build, which would run for hours.
+MAX_LAYERS = 10_000
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -92,6 +95,9 @@ def check_fields(path: str, raw: dict[str, Any], dtype: str | None = None) -> No
             raise LlmError(f"{path}: missing field '{key}'")
         if not _is_int(text[key]) or text[key] <= 0:
             raise LlmError(f"{path}: field '{key}' must be a positive integer, not {text[key]!r}")
+    if text["num_hidden_layers"] > MAX_LAYERS:
+        raise LlmError(f"{path}: field 'num_hidden_layers' {_count(text['num_hidden_layers'])} is beyond solar-llm's "
+                       f"limit of {MAX_LAYERS} layers (real models have a few hundred at most)")
     if text.get("head_dim") is not None and (not _is_int(text["head_dim"]) or text["head_dim"] <= 0):
         raise LlmError(f"{path}: field 'head_dim' must be a positive integer, not {text['head_dim']!r}")
     for fields, prefix in ((text, ""), *((text.get(key), f"{key}.") for key in ROPE_FIELDS)):

@@ -119,7 +119,7 @@ class LlmConfig:
         if self.source is not None:
             return False  # code, not a config: no twin with fewer layers can be made
         for key in _HETEROGENEOUS:
-            value = self.raw.get(key)
+            value = text_fields(self.raw).get(key)
             if key == "layer_types" and isinstance(value, list) and len(set(value)) > 1:
                 return False
             if key in ("mlp_only_layers",) and value:
@@ -156,6 +156,8 @@ def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> 
             config = CONFIG_MAPPING[model_type](**fields)
     except Exception as err:  # transformers' own validation (strict dataclass fields and validators)
         raise LlmError(f"{path}: transformers refuses the config: {_one_line(err)}") from None
+    if text_raw is not raw:  # a multimodal config: priced as its language model (the text decoder serves tokens)
+        config, model_type = _text_config(path, model_type, config)
     check_constructed(path, raw, config)
     config._attn_implementation = "sdpa"
     shape = _shape(config, model_type, DTYPES[dtype or dtype_name(path, raw)])
@@ -171,6 +173,18 @@ def _text_config_class(mapping: Any, model_type: str, nested: bool, text_raw: di
         return mapping[text_type]
     sub = getattr(mapping[model_type], "sub_configs", {}).get("text_config")
     return sub if isinstance(sub, type) else mapping[model_type]
+
+
+def _text_config(path: str, model_type: str, config: Any) -> tuple[Any, str]:
+    """The language model's config of a multimodal config (Mistral 3, LLaVA, Gemma 3) and its model type; a
+    model type that holds no language model in `text_config` is refused."""
+    from transformers import PretrainedConfig
+
+    text = config.get_text_config()
+    if text is config or not isinstance(text, PretrainedConfig):
+        raise LlmError(f"{path}: model_type '{model_type}' has no language model in 'text_config' (a multimodal "
+                       "config such as mistral3 or llava holds one there): give the language model's own config")
+    return text, str(text.model_type)
 
 
 def _one_line(err: Exception) -> str:
@@ -189,22 +203,33 @@ def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
                     int(window) if isinstance(window, int) and window > 0 else None)
 
 
-def build_model(config: Any, dtype: torch.dtype) -> torch.nn.Module:
-    """The causal LM of `config` on the meta device (no memory, no weights), in `dtype`, for inference."""
+def build_model(config: Any, dtype: torch.dtype, path: str = "") -> torch.nn.Module:
+    """The causal LM of `config` on the meta device (no memory, no weights), in `dtype`, for inference. What
+    transformers raises while building it (a config it constructed but cannot build a model of: an unknown
+    experts implementation, a RoPE field of the wrong kind, a negative size) is an LlmError naming `path`."""
     if isinstance(config, ModelSource):
         return config.build(dtype)
     from transformers import AutoModelForCausalLM
 
+    prefix = f"{path}: " if path else ""
     try:
         with torch.device("meta"), quiet_transformers():
             model = AutoModelForCausalLM.from_config(config, dtype=dtype)
     except RuntimeError as err:
         if "overflow" not in str(err):
-            raise
+            raise LlmError(f"{prefix}{_cannot_build(err)}") from None
         # Sizes the config checks let through whose product is still beyond torch's int64 byte counts.
-        raise LlmError(f"a weight of the model is too large to represent: {str(err).splitlines()[0]} (torch's byte "
-                       "counts are 64-bit, at most 2^63 - 1)") from None
+        raise LlmError(f"{prefix}a weight of the model is too large to represent: {str(err).splitlines()[0]} "
+                       "(torch's byte counts are 64-bit, at most 2^63 - 1)") from None
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError) as err:
+        # Only transformers' code runs in the call above: its failure is the config's, not a bug of SOLAR's.
+        raise LlmError(f"{prefix}{_cannot_build(err)}") from None
     return model.eval()
+
+
+def _cannot_build(err: Exception) -> str:
+    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return f"transformers cannot build a model from this config: {type(err).__name__}: {first}".rstrip(": ")
 
 
 def weight_bytes(model: torch.nn.Module) -> int:
@@ -374,7 +399,7 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
                   batch_symbolic: bool) -> PhaseExport:
     shape = cfg.shape
     config = cfg.with_layers(layers)
-    lm = build_model(config, shape.dtype)
+    lm = build_model(config, shape.dtype, cfg.path)
     auto = Dim.AUTO
     static = cfg.cache == "static"
     with torch.device("meta"):

@@ -152,7 +152,6 @@ def test_analyze_of_a_module_with_odd_inputs_gives_an_analysis_or_a_solar_error(
 
 # Found by this fuzzer (a PNG an odd path had left behind): a path to a file that is not UTF-8 is a
 # UnicodeDecodeError from analyze() (apierr merged); solar-opt says "invalid UTF-8 at byte offset 0".
-@pytest.mark.xfail(strict=False, reason="analyze() of a file that is not UTF-8: UnicodeDecodeError")
 def test_analyze_of_a_file_that_is_not_text_is_a_solar_error(tmp_path: Path) -> None:
     png = tmp_path / "roofline.sir"
     png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
