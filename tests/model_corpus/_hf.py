@@ -30,3 +30,12 @@ def hf_model(config_cls: Any, model_cls: Any, config: dict, inputs: Sequence[str
 
 def token_ids(vocab: int, batch: int = 2, seq: int = 8) -> list[torch.Tensor]:
     return [torch.randint(0, vocab, (batch, seq))]
+
+
+def dead_attention_macs(batch: int, heads: int, head_dim: int, seq: int, layers: int = 1,
+                        window: int | None = None) -> int:
+    """The MACs of a causal (or sliding-window causal) attention's two products, Q·Kᵀ and P·V, over the key
+    positions its mask removes: FlopCounterMode counts the full square, SOLAR the live pairs only (a bound
+    counts the work a program needs). Counted by enumerating the mask, not by its closed form."""
+    dead = sum(1 for i in range(seq) for j in range(seq) if j > i or (window is not None and i - j >= window))
+    return layers * batch * heads * dead * head_dim * 2

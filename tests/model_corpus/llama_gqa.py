@@ -34,14 +34,14 @@ def get_init_inputs() -> list:
 
 def expected_tensor_flops(c: dict, b: int, s: int) -> int:
     """2·MACs of every contraction: q, k, v, o projections (k and v at the grouped width), the gated MLP,
-    the LM head, and attention. Transformers hands SDPA an explicit causal mask (not `is_causal`), so the
-    attention kernel visits all s² key positions, as the framework's runs it."""
+    the LM head, and attention over the causal mask's live pairs (s·(s+1)/2 of the s² positions: transformers
+    hands SDPA an explicit causal mask, and a bound counts only the pairs the mask keeps)."""
     h, i, layers, heads, kv = (c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"],
                                c["num_attention_heads"], c["num_key_value_heads"])
     d = h // heads
     proj = b * s * (h * h + 2 * h * kv * d + h * h)
     mlp = b * s * 3 * h * i
-    attn = 2 * b * heads * d * s * s  # scores and the value sum
+    attn = 2 * b * heads * d * (s * (s + 1) // 2)  # scores and the value sum, live pairs
     return 2 * (layers * (proj + mlp + attn) + b * s * h * c["vocab_size"])
 
 

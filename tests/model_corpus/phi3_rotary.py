@@ -1,7 +1,7 @@
 """Phi-3 with a partial rotary factor of 1.0 from a configuration alone: the pass-through part of the rotary
 split is an empty slice, joined back by `cat` (issue 36)."""
 
-from _hf import hf_model, token_ids
+from _hf import dead_attention_macs, hf_model, token_ids
 from transformers import Phi3Config, Phi3Model
 
 CONFIG = {"vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4,
@@ -18,4 +18,5 @@ def get_init_inputs() -> list:
     return []
 
 
-EXPECT = {"tensor": "reference"}
+# Causal attention: the live pairs only (batch 2, 4 heads of 8, 8 tokens).
+EXPECT = {"tensor": ("reference", -dead_attention_macs(2, 4, 8, 8))}
