@@ -51,6 +51,15 @@ class AccessChecks:
                 self.problems += einsum_write_problems(op, params, own)
 
 
+def _first_point(where: isl.Set) -> isl.Point:
+    """The lexicographically first point of `where`, or any point where ISL cannot take the minimum (some
+    sets with division constraints make lexmin fail): a diagnostic needs one offending point."""
+    try:
+        return where.lexmin().sample_point()
+    except isl.Error:
+        return where.sample_point()
+
+
 def _at_sizes(where: isl.Set | isl.Map, sizes: dict[str, int]) -> bool:
     """Whether `where` (a set of offending points, over size parameters) holds a point with the parameters
     named in `sizes` at those values (the others, solar.for indices among them, free)."""
@@ -93,9 +102,9 @@ def bounds_problems(model: KernelModel, own: dict[str, int] | None = None) -> li
             outside = model.out_of_bounds(rel, access.tensor)
             if outside.is_empty():
                 continue
-            point = outside.domain().lexmin().sample_point()  # the first offending iteration
+            point = _first_point(outside.domain())  # the first offending iteration
             where = point_text(point, s.indices, len(s.indices))
-            element = outside.intersect_domain(isl.Set.from_point(point)).range().lexmin().sample_point()
+            element = _first_point(outside.intersect_domain(isl.Set.from_point(point)).range())
             coords = ", ".join(str(element.get_coordinate_val(isl.dim_type.set, k).to_python())
                                for k in range(len(access.indices)))
             shape = "x".join(format_dim(d) for d in model.tensors[access.tensor].shape) or "scalar"
@@ -119,7 +128,7 @@ def write_problems(model: KernelModel, own: dict[str, int] | None = None) -> lis
         holes = box if written is None else box.subtract(written)
         if holes.is_empty():
             continue
-        point = holes.lexmin().sample_point()  # the first hole, in row-major order
+        point = _first_point(holes)  # the first hole, in row-major order
         coords = ", ".join(str(point.get_coordinate_val(isl.dim_type.set, k).to_python())
                            for k in range(result.type.rank))
         params = param_text(point, model.names)
@@ -136,7 +145,7 @@ def einsum_write_problems(op: EinsumOp, params: list[str], own: dict[str, int] |
     outside = model.write_unclipped.subtract(model.write)
     if outside.is_empty():
         return []
-    point = outside.domain().lexmin().sample_point()
+    point = _first_point(outside.domain())
     letters = parse_spec(op.spec).indices
     where = ", ".join(f"{letter} = {point.get_coordinate_val(isl.dim_type.set, k).to_python()}"
                       for k, letter in enumerate(letters))
