@@ -23,25 +23,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, reduce
-from math import lcm
 from typing import Any, Union
 
 import islpy as isl
 import numpy as np
 
+from solar.ir.analysis.quasi_polynomials import Env, Piece, fraction, param_names, pieces
+
 Number = Union[int, Fraction, "Formula"]
-Env = Mapping[str, Any]  # parameter name -> an int, or a NumPy object array (all of one shape)
 
 
 class NotSymbolic(TypeError):
     """A decision on a formula's value (a comparison) that only a point can make."""
-
-
-def _fraction(val: isl.Val) -> Fraction:
-    return Fraction(str(val))
 
 
 def _in_space(poly: isl.PwQPolynomial, names: tuple[str, ...]) -> isl.PwQPolynomial:
@@ -53,135 +48,20 @@ def _in_space(poly: isl.PwQPolynomial, names: tuple[str, ...]) -> isl.PwQPolynom
 
 def _positive(poly: isl.PwQPolynomial) -> isl.PwQPolynomial:
     """`poly` where every parameter is ≥ 1: the conditions that implies are dropped."""
-    names = _params(poly)
+    names = param_names(poly)
     if not names:
         return poly.coalesce()
     context = isl.Set(f"[{', '.join(names)}] -> {{ : {' and '.join(f'{n} >= 1' for n in names)} }}")
     return poly.gist_params(context).coalesce()
 
 
-def _params(poly: isl.PwQPolynomial) -> tuple[str, ...]:
-    space = poly.get_domain_space()
-    return tuple(space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param)))
-
-
 def _aligned(a: isl.PwQPolynomial, b: isl.PwQPolynomial) -> tuple[isl.PwQPolynomial, isl.PwQPolynomial]:
-    pa, pb = _params(a), _params(b)
+    pa, pb = param_names(a), param_names(b)
     if pa == pb:
         return a, b
     names = tuple(sorted(set(pa) | set(pb)))
     return (a if pa == names else _in_space(a, names)), (b if pb == names else _in_space(b, names))
 
-
-# ---- evaluating quasi-polynomials ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Affine:
-    """floor((Σ coeff·param + Σ coeff·div + constant) / denominator) with integer numerator coefficients."""
-
-    params: tuple[tuple[str, int], ...]
-    divs: tuple[tuple[int, int], ...]  # (index of a div of the same local space, coefficient)
-    constant: int
-    denominator: int
-    nested: tuple[_Affine, ...] = ()  # the divs of its own local space (a floor inside a term's floor)
-
-    def value(self, env: Env, divs: list[Any]) -> Any:
-        if self.nested and not divs:
-            for d in self.nested:
-                divs.append(d.value(env, divs))
-        total: Any = self.constant
-        for name, c in self.params:
-            total = total + c * env[name]
-        for k, c in self.divs:
-            total = total + c * divs[k]
-        return total // self.denominator if self.denominator != 1 else total
-
-
-def _affine(aff: isl.Aff, names: tuple[str, ...], own_divs: bool = True) -> _Affine:
-    """An ISL affine expression (whose value a div floors) as integer coefficients over one denominator."""
-    den = _fraction(aff.get_denominator_val())
-    scale = int(den)
-
-    def num(val: isl.Val) -> int:
-        return int(_fraction(val) * scale)
-
-    params = tuple((n, num(aff.get_coefficient_val(isl.dim_type.param, k))) for k, n in enumerate(names))
-    divs = tuple((k, num(aff.get_coefficient_val(isl.dim_type.div, k))) for k in range(aff.dim(isl.dim_type.div)))
-    # A term's floor carries its own divs; a basic set's divs index the set's list (own_divs=False).
-    nested = tuple(_local_divs(aff.get_local_space(), names)) if divs and own_divs else ()
-    return _Affine(tuple(p for p in params if p[1]), tuple(d for d in divs if d[1]),
-                   num(aff.get_constant_val()), scale, nested)
-
-
-def _local_divs(space: isl.LocalSpace, names: tuple[str, ...]) -> list[_Affine]:
-    return [_affine(space.get_div(k), names, own_divs=False) for k in range(space.dim(isl.dim_type.div))]
-
-
-@dataclass(frozen=True)
-class _Piece:
-    """One piece: a union of basic sets (each a conjunction of affine constraints, with local divs) and a
-    quasi-polynomial as integer terms over a common denominator."""
-
-    domains: tuple[tuple[list[_Affine], list[tuple[bool, _Affine]]], ...]  # (divs, (is_equality, lhs ≥/= 0))
-    terms: tuple[tuple[int, tuple[tuple[str, int], ...], tuple[tuple[_Affine, int], ...]], ...]
-    denominator: int
-
-    def contains(self, env: Env, shape: tuple[int, ...]) -> Any:
-        inside: Any = np.zeros(shape, dtype=bool) if shape else False
-        for divs, constraints in self.domains:
-            values: list[Any] = []
-            for d in divs:
-                values.append(d.value(env, values))
-            ok: Any = np.ones(shape, dtype=bool) if shape else True
-            for equality, lhs in constraints:
-                v = lhs.value(env, values)
-                ok = ok & ((v == 0) if equality else (v >= 0))
-            inside = inside | ok
-        return inside
-
-    def value(self, env: Env) -> Any:
-        total: Any = 0
-        for coeff, powers, floors in self.terms:
-            term: Any = coeff
-            for name, e in powers:
-                term = term * env[name] ** e
-            for aff, e in floors:
-                term = term * aff.value(env, []) ** e
-            total = total + term
-        return total // self.denominator if self.denominator != 1 else total
-
-
-def _constraint(con: isl.Constraint, names: tuple[str, ...], ndivs: int) -> tuple[bool, _Affine]:
-    params = tuple((n, int(_fraction(con.get_coefficient_val(isl.dim_type.param, k)))) for k, n in enumerate(names))
-    divs = tuple((k, int(_fraction(con.get_coefficient_val(isl.dim_type.div, k)))) for k in range(ndivs))
-    return con.is_equality(), _Affine(tuple(p for p in params if p[1]), tuple(d for d in divs if d[1]),
-                                      int(_fraction(con.get_constant_val())), 1)
-
-
-def _pieces(poly: isl.PwQPolynomial) -> tuple[tuple[str, ...], list[_Piece]]:
-    names = _params(poly)
-    pieces: list[_Piece] = []
-    for domain, qp in poly.get_pieces():
-        domains = []
-        for bs in domain.compute_divs().get_basic_sets():
-            ndivs = bs.dim(isl.dim_type.div)
-            divs = _local_divs(bs.get_local_space(), names)
-            domains.append((divs, [_constraint(c, names, ndivs) for c in bs.get_constraints()]))
-        raw = []
-        for term in qp.get_terms():
-            coeff = _fraction(term.get_coefficient_val())
-            powers = tuple((n, e) for k, n in enumerate(names) if (e := term.get_exp(isl.dim_type.param, k)))
-            floors = tuple((_affine(term.get_div(k), names), e) for k in range(term.dim(isl.dim_type.div))
-                           if (e := term.get_exp(isl.dim_type.div, k)))
-            raw.append((coeff, powers, floors))
-        den = reduce(lcm, (c.denominator for c, _, _ in raw), 1)
-        terms = tuple((int(c * den), p, f) for c, p, f in raw)
-        pieces.append(_Piece(tuple(domains), terms, den))
-    return names, pieces
-
-
-# ---- the formula ---------------------------------------------------------------------------------------
 
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
     "add": lambda a, b: a + b,
@@ -240,7 +120,7 @@ class Formula:
         if self.kind != "isl" or self.poly is None:
             return None
         poly = self.poly.drop_unused_params()
-        if _params(poly):
+        if param_names(poly):
             return None
         pieces = poly.get_pieces()
         if not pieces:
@@ -252,7 +132,7 @@ class Formula:
             return 0
         if len(terms) != 1:
             return None
-        value = _fraction(terms[0].get_coefficient_val())
+        value = fraction(terms[0].get_coefficient_val())
         return int(value) if value.denominator == 1 else value
 
     @cached_property
@@ -268,7 +148,7 @@ class Formula:
         """The parameters of this node, its arguments' sets already cached."""
         if self.kind == "isl":
             assert self.poly is not None
-            return frozenset(_params(self.poly.drop_unused_params()))
+            return frozenset(param_names(self.poly.drop_unused_params()))
         return frozenset().union(*(a.__dict__["params"] for a in self.args))
 
     def is_zero(self) -> bool:
@@ -379,9 +259,9 @@ class Formula:
 
     # -- evaluation -----------------------------------------------------------------------------------
     @cached_property
-    def _compiled(self) -> tuple[tuple[str, ...], list[_Piece]]:
+    def _compiled(self) -> tuple[tuple[str, ...], list[Piece]]:
         assert self.poly is not None
-        return _pieces(self.poly)
+        return pieces(self.poly)
 
     def evaluate(self, values: Mapping[str, int]) -> int | Fraction:
         """The exact value at one point (every parameter the formula uses needs a value)."""
@@ -482,7 +362,7 @@ def _postorder(root: Formula, done: Mapping[int, Any] | None = None) -> list[For
 
 
 def _gisted(poly: isl.PwQPolynomial, context: isl.Set) -> isl.PwQPolynomial:
-    names = tuple(sorted(set(_params(poly)) | {context.get_dim_name(isl.dim_type.param, k)
+    names = tuple(sorted(set(param_names(poly)) | {context.get_dim_name(isl.dim_type.param, k)
                                                 for k in range(context.dim(isl.dim_type.param))}))
     ctx_text = context.to_str()
     aligned_ctx = isl.Set(f"[{', '.join(names)}] -> {ctx_text[ctx_text.index('{'):]}")
@@ -568,7 +448,7 @@ def provably_at_most(a: Formula, b: Formula) -> bool:
     if len(pieces) != 1 or not pieces[0][0].plain_is_universe():
         return False
     terms = pieces[0][1].get_terms()
-    return all(_fraction(t.get_coefficient_val()) >= 0 and t.dim(isl.dim_type.div) == 0 for t in terms)
+    return all(fraction(t.get_coefficient_val()) >= 0 and t.dim(isl.dim_type.div) == 0 for t in terms)
 
 
 def _extreme(kind: str, values: tuple[Number, ...]) -> Number:
