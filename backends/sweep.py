@@ -111,7 +111,8 @@ class CostSurface:
     """Every mode of `module` on every target, as a function of the size parameters (module docstring)."""
 
     def __init__(self, module: ModuleOp, targets: Sequence[Target], *, fp32_precision: str = "framework",
-                 buffer: str | None = None, max_points: int | None = None) -> None:
+                 buffer: str | None = None, max_points: int | None = None, check_accesses: bool = True) -> None:
+        """`check_accesses=False` where the caller has refused wrong programs already (the --sol pass)."""
         self.module = module
         self.targets = list(targets)
         self.fp32_precision = fp32_precision
@@ -126,7 +127,8 @@ class CostSurface:
         self._isl_names = {p: isl_name(p) for p in self.params}
         self._tiled: dict[tuple[int, ...], dict[str, list[tuple[float, float, float, int, int]]]] = {}
         try:
-            model = CostModel(module, fp32_precision, values=symbols(self.params, isl_name))
+            model = CostModel(module, fp32_precision, values=symbols(self.params, isl_name),
+                              check_accesses=check_accesses)
             self.units = [_WorkFormulas.of(w) for w in model.units]
             self.groups = [_WorkFormulas.of(w) for w in model.groups]
             self.whole = _WorkFormulas.of(model.whole_graph())
@@ -134,7 +136,7 @@ class CostSurface:
             # Only a point decides (a data-dependent op's count): count at each point instead, exactly.
             self.per_point_reason = str(err) or type(err).__name__
             self.units, self.groups, self.whole = [], [], _WorkFormulas("whole graph", {}, {}, 0)
-            model = CostModel(module, fp32_precision, values=self.point({})) if all(
+            model = CostModel(module, fp32_precision, values=self.point({}), check_accesses=False) if all(
                 v is not None for v in self.defaults.values()) else None
         # What each unit and group computes, for matching them across modules (bench/twins.py); None where
         # the per-point counts have no defaults to say it.

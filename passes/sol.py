@@ -136,7 +136,8 @@ class SOL(Pass):
             return
         work, originals = _without_dead_code(ctx, work, module)
         try:
-            model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
+            # The access problems were refused above, by the analysis --lift-affine shares: not checked again.
+            model = ctx.analysis(CostModel, work, fp32_precision=self.policy, check_accesses=False)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
         except CostError as err:
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)
@@ -169,7 +170,7 @@ class SOL(Pass):
 
                 surface = CostSurface(work, targets, fp32_precision=self.policy,
                                       buffer=tiling.buffer if tiling is not None else None,
-                                      max_points=self.max_points or None)
+                                      max_points=self.max_points or None, check_accesses=False)
             if self.report:
                 doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
                 if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
