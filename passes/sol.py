@@ -136,8 +136,7 @@ class SOL(Pass):
             return
         work, originals = _without_dead_code(ctx, work, module)
         try:
-            # The access problems were refused above, by the analysis --lift-affine shares: not checked again.
-            model = ctx.analysis(CostModel, work, fp32_precision=self.policy, check_accesses=False)
+            model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
         except CostError as err:
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)
