@@ -185,17 +185,26 @@ def _gather_reads(model: CostQueries, op: GatherOp, v: Value, full: int, loops: 
         return full
     picked = fmin(full, model.nbytes(op.results[0]))
     table, axis = v.type, op.attrs["axis"]
-    if table is None or not isinstance(table.shape[axis], int) or table.shape[axis] == 0:
+    if table is None:
         return picked
-    return fmin(picked, least_distinct_ids(model, op.args[1]) * (model.nbytes(v) // table.shape[axis]))
+    # One row's bytes from its own shape, so a symbolic row count (a sweep's formulas) prices as a bound one.
+    row = table.with_shape(tuple(1 if k == axis else d for k, d in enumerate(table.shape)))
+    return fmin(picked, least_distinct_ids(model, op.args[1]) * row.nbytes(model.values))
 
 
 def least_distinct_ids(model: CostQueries, index: Value) -> Number:
-    """How many distinct ids `index` must hold, at least, for every input: k for the indices of a top-k
-    (experts a router picks: any routing may send every token to the same k), n for those of a sort along
-    an axis of n (each line is a permutation), the size of the image for ids that are a function of their
-    positions (`index_values`), and one for ids that are data, which may all repeat (padding tokens, an
-    embedding bag). A gather with no ids reads nothing, which the bytes it produces already cap."""
+    """How many distinct ids `index` must hold, at least, for every input: `known_distinct_ids` where the
+    program fixes it, and one for ids that are data, which may all repeat (padding tokens, an embedding
+    bag). A gather with no ids reads nothing, which the bytes it produces already cap."""
+    known = known_distinct_ids(model, index)
+    return 1 if known is None else known
+
+
+def known_distinct_ids(model: CostQueries, index: Value) -> Number | None:
+    """The distinct ids `index` holds for every input where the program fixes it: k for the indices of a
+    top-k (experts a router picks: any routing may send every token to the same k), n for those of a sort
+    along an axis of n (each line is a permutation), the size of the image for ids that are a function of
+    their positions (`index_values`); None for ids that are data."""
     # Through the views that keep every element (a slice of a sort's indices may name only a few rows).
     while isinstance(index.owner, ReshapeOp | PermuteOp | BroadcastOp):
         index = index.owner.operands[0]
@@ -214,7 +223,7 @@ def least_distinct_ids(model: CostQueries, index: Value) -> Number:
         distinct = evaluate(image.card(), model.values)
         if distinct is not None:
             return distinct
-    return 1
+    return None
 
 
 @HOOKS.read_bytes(ScatterOp)

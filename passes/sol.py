@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
+from solar.backends.gather_estimates import data_id_gathers
 from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
 from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
 from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
@@ -138,6 +139,8 @@ class SOL(Pass):
         try:
             model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
             reports = [analyse(model, Peaks(t), latency) for t in targets]
+            for estimate in data_id_gathers(model):  # the least rows are far from a typical input's: say so
+                ctx.diagnostics.remark(f"sol: {estimate.sentence()}", originals.get(id(estimate.op), estimate.op).loc)
         except CostError as err:
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)
             ctx.diagnostics.error(f"sol: {err}", loc)

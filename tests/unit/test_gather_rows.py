@@ -4,6 +4,8 @@ positions, the sorted line for a sort's indices."""
 
 from __future__ import annotations
 
+import pytest
+
 import solar
 
 TABLE = 4096 * 1024 * 4  # a 4,096 x 1,024 f32 table
@@ -46,3 +48,44 @@ def test_sorted_indices_are_a_permutation() -> None:
     """argsort's indices of 4,096 keys name every row: the whole table stays the least."""
     ids = "    %ids = solar.argsort %keys {axis = 0} : tensor<4096xi64>"
     assert _fused_bytes(ids, ", %keys: tensor<4096xf32>") == TABLE + 4096 * 4 + 1024 * 4
+
+
+def test_uniform_estimate_is_labelled_beside_the_bound() -> None:
+    """Data ids: the bound reads one row, and a remark gives what 4,096 uniform ids over 50,257 rows name,
+    50,257 · (1 − (1 − 1/50,257)^4,096) ≈ 3,934 rows, as an estimate; ids of a top-k or of positions get none."""
+    import math
+
+    from solar.backends.cost import CostModel
+    from solar.backends.gather_estimates import data_id_gathers
+    from solar.ir.diagnostics import DiagnosticEngine
+    from solar.ir.parser import parse_module
+
+    text = """
+solar.module @m {
+  solar.func @f(%table: tensor<50257x768xf32>, %ids: tensor<4x1024xi64>) -> tensor<4x1024x768xf32> {
+    %g = solar.gather %table, %ids {axis = 0} : tensor<4x1024x768xf32>
+    solar.return %g
+  }
+}
+"""
+    (estimate,) = data_id_gathers(CostModel(parse_module(text, "g.sir", DiagnosticEngine())))
+    assert (estimate.rows, estimate.ids, estimate.row_bytes) == (50257, 4096, 768 * 4)
+    assert estimate.uniform_rows == pytest.approx(50257 * (1 - (1 - 1 / 50257) ** 4096), rel=1e-9)
+    assert round(estimate.uniform_rows) == 3934
+    assert "an estimate, not part of the bound" in estimate.sentence()
+    analysis = solar.analyze(text, targets="h100")
+    assert analysis.totals["h100-sxm"]["fused"].bytes == 768 * 4 + 4096 * 8 + 4096 * 768 * 4
+    assert not math.isnan(estimate.uniform_bytes)
+    ids = """    %ids = solar.kernel @ids() -> (Y: tensor<4096xi64>) {
+      affine.for %i0 = 0 to 4096 { Y[%i0] = %i0 floordiv 4 }
+    }"""
+    positional = f"""
+solar.module @m {{
+  solar.func @f(%table: tensor<4096x1024xf32>) -> tensor<4096x1024xf32> {{
+{ids}
+    %g = solar.gather %table, %ids {{axis = 0}} : tensor<4096x1024xf32>
+    solar.return %g
+  }}
+}}
+"""
+    assert data_id_gathers(CostModel(parse_module(positional, "p.sir", DiagnosticEngine()))) == []
