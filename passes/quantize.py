@@ -1,0 +1,512 @@
+"""--quantize: weights, the KV cache and activations in low precision, as a serving kernel stores and runs
+them (docs/quantization.md).
+
+- **Weights** are the entry function's arguments that a contraction reads (`solar.einsum` with a `+=`
+  reduction over one of their axes) and whose shape has no size parameter (a batch or a context makes an
+  activation or a cache, not a weight). Each becomes its packed codes (`i8`, `i4`, `f8e4m3`, `f4e2m1`) with
+  its scales (and zero points, and nvfp4's per-tensor scale) as new arguments at their own dtype, grouped
+  along the reduction axis. A dequantization kernel, placed before the first reader, rebuilds the weight
+  at the precision the contraction runs at: `--fuse` puts it in the reader's group, so DRAM moves the packed
+  weight and the scales, and the dequantization is vector work inside the group.
+- **Activations** `fp8`: each quantized contraction reads its activation operand cast to `f8e4m3` (a
+  per-tensor scale), the weight dequantized to `f8e4m3` (or read as it is: fp8 weights with per-channel
+  scales), and its result is rescaled in an epilogue. The contraction's operands are then fp8, so the cost
+  model prices it at the target's fp8 tensor peak.
+- **KV cache**: every argument that is appended to in place (`solar.concat {append = true}`) is stored as
+  `f8e4m3` (one f32 scale per tensor), `i8` or `i4` (one f16 scale per token and head, itself a cache that
+  the new token's scales are appended to). The new token is quantized before the append; the attention
+  reads the cache dequantized; the new token's part that the function returns is returned packed.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass, fields
+from typing import Literal
+
+from solar.ir.builder import BlockBuilder, call, cast
+from solar.ir.dtypes import DType
+from solar.ir.expr import Access, Binary, Expr, IndexRef, IntLit
+from solar.ir.ops import ConcatOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, ReturnOp, SliceEntry, SliceOp, Value
+from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.rewriter import NameGenerator, uses_of
+from solar.ir.types import TensorType
+
+WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
+CacheFormat = Literal["none", "fp8", "int8", "int4"]
+ActivationFormat = Literal["none", "fp8"]
+WEIGHT_FORMATS: tuple[str, ...] = typing.get_args(WeightFormat)
+CACHE_FORMATS: tuple[str, ...] = typing.get_args(CacheFormat)
+ACTIVATION_FORMATS: tuple[str, ...] = typing.get_args(ActivationFormat)
+
+
+@dataclass(frozen=True)
+class Format:
+    """How one format stores a tensor: its codes, the scale of each group (0: one per channel, the whole
+    reduction axis), whether it may have zero points, and a per-tensor f32 scale on top (nvfp4)."""
+
+    codes: DType
+    scale: DType
+    group: int  # the default group along the reduction axis; 0: per channel
+    fixed_group: bool = False  # the format defines its block (nvfp4 16, mxfp4 32)
+    tensor_scale: bool = False
+    unsigned_codes: DType | None = None  # the codes with zero points (asymmetric)
+
+
+FORMATS: dict[str, Format] = {
+    "int8": Format(DType.I8, DType.F16, 0, unsigned_codes=DType.U8),
+    # GPTQ, AWQ and compressed-tensors' w4a16: f16 scales per group of 128 input features by default.
+    "int4": Format(DType.I4, DType.F16, 128, unsigned_codes=DType.U4),
+    # FP8 checkpoints: per-channel f32 scales, or blocks along the input features (group_size).
+    "fp8": Format(DType.F8E4M3, DType.F32, 0),
+    # NVIDIA's NVFP4: 16-element blocks with e4m3 scales and one f32 scale per tensor.
+    "nvfp4": Format(DType.F4E2M1, DType.F8E4M3, 16, fixed_group=True, tensor_scale=True),
+    # OCP MX FP4: 32-element blocks with e8m0 (power of two) scales.
+    "mxfp4": Format(DType.F4E2M1, DType.F8E8M0, 32, fixed_group=True),
+}
+# KV caches: fp8 with one f32 scale per tensor (vLLM's k_scale/v_scale); integers with one f16 scale per
+# token and head (the last axis is one group).
+CACHE_CODES = {"fp8": DType.F8E4M3, "int8": DType.I8, "int4": DType.I4}
+_INT_LARGEST = {DType.I8: 127.0, DType.I4: 7.0}
+
+
+@dataclass(frozen=True)
+class QuantizeOptions:
+    """What to quantize, as `--quantize` and solar-llm's flags say it (docs/quantization.md)."""
+
+    weights: str = "none"
+    group_size: int = 0  # 0: the format's own (int4 128, nvfp4 16, mxfp4 32; int8 and fp8 per channel)
+    kv_cache: str = "none"
+    activations: str = "none"
+    zero_point: bool = False  # int8/int4 with zero points (asymmetric: GPTQ sym=false, AWQ)
+    exclude: tuple[str, ...] = ()  # weights whose argument name contains one of these stay as they are
+
+    @property
+    def active(self) -> bool:
+        return (self.weights, self.kv_cache, self.activations) != ("none", "none", "none")
+
+    def describe(self) -> str:
+        """The options as --quantize takes them (only those that differ from the defaults)."""
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                shown = ",".join(value) if isinstance(value, tuple) else str(value).lower()
+                parts.append(f"{f.name}={shown}")
+        return ",".join(parts) or "weights=none"
+
+
+class QuantizeError(ValueError):
+    """An option that does not fit the program: a group size that does not divide a reduction axis."""
+
+
+def check_options(options: QuantizeOptions) -> None:
+    """Options that no program could take: an unknown format, a group size for a format that fixes its own."""
+    for what, value, allowed in (("weights", options.weights, WEIGHT_FORMATS),
+                                 ("kv_cache", options.kv_cache, CACHE_FORMATS),
+                                 ("activations", options.activations, ACTIVATION_FORMATS)):
+        if value not in allowed:
+            raise QuantizeError(f"unknown {what} format '{value}': expected one of {', '.join(allowed)}")
+    if options.group_size < 0:
+        raise QuantizeError(f"group size {options.group_size} must be positive (0: the format's own)")
+    fmt = FORMATS.get(options.weights)
+    if fmt is not None and fmt.fixed_group and options.group_size not in (0, fmt.group):
+        raise QuantizeError(f"{options.weights} has blocks of {fmt.group} elements, not {options.group_size}")
+    if options.zero_point and options.weights not in ("int8", "int4"):
+        raise QuantizeError(f"zero points are for int8 and int4 weights, not {options.weights}")
+
+
+@dataclass
+class QuantizeSummary:
+    """What the rewrite did: the weights quantized (argument names), the caches, the contractions in fp8."""
+
+    weights: list[str]
+    caches: list[str]
+    fp8_contractions: int
+
+
+def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSummary:
+    """Rewrites `module` in place (its entry function; calls must be inlined, --fuse not run yet)."""
+    check_options(options)
+    func = module.entry
+    if func is None:
+        raise QuantizeError("the module has no function")
+    if any(isinstance(op, GroupOp) for op in func.walk()):
+        raise QuantizeError("the module is fused already: run --quantize before --fuse")
+    if any(op.opname == "solar.call" for op in func.walk()):
+        raise QuantizeError("the module has calls: run --inline before it")
+    rewrite = _Rewrite(func, options)
+    summary = QuantizeSummary([], [], 0)
+    if options.weights != "none" or options.activations != "none":
+        summary.weights, summary.fp8_contractions = rewrite.weights()
+    if options.kv_cache != "none":
+        summary.caches = rewrite.caches()
+    ret = next((op for op in func.body if isinstance(op, ReturnOp)), None)
+    if ret is not None:
+        func.result_types = [v.type for v in ret.operands if v.type is not None]
+    return summary
+
+
+def _reduced_axes(op: EinsumOp, k: int) -> list[int]:
+    """The axes of input `k` that the einsum sums over (letters absent from its output)."""
+    inputs, output = op.spec.split("->")
+    letters = inputs.split(",")[k]
+    return [a for a, c in enumerate(letters) if c not in output]
+
+
+def _is_contraction(op: Op) -> bool:
+    return isinstance(op, EinsumOp) and len(op.inputs) >= 2 and any(s.op == "+=" for s in op.body)
+
+
+class _Rewrite:
+    def __init__(self, func: FuncOp, options: QuantizeOptions) -> None:
+        self.func = func
+        self.options = options
+        self.names = NameGenerator.values_of(func)
+        self.symbols = NameGenerator.symbols_of(func)
+
+    # -- shared pieces ---------------------------------------------------------------------------------
+    def _arg(self, name: str, type: TensorType) -> Value:
+        value = Value(self.names.fresh(name), type, self.func)
+        self.func.args.append(value)
+        return value
+
+    def _insert_before(self, anchor: Op, build: typing.Callable[[BlockBuilder], Value]) -> Value:
+        """Builds ops with a builder and puts them before `anchor`, a top-level op of the function."""
+        ops: list[Op] = []
+        result = build(BlockBuilder(ops, self.names))
+        at = self.func.body.index(anchor)
+        self.func.body[at:at] = ops
+        return result
+
+    def _top(self, op: Op) -> Op:
+        """The op of the function's body that holds `op` (itself, or a solar.for or solar.if around it)."""
+        for top in self.func.body:
+            if any(o is op for o in top.walk()):
+                return top
+        raise AssertionError("op outside the function")
+
+    def _map_kernel(self, b: BlockBuilder, symbol: str, inputs: list[tuple[Value, str]], out: TensorType,
+                    value: typing.Callable[[list[IndexRef]], Expr]) -> Value:
+        """A kernel computing every element of `out` from its indices (a map: no reduction)."""
+        k = b.kernel(self.symbols.fresh(symbol), inputs, [("Y", out)])
+        with _loops(k, out.shape) as idx:
+            k.assign(k["Y"][tuple(idx)], value(idx))
+        return k.results[0]
+
+    # -- weights -----------------------------------------------------------------------------------------
+    def weights(self) -> tuple[list[str], int]:
+        uses = uses_of(self.func.body)
+        done: list[str] = []
+        fp8 = 0
+        for arg in list(self.func.args):
+            readers = uses.get(arg, [])
+            axes = self._weight_axis(arg, readers)
+            if axes is None:
+                continue
+            contractions = [op for op, _ in readers if _is_contraction(op)]
+            if self.options.weights != "none":
+                self._quantize_weight(arg, axes, readers)
+                done.append(arg.name)
+            if self.options.activations == "fp8":
+                fp8 += self._fp8_activations(arg, contractions)
+        return done, fp8
+
+    def _weight_axis(self, arg: Value, readers: list[tuple[Op, int]]) -> int | None:
+        """The reduction axis of a weight argument; None for an argument that is no weight."""
+        t = arg.type
+        if t is None or not t.dtype.is_float or t.rank < 2 or not all(isinstance(d, int) for d in t.shape):
+            return None
+        if any(part and part in arg.name for part in self.options.exclude):
+            return None
+        axes: set[int] = set()
+        for op, _ in readers:
+            if _is_contraction(op):
+                assert isinstance(op, EinsumOp)
+                for k, binding in enumerate(op.inputs):
+                    if binding.value is arg:
+                        axes.update(_reduced_axes(op, k))
+        if len(axes) != 1:
+            return None  # not contracted, or over several axes (no one grouping a kernel could use)
+        return next(iter(axes))
+
+    def _group(self, arg: Value, axis: int, fmt: Format) -> int:
+        assert arg.type is not None
+        size = arg.type.shape[axis]
+        assert isinstance(size, int)
+        group = self.options.group_size or fmt.group or size
+        if size % group:
+            raise QuantizeError(f"group size {group} does not divide the reduction axis of weight %{arg.name} "
+                                f"({size} elements, axis {axis} of {arg.type})")
+        return group
+
+    def _quantize_weight(self, arg: Value, axis: int, readers: list[tuple[Op, int]]) -> None:
+        fmt = FORMATS[self.options.weights]
+        t = arg.type
+        assert t is not None
+        group = self._group(arg, axis, fmt)
+        codes = fmt.unsigned_codes if self.options.zero_point and fmt.unsigned_codes else fmt.codes
+        per_group = tuple(d // group if a == axis else d for a, d in enumerate(t.shape))
+        arg.type = TensorType(t.shape, codes)
+        scale = self._arg(f"{arg.name}_scale", TensorType(per_group, fmt.scale))
+        zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
+        whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
+        # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
+        direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis]
+        if direct:
+            self.direct_scales = getattr(self, "direct_scales", {})
+            self.direct_scales[arg] = (scale, axis)
+            return
+        compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
+        first = min((self.func.body.index(self._top(op)) for op, _ in readers), default=len(self.func.body) - 1)
+        inputs = [(arg, "Q"), (scale, "S")] + ([(zero, "Z")] if zero else []) + ([(whole, "G")] if whole else [])
+
+        def value(idx: list[IndexRef]) -> Expr:
+            grouped = tuple(Binary("floordiv", i, group) if a == axis else i for a, i in enumerate(idx)) \
+                if group > 1 else tuple(idx)
+            v: Expr = cast(DType.F32, Access("Q", tuple(idx)))
+            if zero is not None:
+                v = v - cast(DType.F32, Access("Z", grouped))
+            v = v * cast(DType.F32, Access("S", grouped))
+            if whole is not None:
+                v = v * Access("G", (0,))
+            return cast(compute, v)
+
+        dequant = self._insert_before(self.func.body[first], lambda b: self._map_kernel(
+            b, f"dequant_{arg.name}", inputs, TensorType(t.shape, compute), value))
+        dequant_op = dequant.owner
+        for op, k in readers:
+            if op is not dequant_op:
+                op.set_operand(k, dequant)
+
+    # -- fp8 activations ---------------------------------------------------------------------------------
+    def _fp8_activations(self, weight: Value, contractions: list[Op]) -> int:
+        """Each contraction reading `weight` reads its other float operands in fp8 and rescales its result."""
+        count = 0
+        direct = getattr(self, "direct_scales", {}).get(weight)
+        for op in contractions:
+            assert isinstance(op, EinsumOp)
+            activation_scale = self._arg(f"{weight.name}_input_scale", TensorType((1,), DType.F32))
+            top = self._top(op)
+            for k, binding in enumerate(op.inputs):
+                v = binding.value
+                if v.type is None or not v.type.dtype.is_float or v.type.dtype is DType.F8E4M3:
+                    continue
+                vt = v.type
+
+                def quantized(idx: list[IndexRef]) -> Expr:
+                    return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (0,)))
+
+                q = self._insert_before(top, lambda b, v=v, vt=vt, s=activation_scale: self._map_kernel(
+                    b, "quantize_input", [(v, "X"), (s, "S")],
+                    TensorType(vt.shape, DType.F8E4M3), quantized))
+                op.set_operand(k, q)
+            self._epilogue(op, activation_scale, direct)
+            count += 1
+        return count
+
+    def _epilogue(self, op: EinsumOp, activation_scale: Value, direct: tuple[Value, int] | None) -> None:
+        """The fp8 contraction's result times the activation's scale (and the weight's per-channel scale)."""
+        result = op.results[0]
+        rt = result.type
+        assert rt is not None
+        uses = [(o, k) for o, k in uses_of(self.func.body).get(result, [])]
+        inputs = [(result, "A"), (activation_scale, "S")]
+        channel_axis: int | None = None
+        if direct is not None:
+            scale, axis = direct
+            inputs.append((scale, "W"))
+            letters_in, out_letters = op.spec.split("->")
+            weight_letters = letters_in.split(",")[[b.value for b in op.inputs].index(_weight_of(op, scale))]
+            kept = [c for a, c in enumerate(weight_letters) if a != axis]
+            channel_axis = out_letters.index(kept[-1]) if kept and kept[-1] in out_letters else None
+
+        def value(idx: list[IndexRef]) -> Expr:
+            v: Expr = cast(DType.F32, Access("A", tuple(idx))) * Access("S", (0,))
+            if channel_axis is not None:
+                assert direct is not None and direct[0].type is not None
+                w_idx = [0] * direct[0].type.rank
+                w_idx[len(w_idx) - 1 if direct[1] != len(w_idx) - 1 else 0] = idx[channel_axis]
+                v = v * cast(DType.F32, Access("W", tuple(w_idx)))
+            return cast(rt.dtype, v)
+
+        at = self.func.body.index(self._top(op)) + 1
+        anchor = self.func.body[at] if at < len(self.func.body) else self.func.body[-1]
+        scaled = self._insert_before(anchor, lambda b: self._map_kernel(b, "rescale", inputs, rt, value))
+        for o, k in uses:
+            o.set_operand(k, scaled)
+
+    # -- the KV cache ------------------------------------------------------------------------------------
+    def caches(self) -> list[str]:
+        done = []
+        for op in [o for o in self.func.walk() if isinstance(o, ConcatOp) and o.attrs.get("append")]:
+            cache = op.args[0]
+            if cache.owner is not self.func or cache.type is None or not cache.type.dtype.is_float:
+                continue
+            self._quantize_cache(op, cache)
+            done.append(cache.name)
+        return done
+
+    def _quantize_cache(self, concat: ConcatOp, cache: Value) -> None:
+        codes = CACHE_CODES[self.options.kv_cache]
+        ct = cache.type
+        assert ct is not None
+        top = self._top(concat)
+        per_token = codes is not DType.F8E4M3
+        new = concat.args[1]
+        nt = new.type
+        assert nt is not None
+        cache.type = ct.with_dtype(codes)
+        last = ct.rank - 1
+        if per_token:
+            # One f16 scale per token and head: a cache of its own, appended to as the keys are.
+            scale_cache = self._arg(f"{cache.name}_scale", TensorType((*ct.shape[:-1], 1), DType.F16))
+            largest = _INT_LARGEST[codes]
+
+            def new_scales(b: BlockBuilder) -> Value:
+                out = TensorType((*nt.shape[:-1], 1), DType.F16)
+                k = b.kernel(self.symbols.fresh(f"scale_{cache.name}"), [(new, "X")], [("S", out)])
+                with _loops(k, nt.shape) as idx:
+                    k.reduce(k["S"][(*idx[:-1], 0)], "max=", call("abs", Access("X", tuple(idx))))
+                with _loops(k, out.shape) as idx:
+                    k.assign(k["S"][tuple(idx)], k["S"][tuple(idx)] * (1.0 / largest))
+                return k.results[0]
+
+            scales = self._insert_before(top, new_scales)
+            scale_concat = self._insert_before(top, lambda b: b.concat([scale_cache, scales], last, hint="cat_scale"))
+            assert scale_concat.owner is not None
+            scale_concat.owner.attrs["append"] = True
+            scale_concat.owner.attrs["axis"] = concat.attrs["axis"]
+            full_scale, new_scale = scale_concat, scales
+        else:
+            full_scale = new_scale = self._arg(f"{cache.name}_scale", TensorType((1,), DType.F32))
+
+        def idx_of(idx: list[IndexRef]) -> tuple[Expr, ...]:
+            return (*idx[:-1], IntLit(0)) if per_token else (IntLit(0),)
+
+        def quantized(idx: list[IndexRef]) -> Expr:
+            return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / cast(DType.F32, Access("S", idx_of(idx))))
+
+        new_q = self._insert_before(top, lambda b: self._map_kernel(
+            b, f"quantize_{cache.name}", [(new, "X"), (new_scale, "S")], nt.with_dtype(codes), quantized))
+        concat.set_operand(1, new_q)
+        result = concat.results[0]
+        rt = result.type
+        assert rt is not None
+        result.type = rt.with_dtype(codes)
+        uses = uses_of(self.func.body).get(result, [])
+        returned = self._returned_slices(result, uses)
+
+        def dequantized(idx: list[IndexRef]) -> Expr:
+            return cast(ct.dtype, cast(DType.F32, Access("Q", tuple(idx))) * cast(DType.F32, Access("S", idx_of(idx))))
+
+        at = self.func.body.index(top) + 1
+        dequant = self._insert_before(self.func.body[at], lambda b: self._map_kernel(
+            b, f"dequant_{cache.name}", [(result, "Q"), (full_scale, "S")], rt, dequantized))
+        for op, k in uses:
+            if op not in returned:
+                op.set_operand(k, dequant)
+        for op in returned:
+            op.results[0].type = op.results[0].type.with_dtype(codes) if op.results[0].type else None
+            if isinstance(op, SliceOp):
+                op.type = op.results[0].type
+            if per_token:
+                self._return_new_scales(op, full_scale)
+
+    def _returned_slices(self, result: Value, uses: list[tuple[Op, int]]) -> list[Op]:
+        """The slices of the cache that the function returns (what the cache gains), kept packed."""
+        ret = next((op for op in self.func.body if isinstance(op, ReturnOp)), None)
+        all_uses = uses_of(self.func.body)
+        out = []
+        for op, _ in uses:
+            if isinstance(op, SliceOp) and ret is not None and all(
+                    o is ret for o, _ in all_uses.get(op.results[0], [])) and all_uses.get(op.results[0]):
+                out.append(op)
+        return out
+
+    def _return_new_scales(self, returned: SliceOp, full_scale: Value) -> None:
+        """The new token's scales are returned beside its codes: the cache gains both."""
+        ret = next(op for op in self.func.body if isinstance(op, ReturnOp))
+        st = full_scale.type
+        assert st is not None and returned.results[0].type is not None
+        shape = (*returned.results[0].type.shape[:-1], 1)
+        last = returned.entries[-1]
+        entries = [*returned.entries[:-1], SliceEntry(start=IntLit(0), stop=IntLit(1), loc=last.loc)]
+        ops: list[Op] = []
+        sliced = BlockBuilder(ops, self.names).slice(full_scale, entries, TensorType(shape, st.dtype),
+                                                      hint="slice_scale")
+        at = self.func.body.index(ret)
+        self.func.body[at:at] = ops
+        ret.values.append(sliced)
+
+
+def _weight_of(op: EinsumOp, scale: Value) -> Value:
+    """The weight whose per-channel scale is `scale` (named after it: `<weight>_scale`)."""
+    for b in op.inputs:
+        if scale.name == f"{b.value.name}_scale":
+            return b.value
+    raise AssertionError("scale without its weight")
+
+
+class _loops:
+    """`with _loops(kernel, shape) as idx:` nests one affine loop per dimension of `shape`."""
+
+    def __init__(self, kernel: typing.Any, shape: tuple[typing.Any, ...]) -> None:
+        self.kernel = kernel
+        self.shape = shape
+        self.managers: list[typing.Any] = []
+
+    def __enter__(self) -> list[IndexRef]:
+        idx = []
+        for a, d in enumerate(self.shape):
+            m = self.kernel.loop(f"i{a}", 0, d)
+            idx.append(m.__enter__())
+            self.managers.append(m)
+        return idx
+
+    def __exit__(self, *exc: object) -> None:
+        for m in reversed(self.managers):
+            m.__exit__(*exc)
+
+
+@dataclass(frozen=True)
+class Quantize(Pass):
+    """Stores weights, the KV cache and activations in low precision as serving kernels do, and runs each
+    contraction at the precision of its operands (docs/quantization.md). Weights become packed codes with
+    their scales as new arguments and a dequantization kernel before their reader (vector work that
+    --fuse puts in the reader's group); `activations=fp8` feeds contractions fp8 operands (the fp8 tensor
+    peak); `kv_cache` stores the appended cache packed. Run it after --lift-einsum, before --fuse.
+
+    Before (`quantize{weights=int4}`; W: 4096 x 4096 bf16, 33,554,432 B):
+        %y = solar.einsum @fc "ik,jk->ij" (%x as A, %w as B) ...
+    After (W: 4096 x 4096 i4, 8,388,608 B; %w_scale: 4096 x 32 f16, 262,144 B):
+        %y_1 = solar.kernel @dequant_w(%w as Q, %w_scale as S) -> (Y: tensor<4096x4096xbf16>) ...
+        %y = solar.einsum @fc "ik,jk->ij" (%x as A, %y_1 as B) ...
+    """
+
+    name = "quantize"
+    summary = "Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations (fp8)"
+    primary_option = "weights"
+    requires = ("lift-einsum",)
+    weights: WeightFormat = "none"
+    group_size: int = 0
+    kv_cache: CacheFormat = "none"
+    activations: ActivationFormat = "none"
+    zero_point: bool = False
+    exclude: str = ""
+
+    def prerequisite_met(self, name: str, module: ModuleOp) -> bool:
+        return name == "lift-einsum" and any(isinstance(op, EinsumOp) for op in module.walk())
+
+    @property
+    def options(self) -> QuantizeOptions:
+        return QuantizeOptions(self.weights, self.group_size, self.kv_cache, self.activations, self.zero_point,
+                               tuple(p.strip() for p in self.exclude.split(",") if p.strip()))
+
+    def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        try:
+            summary = quantize_module(module, self.options)
+        except QuantizeError as err:
+            self.error(ctx, str(err), module.loc)
+            return
+        ctx.results[self.name] = summary
