@@ -26,7 +26,7 @@ from typing import Literal
 
 from solar.ir.builder import BlockBuilder, call, cast
 from solar.ir.dtypes import DType
-from solar.ir.expr import Access, Binary, Expr, IndexRef, IntLit
+from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
 from solar.ir.ops import ConcatOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, ReturnOp, SliceEntry, SliceOp, Value
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewriter import NameGenerator, uses_of
@@ -80,6 +80,11 @@ class QuantizeOptions:
     activations: str = "none"
     zero_point: bool = False  # int8/int4 with zero points (asymmetric: GPTQ sym=false, AWQ)
     exclude: tuple[str, ...] = ()  # weights whose argument name contains one of these stay as they are
+
+    def pass_fields(self) -> dict[str, typing.Any]:
+        """The fields of the --quantize pass that these options are."""
+        return {"weights": self.weights, "group_size": self.group_size, "kv_cache": self.kv_cache,
+                "activations": self.activations, "zero_point": self.zero_point, "exclude": ",".join(self.exclude)}
 
     @property
     def active(self) -> bool:
@@ -164,6 +169,9 @@ class _Rewrite:
         self.options = options
         self.names = NameGenerator.values_of(func)
         self.symbols = NameGenerator.symbols_of(func)
+        # fp8 weights that fp8 contractions read as they are: their per-channel scales and former dtypes.
+        self.direct_scales: dict[Value, tuple[Value, int]] = {}
+        self.weight_dtypes: dict[Value, DType] = {}
 
     # -- shared pieces ---------------------------------------------------------------------------------
     def _arg(self, name: str, type: TensorType) -> Value:
@@ -254,8 +262,8 @@ class _Rewrite:
         # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
         direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis]
         if direct:
-            self.direct_scales = getattr(self, "direct_scales", {})
             self.direct_scales[arg] = (scale, axis)
+            self.weight_dtypes[arg] = t.dtype
             return
         compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
         first = min((self.func.body.index(self._top(op)) for op, _ in readers), default=len(self.func.body) - 1)
@@ -269,7 +277,7 @@ class _Rewrite:
                 v = v - cast(DType.F32, Access("Z", grouped))
             v = v * cast(DType.F32, Access("S", grouped))
             if whole is not None:
-                v = v * Access("G", (0,))
+                v = v * Access("G", (IntLit(0),))
             return cast(compute, v)
 
         dequant = self._insert_before(self.func.body[first], lambda b: self._map_kernel(
@@ -278,12 +286,13 @@ class _Rewrite:
         for op, k in readers:
             if op is not dequant_op:
                 op.set_operand(k, dequant)
+                _keep_body_types(op, k, t.dtype)
 
     # -- fp8 activations ---------------------------------------------------------------------------------
     def _fp8_activations(self, weight: Value, contractions: list[Op]) -> int:
         """Each contraction reading `weight` reads its other float operands in fp8 and rescales its result."""
         count = 0
-        direct = getattr(self, "direct_scales", {}).get(weight)
+        direct = self.direct_scales.get(weight)
         for op in contractions:
             assert isinstance(op, EinsumOp)
             activation_scale = self._arg(f"{weight.name}_input_scale", TensorType((1,), DType.F32))
@@ -295,12 +304,17 @@ class _Rewrite:
                 vt = v.type
 
                 def quantized(idx: list[IndexRef]) -> Expr:
-                    return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (0,)))
+                    return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
 
                 q = self._insert_before(top, lambda b, v=v, vt=vt, s=activation_scale: self._map_kernel(
                     b, "quantize_input", [(v, "X"), (s, "S")],
                     TensorType(vt.shape, DType.F8E4M3), quantized))
                 op.set_operand(k, q)
+                _keep_body_types(op, k, vt.dtype)
+            if direct is not None:
+                for k, binding in enumerate(op.inputs):
+                    if binding.value is weight:
+                        _keep_body_types(op, k, self.weight_dtypes[weight])
             self._epilogue(op, activation_scale, direct)
             count += 1
         return count
@@ -312,22 +326,19 @@ class _Rewrite:
         assert rt is not None
         uses = [(o, k) for o, k in uses_of(self.func.body).get(result, [])]
         inputs = [(result, "A"), (activation_scale, "S")]
-        channel_axis: int | None = None
+        # The weight's scale is indexed by the output's index of each of the weight's kept axes.
+        scale_axes: list[int | None] = []
         if direct is not None:
             scale, axis = direct
             inputs.append((scale, "W"))
             letters_in, out_letters = op.spec.split("->")
             weight_letters = letters_in.split(",")[[b.value for b in op.inputs].index(_weight_of(op, scale))]
-            kept = [c for a, c in enumerate(weight_letters) if a != axis]
-            channel_axis = out_letters.index(kept[-1]) if kept and kept[-1] in out_letters else None
+            scale_axes = [None if a == axis else out_letters.index(c) for a, c in enumerate(weight_letters)]
 
         def value(idx: list[IndexRef]) -> Expr:
-            v: Expr = cast(DType.F32, Access("A", tuple(idx))) * Access("S", (0,))
-            if channel_axis is not None:
-                assert direct is not None and direct[0].type is not None
-                w_idx = [0] * direct[0].type.rank
-                w_idx[len(w_idx) - 1 if direct[1] != len(w_idx) - 1 else 0] = idx[channel_axis]
-                v = v * cast(DType.F32, Access("W", tuple(w_idx)))
+            v: Expr = cast(DType.F32, Access("A", tuple(idx))) * Access("S", (IntLit(0),))
+            if scale_axes:
+                v = v * cast(DType.F32, Access("W", tuple(IntLit(0) if a is None else idx[a] for a in scale_axes)))
             return cast(rt.dtype, v)
 
         at = self.func.body.index(self._top(op)) + 1
@@ -438,6 +449,27 @@ class _Rewrite:
         at = self.func.body.index(ret)
         self.func.body[at:at] = ops
         ret.values.append(sliced)
+
+
+def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
+    """An einsum whose operand `k` changed dtype reads it as its old dtype where the body used it bare, so
+    the body's arithmetic keeps its types; a cast already around the read reads the new operand directly."""
+    if not isinstance(op, EinsumOp):
+        return
+    name = op.inputs[k].name
+
+    def reads(e: Expr) -> bool:  # einsum bodies name their operands bare
+        return isinstance(e, NameRef) and e.name == name
+
+    def fix(e: Expr) -> Expr | None:
+        if reads(e):
+            return Cast(dtype, e)
+        if isinstance(e, Cast) and isinstance(e.operand, Cast) and reads(e.operand.operand):
+            return Cast(e.dtype, e.operand.operand)
+        return None
+
+    for stmt in op.body:
+        stmt.value = rewrite(stmt.value, fix)
 
 
 def _weight_of(op: EinsumOp, scale: Value) -> Value:
