@@ -19,6 +19,7 @@ from solar.ir.tables import new_table, render_tables
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
 
+from .llm_quantized import quantized_memory
 from .llm_serving import (
     MODES,
     ServingPoint,
@@ -79,6 +80,8 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     if quantize is None and cfg.source is None:
         quantize = config_quantization(cfg.raw, cfg.path)
     memory = model_memory(cfg)
+    if quantize is not None and quantize.active:
+        memory = quantized_memory(cfg, memory, quantize)
     tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])
     # The longest sequence the asked phases run: a prompt, or a context and the tokens generated onto it.
     longest = max([*(request.prompts if "prefill" in request.phases else []),

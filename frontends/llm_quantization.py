@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from solar.passes.quantize import QuantizeError, QuantizeOptions, check_options
+from solar.passes.quantize import CACHE_CODES, FORMATS, QuantizeError, QuantizeOptions, check_options
 
 from .llm_config_checks import LlmError
 
@@ -115,3 +115,49 @@ def _excluded(modules: Any) -> tuple[str, ...]:
         if text and text not in names:
             names.append(text)
     return tuple(names)
+
+
+def quantized_bytes(numel: int, reduction: int, dtype_bytes: int, options: QuantizeOptions) -> int:
+    """The bytes of one weight of `numel` elements reduced over an axis of `reduction` elements, stored as
+    `options` stores it: the packed codes, a scale (and zero point) per group, nvfp4's per-tensor scale."""
+    fmt = FORMATS.get(options.weights)
+    if fmt is None:
+        return numel * dtype_bytes
+    group = options.group_size or fmt.group or reduction
+    if reduction % group:
+        return numel * dtype_bytes  # the pass leaves it (and reports the group) where it is contracted
+    codes = fmt.unsigned_codes if options.zero_point and fmt.unsigned_codes else fmt.codes
+    groups = numel // group
+    total = codes.bytes_of(numel) + fmt.scale.bytes_of(groups)
+    if options.zero_point:
+        total += codes.bytes_of(groups)
+    return total + (4 if fmt.tensor_scale else 0)
+
+
+def quantized_weight_bytes(model: Any, options: QuantizeOptions, dtype_bytes: int) -> int:
+    """A model's weight bytes with its projections quantized: every parameter of two or more axes but the
+    embeddings' and the excluded ones, grouped along its last axis (torch's `Linear` keeps the input
+    features last; the experts' stacked weights are taken the same way)."""
+    import torch
+
+    embeddings = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+    total = 0
+    for name, p in model.named_parameters():
+        flat = name.replace(".", "_")
+        if p.dim() < 2 or id(p) in embeddings or any(part in flat for part in options.exclude):
+            total += p.numel() * p.element_size()
+        else:
+            total += quantized_bytes(p.numel(), p.shape[-1], dtype_bytes, options)
+    return total
+
+
+def quantized_kv_bytes_per_token(kv_bytes_per_token: int, head_dim: int, dtype_bytes: int,
+                                 options: QuantizeOptions) -> int:
+    """One token's keys and values over every layer in the quantized cache: fp8 codes (its per-tensor
+    scales do not grow with the tokens), or int8/int4 codes with an f16 scale per head."""
+    if options.kv_cache == "none":
+        return kv_bytes_per_token
+    elements = kv_bytes_per_token // dtype_bytes
+    codes = CACHE_CODES[options.kv_cache]
+    scales = 0 if options.kv_cache == "fp8" else elements // head_dim * 2
+    return codes.bytes_of(elements) + scales

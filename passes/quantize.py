@@ -368,7 +368,6 @@ class _Rewrite:
         nt = new.type
         assert nt is not None
         cache.type = ct.with_dtype(codes)
-        last = ct.rank - 1
         if per_token:
             # One f16 scale per token and head: a cache of its own, appended to as the keys are.
             scale_cache = self._arg(f"{cache.name}_scale", TensorType((*ct.shape[:-1], 1), DType.F16))
@@ -378,16 +377,17 @@ class _Rewrite:
                 out = TensorType((*nt.shape[:-1], 1), DType.F16)
                 k = b.kernel(self.symbols.fresh(f"scale_{cache.name}"), [(new, "X")], [("S", out)])
                 with _loops(k, nt.shape) as idx:
-                    k.reduce(k["S"][(*idx[:-1], 0)], "max=", call("abs", Access("X", tuple(idx))))
+                    magnitude = cast(DType.F16, call("abs", Access("X", tuple(idx))))
+                    k.reduce(k["S"][(*idx[:-1], IntLit(0))], "max=", magnitude)
                 with _loops(k, out.shape) as idx:
                     k.assign(k["S"][tuple(idx)], k["S"][tuple(idx)] * (1.0 / largest))
                 return k.results[0]
 
             scales = self._insert_before(top, new_scales)
-            scale_concat = self._insert_before(top, lambda b: b.concat([scale_cache, scales], last, hint="cat_scale"))
+            axis = concat.attrs["axis"]
+            scale_concat = self._insert_before(top, lambda b: b.concat([scale_cache, scales], axis, hint="cat_scale"))
             assert scale_concat.owner is not None
             scale_concat.owner.attrs["append"] = True
-            scale_concat.owner.attrs["axis"] = concat.attrs["axis"]
             full_scale, new_scale = scale_concat, scales
         else:
             full_scale = new_scale = self._arg(f"{cache.name}_scale", TensorType((1,), DType.F32))
@@ -405,6 +405,7 @@ class _Rewrite:
         rt = result.type
         assert rt is not None
         result.type = rt.with_dtype(codes)
+        concat.result_types = [result.type]
         uses = uses_of(self.func.body).get(result, [])
         returned = self._returned_slices(result, uses)
 
@@ -456,6 +457,7 @@ def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
     the body's arithmetic keeps its types; a cast already around the read reads the new operand directly."""
     if not isinstance(op, EinsumOp):
         return
+    op.attrs.pop("counts", None)  # --lift-einsum's annotation counted the old operand
     name = op.inputs[k].name
 
     def reads(e: Expr) -> bool:  # einsum bodies name their operands bare
