@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from solar.passes.quantize import CACHE_CODES, FORMATS, QuantizeError, QuantizeOptions, check_options
+from solar.passes.quantize import CACHE_CODES, FORMATS, QuantizeError, QuantizeOptions, check_options, excluded
 
 from .llm_config_checks import LlmError
 
@@ -144,7 +144,7 @@ def quantized_weight_bytes(model: Any, options: QuantizeOptions, dtype_bytes: in
     total = 0
     for name, p in model.named_parameters():
         flat = name.replace(".", "_")
-        if p.dim() < 2 or id(p) in embeddings or any(part in flat for part in options.exclude):
+        if p.dim() < 2 or id(p) in embeddings or excluded(flat, options.exclude):
             total += p.numel() * p.element_size()
         else:
             total += quantized_bytes(p.numel(), p.shape[-1], dtype_bytes, options)

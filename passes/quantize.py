@@ -20,6 +20,7 @@ them (docs/quantization.md).
 
 from __future__ import annotations
 
+import fnmatch
 import typing
 from dataclasses import dataclass, fields
 from typing import Literal
@@ -152,6 +153,11 @@ def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSumma
     return summary
 
 
+def excluded(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether an argument named `name` is one of `exclude`'s: a part of its name (`lm_head`), `*` any text."""
+    return any(p and fnmatch.fnmatchcase(name, f"*{p}*") for p in patterns)
+
+
 def _reduced_axes(op: EinsumOp, k: int) -> list[int]:
     """The axes of input `k` that the einsum sums over (letters absent from its output)."""
     inputs, output = op.spec.split("->")
@@ -225,7 +231,7 @@ class _Rewrite:
         t = arg.type
         if t is None or not t.dtype.is_float or t.rank < 2 or not all(isinstance(d, int) for d in t.shape):
             return None
-        if any(part and part in arg.name for part in self.options.exclude):
+        if excluded(arg.name, self.options.exclude):
             return None
         axes: set[int] = set()
         for op, _ in readers:
