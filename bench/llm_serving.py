@@ -36,7 +36,7 @@ from solar.frontends.llm_models import (
     weight_bytes,
 )
 from solar.ir.analysis.isl_model import isl_name
-from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.ops import ModuleOp
 from solar.ir.pass_manager import Pass, PassContext, PassManager
 from solar.passes.fuse import Fuse
@@ -254,7 +254,10 @@ def lifted(module: ModuleOp, quantize: QuantizeOptions | None = None) -> tuple[M
     passes: list[Pass] = [Inline(), LiftEinsum()]
     if quantize is not None and quantize.active:
         passes.append(Quantize(**quantize.pass_fields()))
-    work = PassManager([*passes, Fuse()], verify_each=False).run(work, ctx)
+    try:
+        work = PassManager([*passes, Fuse()], verify_each=False).run(work, ctx)
+    except DiagnosticError as err:  # a pass refused the step (--quantize's group size): its errors alone
+        raise LlmError("; ".join(d.message for d in err.diagnostics if d.severity == "error")) from None
     if engine.has_errors:
         raise LlmError(engine.format_all())
     remarks = [d.message for d in engine.diagnostics if "mask" in d.message]

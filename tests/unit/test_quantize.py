@@ -184,3 +184,15 @@ def test_a_quantization_config_not_modelled():
     with pytest.raises(LlmError, match="quant_method 'hqq' is not modelled"):
         config_quantization({"quantization_config": {"quant_method": "hqq"}})
     assert config_quantization({"model_type": "llama"}) is None
+
+
+def test_the_python_api_quantizes():
+    import solar
+    from solar import BadOptionError, SIRError
+
+    analysis = solar.analyze(LINEAR, quantize="weights=int4,group_size=128")
+    assert analysis.totals["h100-sxm"]["fused"].bytes == N * K // 2 + N * K // 128 * 2 + ACTIVATIONS
+    with pytest.raises(BadOptionError, match="weights must be one of"):
+        solar.analyze(LINEAR, quantize="weights=int3")
+    with pytest.raises(SIRError, match="group size 100 does not divide"):
+        solar.analyze(LINEAR, quantize=QuantizeOptions("int4", 100))
