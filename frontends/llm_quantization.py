@@ -6,7 +6,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from solar.passes.quantize import CACHE_CODES, FORMATS, QuantizeError, QuantizeOptions, check_options, excluded
+from solar.passes.quantize_formats import (
+    CACHE_CODES,
+    FORMATS,
+    QuantizeError,
+    QuantizeOptions,
+    check_options,
+    excluded,
+)
 
 from .llm_config_checks import LlmError
 

@@ -20,106 +20,53 @@ them (docs/quantization.md).
 
 from __future__ import annotations
 
-import fnmatch
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Literal
 
 from solar.ir.builder import BlockBuilder, call, cast
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
-from solar.ir.ops import ConcatOp, EinsumOp, FuncOp, GroupOp, ModuleOp, Op, ReturnOp, SliceEntry, SliceOp, Value
+from solar.ir.ops import (
+    ConcatOp,
+    EinsumOp,
+    FuncOp,
+    GatherOp,
+    GroupOp,
+    ModuleOp,
+    Op,
+    ReturnOp,
+    SliceEntry,
+    SliceOp,
+    Value,
+)
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.rewriter import NameGenerator, uses_of
 from solar.ir.types import TensorType
 
+from .quantize_formats import (
+    ACTIVATION_FORMATS,
+    CACHE_CODES,
+    CACHE_FORMATS,
+    FORMATS,
+    INT_LARGEST,
+    WEIGHT_FORMATS,
+    Format,
+    QuantizeError,
+    QuantizeOptions,
+    check_options,
+    excluded,
+)
+
+# The options' types, as the pass manager checks them (Literal options); the same lists as quantize_formats'.
+
 WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
 CacheFormat = Literal["none", "fp8", "int8", "int4"]
 ActivationFormat = Literal["none", "fp8"]
-WEIGHT_FORMATS: tuple[str, ...] = typing.get_args(WeightFormat)
-CACHE_FORMATS: tuple[str, ...] = typing.get_args(CacheFormat)
-ACTIVATION_FORMATS: tuple[str, ...] = typing.get_args(ActivationFormat)
-
-
-@dataclass(frozen=True)
-class Format:
-    """How one format stores a tensor: its codes, the scale of each group (0: one per channel, the whole
-    reduction axis), whether it may have zero points, and a per-tensor f32 scale on top (nvfp4)."""
-
-    codes: DType
-    scale: DType
-    group: int  # the default group along the reduction axis; 0: per channel
-    fixed_group: bool = False  # the format defines its block (nvfp4 16, mxfp4 32)
-    tensor_scale: bool = False
-    unsigned_codes: DType | None = None  # the codes with zero points (asymmetric)
-
-
-FORMATS: dict[str, Format] = {
-    "int8": Format(DType.I8, DType.F16, 0, unsigned_codes=DType.U8),
-    # GPTQ, AWQ and compressed-tensors' w4a16: f16 scales per group of 128 input features by default.
-    "int4": Format(DType.I4, DType.F16, 128, unsigned_codes=DType.U4),
-    # FP8 checkpoints: per-channel f32 scales, or blocks along the input features (group_size).
-    "fp8": Format(DType.F8E4M3, DType.F32, 0),
-    # NVIDIA's NVFP4: 16-element blocks with e4m3 scales and one f32 scale per tensor.
-    "nvfp4": Format(DType.F4E2M1, DType.F8E4M3, 16, fixed_group=True, tensor_scale=True),
-    # OCP MX FP4: 32-element blocks with e8m0 (power of two) scales.
-    "mxfp4": Format(DType.F4E2M1, DType.F8E8M0, 32, fixed_group=True),
-}
-# KV caches: fp8 with one f32 scale per tensor (vLLM's k_scale/v_scale); integers with one f16 scale per
-# token and head (the last axis is one group).
-CACHE_CODES = {"fp8": DType.F8E4M3, "int8": DType.I8, "int4": DType.I4}
-_INT_LARGEST = {DType.I8: 127.0, DType.I4: 7.0}
-
-
-@dataclass(frozen=True)
-class QuantizeOptions:
-    """What to quantize, as `--quantize` and solar-llm's flags say it (docs/quantization.md)."""
-
-    weights: str = "none"
-    group_size: int = 0  # 0: the format's own (int4 128, nvfp4 16, mxfp4 32; int8 and fp8 per channel)
-    kv_cache: str = "none"
-    activations: str = "none"
-    zero_point: bool = False  # int8/int4 with zero points (asymmetric: GPTQ sym=false, AWQ)
-    exclude: tuple[str, ...] = ()  # weights whose argument name contains one of these stay as they are
-
-    def pass_fields(self) -> dict[str, typing.Any]:
-        """The fields of the --quantize pass that these options are."""
-        return {"weights": self.weights, "group_size": self.group_size, "kv_cache": self.kv_cache,
-                "activations": self.activations, "zero_point": self.zero_point, "exclude": ",".join(self.exclude)}
-
-    @property
-    def active(self) -> bool:
-        return (self.weights, self.kv_cache, self.activations) != ("none", "none", "none")
-
-    def describe(self) -> str:
-        """The options as --quantize takes them (only those that differ from the defaults)."""
-        parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value != f.default:
-                shown = ",".join(value) if isinstance(value, tuple) else str(value).lower()
-                parts.append(f"{f.name}={shown}")
-        return ",".join(parts) or "weights=none"
-
-
-class QuantizeError(ValueError):
-    """An option that does not fit the program: a group size that does not divide a reduction axis."""
-
-
-def check_options(options: QuantizeOptions) -> None:
-    """Options that no program could take: an unknown format, a group size for a format that fixes its own."""
-    for what, value, allowed in (("weights", options.weights, WEIGHT_FORMATS),
-                                 ("kv_cache", options.kv_cache, CACHE_FORMATS),
-                                 ("activations", options.activations, ACTIVATION_FORMATS)):
-        if value not in allowed:
-            raise QuantizeError(f"unknown {what} format '{value}': expected one of {', '.join(allowed)}")
-    if options.group_size < 0:
-        raise QuantizeError(f"group size {options.group_size} must be positive (0: the format's own)")
-    fmt = FORMATS.get(options.weights)
-    if fmt is not None and fmt.fixed_group and options.group_size not in (0, fmt.group):
-        raise QuantizeError(f"{options.weights} has blocks of {fmt.group} elements, not {options.group_size}")
-    if options.zero_point and options.weights not in ("int8", "int4"):
-        raise QuantizeError(f"zero points are for int8 and int4 weights, not {options.weights}")
+assert typing.get_args(WeightFormat) == WEIGHT_FORMATS and typing.get_args(CacheFormat) == CACHE_FORMATS
+assert typing.get_args(ActivationFormat) == ACTIVATION_FORMATS
+__all__ = ["FORMATS", "Format", "Quantize", "QuantizeError", "QuantizeOptions", "QuantizeSummary", "check_options",
+           "excluded", "quantize_module"]
 
 
 @dataclass
@@ -151,11 +98,6 @@ def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSumma
     if ret is not None:
         func.result_types = [v.type for v in ret.operands if v.type is not None]
     return summary
-
-
-def excluded(name: str, patterns: tuple[str, ...]) -> bool:
-    """Whether an argument named `name` is one of `exclude`'s: a part of its name (`lm_head`), `*` any text."""
-    return any(p and fnmatch.fnmatchcase(name, f"*{p}*") for p in patterns)
 
 
 def _reduced_axes(op: EinsumOp, k: int) -> list[int]:
@@ -215,34 +157,51 @@ class _Rewrite:
         fp8 = 0
         for arg in list(self.func.args):
             readers = uses.get(arg, [])
-            axes = self._weight_axis(arg, readers)
-            if axes is None:
+            found = self._weight_axis(arg, readers, uses)
+            if found is None:
                 continue
-            contractions = [op for op, _ in readers if _is_contraction(op)]
+            axis, gathers = found
+            contractions = [op for op, _ in readers if _is_contraction(op)] + [
+                op for g in gathers for op, _ in uses.get(g.results[0], []) if _is_contraction(op)]
             if self.options.weights != "none":
-                self._quantize_weight(arg, axes, readers)
+                self._quantize_weight(arg, axis, readers, gathers, uses)
                 done.append(arg.name)
             if self.options.activations == "fp8":
                 fp8 += self._fp8_activations(arg, contractions)
         return done, fp8
 
-    def _weight_axis(self, arg: Value, readers: list[tuple[Op, int]]) -> int | None:
-        """The reduction axis of a weight argument; None for an argument that is no weight."""
+    def _weight_axis(self, arg: Value, readers: list[tuple[Op, int]], uses: dict[Value, list[tuple[Op, int]]]
+                     ) -> tuple[int, list[GatherOp]] | None:
+        """The reduction axis of a weight argument and the gathers it is read through (a mixture of experts
+        gathers the experts each token routes to); None for an argument that is no weight: one that some op
+        other than a contraction reads (a tied embedding's table) stays as it is."""
         t = arg.type
         if t is None or not t.dtype.is_float or t.rank < 2 or not all(isinstance(d, int) for d in t.shape):
             return None
-        if excluded(arg.name, self.options.exclude):
+        if excluded(arg.name, self.options.exclude) or not readers:
             return None
-        axes: set[int] = set()
-        for op, _ in readers:
+        gathers: list[GatherOp] = []
+        contracted: list[tuple[Op, Value]] = []
+        for op, k in readers:
             if _is_contraction(op):
-                assert isinstance(op, EinsumOp)
-                for k, binding in enumerate(op.inputs):
-                    if binding.value is arg:
-                        axes.update(_reduced_axes(op, k))
-        if len(axes) != 1:
+                contracted.append((op, arg))
+            elif isinstance(op, GatherOp) and k == 0 and op.args[1].type is not None and op.args[1].type.rank == 1:
+                gathers.append(op)
+                for reader, _ in uses.get(op.results[0], []):
+                    if not _is_contraction(reader):
+                        return None
+                    contracted.append((reader, op.results[0]))
+            else:
+                return None
+        axes: set[int] = set()
+        for op, value in contracted:
+            assert isinstance(op, EinsumOp)
+            for k, binding in enumerate(op.inputs):
+                if binding.value is value:
+                    axes.update(_reduced_axes(op, k))
+        if len(axes) != 1 or any(g.attrs["axis"] in axes for g in gathers):
             return None  # not contracted, or over several axes (no one grouping a kernel could use)
-        return next(iter(axes))
+        return next(iter(axes)), gathers
 
     def _group(self, arg: Value, axis: int, fmt: Format) -> int:
         assert arg.type is not None
@@ -254,7 +213,8 @@ class _Rewrite:
                                 f"({size} elements, axis {axis} of {arg.type})")
         return group
 
-    def _quantize_weight(self, arg: Value, axis: int, readers: list[tuple[Op, int]]) -> None:
+    def _quantize_weight(self, arg: Value, axis: int, readers: list[tuple[Op, int]], gathers: list[GatherOp],
+                         uses: dict[Value, list[tuple[Op, int]]]) -> None:
         fmt = FORMATS[self.options.weights]
         t = arg.type
         assert t is not None
@@ -266,14 +226,39 @@ class _Rewrite:
         zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
         whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
         # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
-        direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis]
+        direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis] \
+            and not gathers
         if direct:
             self.direct_scales[arg] = (scale, axis)
             self.weight_dtypes[arg] = t.dtype
             return
         compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
-        first = min((self.func.body.index(self._top(op)) for op, _ in readers), default=len(self.func.body) - 1)
-        inputs = [(arg, "Q"), (scale, "S")] + ([(zero, "Z")] if zero else []) + ([(whole, "G")] if whole else [])
+        if not gathers:
+            first = min(self.func.body.index(self._top(op)) for op, _ in readers)
+            self._dequantize(self.func.body[first], arg, scale, zero, whole, axis, group, compute, t.dtype,
+                             f"dequant_{arg.name}", readers)
+            return
+        # Experts: the codes and their scales are gathered alike, and dequantized after the gather, so that
+        # only the experts the tokens route to are read.
+        for g in gathers:
+            g_axis, indices = g.attrs["axis"], g.args[1]
+            rt = g.results[0].type
+            assert rt is not None
+            g.results[0].type = rt.with_dtype(codes)
+            g.result_types = [g.results[0].type]
+            picked = [self._insert_before(self._top(g), lambda b, v=v, i=indices, a=g_axis: b.gather(v, i, a, hint="g"))
+                      if v is not None else None for v in (scale, zero)]
+            self._dequantize(self.func.body[self.func.body.index(self._top(g)) + 1], g.results[0], picked[0],
+                             picked[1], whole, axis, group, compute, t.dtype, f"dequant_{arg.name}",
+                             uses.get(g.results[0], []))
+
+    def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
+                    axis: int, group: int, compute: DType, original: DType, name: str,
+                    readers: list[tuple[Op, int]]) -> None:
+        """A kernel before `anchor` that rebuilds `codes` at `compute`, read by `readers` instead."""
+        assert codes.type is not None and scale is not None
+        shape = codes.type.shape
+        inputs = [(codes, "Q"), (scale, "S")] + ([(zero, "Z")] if zero else []) + ([(whole, "G")] if whole else [])
 
         def value(idx: list[IndexRef]) -> Expr:
             grouped = tuple(Binary("floordiv", i, group) if a == axis else i for a, i in enumerate(idx)) \
@@ -286,13 +271,12 @@ class _Rewrite:
                 v = v * Access("G", (IntLit(0),))
             return cast(compute, v)
 
-        dequant = self._insert_before(self.func.body[first], lambda b: self._map_kernel(
-            b, f"dequant_{arg.name}", inputs, TensorType(t.shape, compute), value))
-        dequant_op = dequant.owner
+        dequant = self._insert_before(anchor, lambda b: self._map_kernel(
+            b, name, inputs, TensorType(shape, compute), value))
         for op, k in readers:
-            if op is not dequant_op:
+            if op is not dequant.owner:
                 op.set_operand(k, dequant)
-                _keep_body_types(op, k, t.dtype)
+                _keep_body_types(op, k, original)
 
     # -- fp8 activations ---------------------------------------------------------------------------------
     def _fp8_activations(self, weight: Value, contractions: list[Op]) -> int:
@@ -377,7 +361,7 @@ class _Rewrite:
         if per_token:
             # One f16 scale per token and head: a cache of its own, appended to as the keys are.
             scale_cache = self._arg(f"{cache.name}_scale", TensorType((*ct.shape[:-1], 1), DType.F16))
-            largest = _INT_LARGEST[codes]
+            largest = INT_LARGEST[codes]
 
             def new_scales(b: BlockBuilder) -> Value:
                 out = TensorType((*nt.shape[:-1], 1), DType.F16)

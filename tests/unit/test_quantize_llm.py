@@ -50,3 +50,29 @@ def test_llama3_8b_int4_fp8_cache_decode_bytes_at_full_size():
         assert (cost.macs, cost.bytes) == expected(batch, context)
         fused = step.cost(batch, context, "h100-sxm", "fused")
         assert fused.bytes >= cost.bytes
+
+
+def test_mixture_of_experts_reads_the_routed_experts_packed():
+    """Experts are gathered per token: their codes and scales are gathered alike and dequantized after the
+    gather, so a decode step at batch 1 reads its top-2 experts packed. tiny-mixtral-batched: hidden 32,
+    experts' width 64, 4 experts, top 2, f32, 2 layers."""
+    import copy
+
+    from solar.backends.cost import CostModel
+    from solar.bench.llm_serving import lifted
+    from solar.frontends.llm_models import export_phase
+
+    cfg = load_config(str(CONFIGS / "tiny-mixtral-batched.json"))
+    exported = export_phase(cfg, "decode", 2, 16, 2)
+    options = QuantizeOptions("int4", 16, exclude=("lm_head",))
+    plain, _ = lifted(copy.deepcopy(exported.module))
+    packed, _ = lifted(copy.deepcopy(exported.module), options)
+    experts = [a for a in packed.entry.args if "experts" in a.name and not a.name.endswith("_scale")]
+    assert len(experts) == 4 and {a.type.dtype.spelling for a in experts} == {"i4"}
+    at = {"BATCH": 1, "CONTEXT": 16}
+    saved = CostModel(plain, values=at).whole_graph().total_bytes - \
+        CostModel(packed, values=at).whole_graph().total_bytes
+    per_weight = 4 - (0.5 + 2 / 16)  # f32 → int4 codes and an f16 scale per 16
+    routed = 2 * (2 * 64 * 32 + 32 * 64)  # two experts' gate_up and down projections
+    projections = 32 * 32 + 16 * 32 + 16 * 32 + 32 * 32 + 4 * 32  # q, k, v, o and the router
+    assert saved == 2 * (routed + projections) * per_weight
