@@ -66,6 +66,7 @@ class LlmAnalysis:
     notes: list[str]
     validations: list[str] = field(default_factory=list)  # what was validated, one line per phase
     warnings: list[str] = field(default_factory=list)  # priced as asked, but questionable (a context too long)
+    quantization: QuantizeOptions | None = None  # what --quantize stored in low precision (None: nothing)
 
 
 def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) -> LlmAnalysis:
@@ -142,7 +143,8 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
         longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
         validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
         remarks += not_validated
-    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings)
+    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings,
+                       quantize if quantize is not None and quantize.active else None)
 
 
 # ---- views ---------------------------------------------------------------------------------------
@@ -185,7 +187,8 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
             "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
                            for (t, m, c), b in analysis.crossovers.items()],
             "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations,
-            "warnings": analysis.warnings}
+            "warnings": analysis.warnings,
+            "quantization": analysis.quantization.describe() if analysis.quantization is not None else None}
 
 
 def write_json(analysis: LlmAnalysis, path: str) -> None:

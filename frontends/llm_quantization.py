@@ -53,10 +53,10 @@ def config_quantization(raw: dict[str, Any], path: str = "config.json") -> Quant
             raise LlmError(f"{where}: bitsandbytes without load_in_4bit or load_in_8bit quantizes nothing")
     elif method in ("fp8", "fbgemm_fp8"):
         block = qc.get("weight_block_size")
-        group = int(block[-1]) if isinstance(block, list) and block else 0
+        group, rows = (int(block[-1]), int(block[0])) if isinstance(block, list) and len(block) == 2 else (0, 0)
         activations = "fp8" if method == "fbgemm_fp8" or qc.get("activation_scheme") in ("dynamic", "static") \
             else "none"
-        options = QuantizeOptions("fp8", group, activations=activations, exclude=exclude)
+        options = QuantizeOptions("fp8", group, activations=activations, exclude=exclude, block_rows=rows)
     elif method == "mxfp4":
         options = QuantizeOptions("mxfp4", exclude=exclude)
     elif method == "compressed-tensors":
@@ -124,17 +124,19 @@ def _excluded(modules: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-def quantized_bytes(numel: int, reduction: int, dtype_bytes: int, options: QuantizeOptions) -> int:
+def quantized_bytes(numel: int, reduction: int, dtype_bytes: int, options: QuantizeOptions, rows_size: int = 0
+                    ) -> int:
     """The bytes of one weight of `numel` elements reduced over an axis of `reduction` elements, stored as
     `options` stores it: the packed codes, a scale (and zero point) per group, nvfp4's per-tensor scale."""
     fmt = FORMATS.get(options.weights)
     if fmt is None:
         return numel * dtype_bytes
     group = options.group_size or fmt.group or reduction
-    if reduction % group:
-        return numel * dtype_bytes  # the pass leaves it (and reports the group) where it is contracted
+    rows = options.block_rows or 1
+    if reduction % group or (rows_size and rows_size % rows):
+        return numel * dtype_bytes  # the pass refuses it where it is contracted
     codes = fmt.unsigned_codes if options.zero_point and fmt.unsigned_codes else fmt.codes
-    groups = numel // group
+    groups = numel // group // rows
     total = codes.bytes_of(numel) + fmt.scale.bytes_of(groups)
     if options.zero_point:
         total += codes.bytes_of(groups)
@@ -154,7 +156,7 @@ def quantized_weight_bytes(model: Any, options: QuantizeOptions, dtype_bytes: in
         if p.dim() < 2 or id(p) in embeddings or excluded(flat, options.exclude):
             total += p.numel() * p.element_size()
         else:
-            total += quantized_bytes(p.numel(), p.shape[-1], dtype_bytes, options)
+            total += quantized_bytes(p.numel(), p.shape[-1], dtype_bytes, options, p.shape[-2])
     return total
 
 

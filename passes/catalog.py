@@ -87,7 +87,8 @@ CATALOG: dict[str, PassInfo] = {
          OptionInfo("kv_cache", "none|fp8|int8|int4", "'none'"),
          OptionInfo("activations", "none|fp8", "'none'"),
          OptionInfo("zero_point", "bool", "False"),
-         OptionInfo("exclude", "str", "''")),
+         OptionInfo("exclude", "str", "''"),
+         OptionInfo("block_rows", "int", "0")),
         "weights", False),
     "reorder-einsum": PassInfo(
         "solar.passes.reorder_einsum:ReorderEinsum",

@@ -213,21 +213,35 @@ class _Rewrite:
                                 f"({size} elements, axis {axis} of {arg.type})")
         return group
 
+    def _rows(self, arg: Value, channel: int) -> int:
+        """Rows of output channels per scale (block_rows; 1: a scale per row)."""
+        assert arg.type is not None
+        size = arg.type.shape[channel]
+        rows = self.options.block_rows or 1
+        if not isinstance(size, int) or size % rows:
+            raise QuantizeError(f"block rows {rows} do not divide the output channels of weight %{arg.name} "
+                                f"({size} elements, axis {channel} of {arg.type})")
+        return rows
+
     def _quantize_weight(self, arg: Value, axis: int, readers: list[tuple[Op, int]], gathers: list[GatherOp],
                          uses: dict[Value, list[tuple[Op, int]]]) -> None:
         fmt = FORMATS[self.options.weights]
         t = arg.type
         assert t is not None
         group = self._group(arg, axis, fmt)
+        # The output channels' axis: the last one besides the reduction axis (experts stack on axis 0).
+        channel = max(a for a in range(t.rank) if a != axis)
+        rows = self._rows(arg, channel)
         codes = fmt.unsigned_codes if self.options.zero_point and fmt.unsigned_codes else fmt.codes
-        per_group = tuple(d // group if a == axis else d for a, d in enumerate(t.shape))
+        per_group = tuple(d // group if a == axis else d // rows if a == channel else d for a, d in enumerate(t.shape))
+        blocks = {axis: group, channel: rows}
         arg.type = TensorType(t.shape, codes)
         scale = self._arg(f"{arg.name}_scale", TensorType(per_group, fmt.scale))
         zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
         whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
         # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
         direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis] \
-            and not gathers
+            and rows == 1 and not gathers
         if direct:
             self.direct_scales[arg] = (scale, axis)
             self.weight_dtypes[arg] = t.dtype
@@ -235,7 +249,7 @@ class _Rewrite:
         compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
         if not gathers:
             first = min(self.func.body.index(self._top(op)) for op, _ in readers)
-            self._dequantize(self.func.body[first], arg, scale, zero, whole, axis, group, compute, t.dtype,
+            self._dequantize(self.func.body[first], arg, scale, zero, whole, blocks, compute, t.dtype,
                              f"dequant_{arg.name}", readers)
             return
         # Experts: the codes and their scales are gathered alike, and dequantized after the gather, so that
@@ -249,20 +263,20 @@ class _Rewrite:
             picked = [self._insert_before(self._top(g), lambda b, v=v, i=indices, a=g_axis: b.gather(v, i, a, hint="g"))
                       if v is not None else None for v in (scale, zero)]
             self._dequantize(self.func.body[self.func.body.index(self._top(g)) + 1], g.results[0], picked[0],
-                             picked[1], whole, axis, group, compute, t.dtype, f"dequant_{arg.name}",
+                             picked[1], whole, blocks, compute, t.dtype, f"dequant_{arg.name}",
                              uses.get(g.results[0], []))
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
-                    axis: int, group: int, compute: DType, original: DType, name: str,
+                    blocks: dict[int, int], compute: DType, original: DType, name: str,
                     readers: list[tuple[Op, int]]) -> None:
-        """A kernel before `anchor` that rebuilds `codes` at `compute`, read by `readers` instead."""
+        """A kernel before `anchor` that rebuilds `codes` at `compute`, read by `readers` instead; `blocks`:
+        the elements per scale along each grouped axis."""
         assert codes.type is not None and scale is not None
         shape = codes.type.shape
         inputs = [(codes, "Q"), (scale, "S")] + ([(zero, "Z")] if zero else []) + ([(whole, "G")] if whole else [])
 
         def value(idx: list[IndexRef]) -> Expr:
-            grouped = tuple(Binary("floordiv", i, group) if a == axis else i for a, i in enumerate(idx)) \
-                if group > 1 else tuple(idx)
+            grouped = tuple(Binary("floordiv", i, blocks[a]) if blocks.get(a, 1) > 1 else i for a, i in enumerate(idx))
             v: Expr = cast(DType.F32, Access("Q", tuple(idx)))
             if zero is not None:
                 v = v - cast(DType.F32, Access("Z", grouped))
@@ -518,6 +532,7 @@ class Quantize(Pass):
     activations: ActivationFormat = "none"
     zero_point: bool = False
     exclude: str = ""
+    block_rows: int = 0
 
     def prerequisite_met(self, name: str, module: ModuleOp) -> bool:
         return name == "lift-einsum" and any(isinstance(op, EinsumOp) for op in module.walk())
@@ -525,7 +540,7 @@ class Quantize(Pass):
     @property
     def options(self) -> QuantizeOptions:
         return QuantizeOptions(self.weights, self.group_size, self.kv_cache, self.activations, self.zero_point,
-                               tuple(p.strip() for p in self.exclude.split(",") if p.strip()))
+                               tuple(p.strip() for p in self.exclude.split(",") if p.strip()), self.block_rows)
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
         try:

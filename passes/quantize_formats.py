@@ -53,11 +53,13 @@ class QuantizeOptions:
     activations: str = "none"
     zero_point: bool = False  # int8/int4 with zero points (asymmetric: GPTQ sym=false, AWQ)
     exclude: tuple[str, ...] = ()  # weights whose argument name contains one of these stay as they are
+    block_rows: int = 0  # > 1: one scale per block_rows × group_size block (fp8's 128 × 128), not per row
 
     def pass_fields(self) -> dict[str, Any]:
         """The fields of the --quantize pass that these options are."""
         return {"weights": self.weights, "group_size": self.group_size, "kv_cache": self.kv_cache,
-                "activations": self.activations, "zero_point": self.zero_point, "exclude": ",".join(self.exclude)}
+                "activations": self.activations, "zero_point": self.zero_point, "exclude": ",".join(self.exclude),
+                "block_rows": self.block_rows}
 
     @property
     def active(self) -> bool:
@@ -85,6 +87,8 @@ def check_options(options: QuantizeOptions) -> None:
                                  ("activations", options.activations, ACTIVATION_FORMATS)):
         if value not in allowed:
             raise QuantizeError(f"unknown {what} format '{value}': expected one of {', '.join(allowed)}")
+    if options.block_rows < 0:
+        raise QuantizeError(f"block rows {options.block_rows} must be positive (0: a scale per row)")
     if options.group_size < 0:
         raise QuantizeError(f"group size {options.group_size} must be positive (0: the format's own)")
     fmt = FORMATS.get(options.weights)

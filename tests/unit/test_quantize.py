@@ -76,6 +76,8 @@ def test_sub_byte_types_count_bits():
     # fp8 per channel, f32 scales; blocks of 128 along the inputs
     (QuantizeOptions("fp8"), N * K + N * 4),
     (QuantizeOptions("fp8", 128), N * K + N * K // 128 * 4),
+    # fp8 in 128 x 128 blocks (DeepSeek-V3's weight_block_size): one f32 per block
+    (QuantizeOptions("fp8", 128, block_rows=128), N * K + N * K // 128 // 128 * 4),
     # nvfp4: e2m1 codes, an e4m3 scale per 16 elements, one f32 scale per tensor
     (QuantizeOptions("nvfp4"), N * K // 2 + N * K // 16 + 4),
     # mxfp4: e2m1 codes, an e8m0 scale per 32 elements
@@ -126,11 +128,11 @@ def test_new_types_round_trip(spelling: str, n: int):
 
 
 def test_group_that_does_not_divide_the_reduction_axis():
-    engine = DiagnosticEngine()
-    module = parse_module(LINEAR, "<test>", engine)
-    module = PassManager([LiftEinsum()]).run(module, PassContext(engine, report=lambda _: None))
+    module = _run(LINEAR, LiftEinsum())
     with pytest.raises(QuantizeError, match="group size 100 does not divide the reduction axis of weight %w"):
         quantize_module(module, QuantizeOptions("int4", 100))
+    with pytest.raises(QuantizeError, match="block rows 96 do not divide the output channels of weight %w"):
+        quantize_module(_run(LINEAR, LiftEinsum()), QuantizeOptions("fp8", 128, block_rows=96))
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -138,6 +140,7 @@ def test_group_that_does_not_divide_the_reduction_axis():
     (QuantizeOptions(kv_cache="fp4"), "unknown kv_cache format 'fp4'"),
     (QuantizeOptions("nvfp4", 32), "nvfp4 has blocks of 16 elements, not 32"),
     (QuantizeOptions("fp8", zero_point=True), "zero points are for int8 and int4"),
+    (QuantizeOptions("fp8", block_rows=-1), "block rows -1 must be positive"),
 ])
 def test_options_no_program_takes(options: QuantizeOptions, message: str):
     with pytest.raises(QuantizeError, match=message):
@@ -159,7 +162,7 @@ def test_kv_cache_bytes_per_token():
      QuantizeOptions("int4", 64, zero_point=True)),
     ({"quant_method": "bitsandbytes", "load_in_4bit": True}, QuantizeOptions("int4", 64)),
     ({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]},
-     QuantizeOptions("fp8", 128, activations="fp8")),
+     QuantizeOptions("fp8", 128, activations="fp8", block_rows=128)),
     ({"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]},
      QuantizeOptions("mxfp4", exclude=("lm_head", "model_layers_*_self_attn"))),
     ({"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
@@ -177,7 +180,7 @@ def test_a_checkpoints_quantization_config(config: dict, expected: QuantizeOptio
     options = config_quantization({"model_type": "llama", "quantization_config": config})
     assert options is not None
     assert options == QuantizeOptions(expected.weights, expected.group_size, expected.kv_cache, expected.activations,
-                                      expected.zero_point, expected.exclude or ("lm_head",))
+                                      expected.zero_point, expected.exclude or ("lm_head",), expected.block_rows)
 
 
 def test_a_quantization_config_not_modelled():

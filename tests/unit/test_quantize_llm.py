@@ -4,6 +4,7 @@ the fp8 cache and the new token's writes (docs/quantization.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from solar.bench.llm_serving import model_memory, price_phase
 from solar.frontends.llm_models import load_config
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import load_target
+from solar.tools.solar_llm import run
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 H100 = load_target("h100")
@@ -76,3 +78,36 @@ def test_mixture_of_experts_reads_the_routed_experts_packed():
     routed = 2 * (2 * 64 * 32 + 32 * 64)  # two experts' gate_up and down projections
     projections = 32 * 32 + 16 * 32 + 16 * 32 + 32 * 32 + 4 * 32  # q, k, v, o and the router
     assert saved == 2 * (routed + projections) * per_weight
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--weights", "int3"], "solar-llm: error: unknown --weights format 'int3': expected one of none, int8, int4, fp8, "
+                            "nvfp4, mxfp4"),
+    (["--kv-cache-dtype", "fp4"], "solar-llm: error: unknown --kv-cache-dtype format 'fp4'"),
+    (["--weights", "nvfp4", "--group-size", "32"], "solar-llm: error: nvfp4 has blocks of 16 elements, not 32"),
+    (["--group-size", "64"], "solar-llm: error: --group-size needs --weights"),
+])
+def test_solar_llm_refuses_bad_quantization_in_one_line(tmp_path, capsys, flags: list[str], message: str):
+    out = tmp_path / "out.json"
+    out.write_text("an earlier report")
+    assert run([str(CONFIGS / "tiny-llama.json"), *flags, "--json", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+    assert out.read_text() == "an earlier report"
+
+
+def test_a_checkpoints_quantization_config_is_analysed_as_shipped(tmp_path):
+    """A GPTQ config (int4, group 16) quantizes the projections of every layer; lm_head stays bf16. The
+    weights figure: embeddings 2 · 128·32·2, per layer 9,216 projection weights at ½ B + an f16 scale per 16
+    and two norms, the final norm."""
+    config = json.loads((CONFIGS / "tiny-llama.json").read_text())
+    config["quantization_config"] = {"quant_method": "gptq", "bits": 4, "group_size": 16, "sym": True}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    out = tmp_path / "out.json"
+    assert run([str(path), "--phase", "decode", "--context", "64", "--no-validate", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["quantization"] == "weights=int4,group_size=16,exclude=lm_head"
+    s = load_config(str(path)).shape
+    per_layer = 9_216 // 2 + 9_216 // 16 * 2 + 2 * s.hidden * 2
+    assert {p["weight_bytes"] for p in doc["points"]} == {2 * 128 * 32 * 2 + s.layers * per_layer + s.hidden * 2}
