@@ -120,6 +120,7 @@ class _Rewrite:
         # fp8 weights that fp8 contractions read as they are: their per-channel scales and former dtypes.
         self.direct_scales: dict[Value, tuple[Value, int]] = {}
         self.weight_dtypes: dict[Value, DType] = {}
+        self.fp8_inputs: dict[Value, tuple[Value, Value]] = {}  # an activation and its fp8 copy and scale
 
     # -- shared pieces ---------------------------------------------------------------------------------
     def _arg(self, name: str, type: TensorType) -> Value:
@@ -144,7 +145,9 @@ class _Rewrite:
 
     def _map_kernel(self, b: BlockBuilder, symbol: str, inputs: list[tuple[Value, str]], out: TensorType,
                     value: typing.Callable[[list[IndexRef]], Expr]) -> Value:
-        """A kernel computing every element of `out` from its indices (a map: no reduction)."""
+        """A kernel computing every element of `out` from its indices (a map: no reduction). Symbols are
+        generic (`dequant`, `dequant_1`, ...), never a weight's name: the layer twins of solar-llm match
+        units by their kernels' symbols without numbering (sweep.work_key), so every layer's must agree."""
         k = b.kernel(self.symbols.fresh(symbol), inputs, [("Y", out)])
         with _loops(k, out.shape) as idx:
             k.assign(k["Y"][tuple(idx)], value(idx))
@@ -185,7 +188,8 @@ class _Rewrite:
         for op, k in readers:
             if _is_contraction(op):
                 contracted.append((op, arg))
-            elif isinstance(op, GatherOp) and k == 0 and op.args[1].type is not None and op.args[1].type.rank == 1:
+            elif isinstance(op, GatherOp) and k == 0 and op.args[1].type is not None and op.args[1].type.rank == 1 \
+                    and any(op is top for top in self.func.body):
                 gathers.append(op)
                 for reader, _ in uses.get(op.results[0], []):
                     if not _is_contraction(reader):
@@ -250,7 +254,7 @@ class _Rewrite:
         if not gathers:
             first = min(self.func.body.index(self._top(op)) for op, _ in readers)
             self._dequantize(self.func.body[first], arg, scale, zero, whole, blocks, compute, t.dtype,
-                             f"dequant_{arg.name}", readers)
+                             "dequant", readers)
             return
         # Experts: the codes and their scales are gathered alike, and dequantized after the gather, so that
         # only the experts the tokens route to are read.
@@ -263,7 +267,7 @@ class _Rewrite:
             picked = [self._insert_before(self._top(g), lambda b, v=v, i=indices, a=g_axis: b.gather(v, i, a, hint="g"))
                       if v is not None else None for v in (scale, zero)]
             self._dequantize(self.func.body[self.func.body.index(self._top(g)) + 1], g.results[0], picked[0],
-                             picked[1], whole, blocks, compute, t.dtype, f"dequant_{arg.name}",
+                             picked[1], whole, blocks, compute, t.dtype, "dequant",
                              uses.get(g.results[0], []))
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
@@ -299,37 +303,50 @@ class _Rewrite:
         direct = self.direct_scales.get(weight)
         for op in contractions:
             assert isinstance(op, EinsumOp)
-            activation_scale = self._arg(f"{weight.name}_input_scale", TensorType((1,), DType.F32))
-            top = self._top(op)
+            scales = []
             for k, binding in enumerate(op.inputs):
                 v = binding.value
                 if v.type is None or not v.type.dtype.is_float or v.type.dtype is DType.F8E4M3:
                     continue
-                vt = v.type
-
-                def quantized(idx: list[IndexRef]) -> Expr:
-                    return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
-
-                q = self._insert_before(top, lambda b, v=v, vt=vt, s=activation_scale: self._map_kernel(
-                    b, "quantize_input", [(v, "X"), (s, "S")],
-                    TensorType(vt.shape, DType.F8E4M3), quantized))
-                op.set_operand(k, q)
-                _keep_body_types(op, k, vt.dtype)
+                if v.owner is not self.func and not any(v.owner is top for top in self.func.body):
+                    continue  # made inside a solar.for or solar.if: it stays as it is
+                quantized, scale = self._fp8_input(v)
+                op.set_operand(k, quantized)
+                _keep_body_types(op, k, v.type.dtype)
+                scales.append(scale)
             if direct is not None:
                 for k, binding in enumerate(op.inputs):
                     if binding.value is weight:
                         _keep_body_types(op, k, self.weight_dtypes[weight])
-            self._epilogue(op, activation_scale, direct)
+            if scales or direct is not None:
+                self._epilogue(op, scales, direct)
             count += 1
         return count
 
-    def _epilogue(self, op: EinsumOp, activation_scale: Value, direct: tuple[Value, int] | None) -> None:
+    def _fp8_input(self, v: Value) -> tuple[Value, Value]:
+        """`v` in fp8 with its (static, per-tensor) scale: quantized once, right after it is made, however
+        many contractions read it (the q, k and v projections share their input)."""
+        if v not in self.fp8_inputs:
+            vt = v.type
+            assert vt is not None
+            scale = self._arg(f"{v.name}_input_scale", TensorType((1,), DType.F32))
+
+            def quantized(idx: list[IndexRef]) -> Expr:
+                return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
+
+            made = 0 if v.owner is self.func or v.owner is None else self.func.body.index(v.owner) + 1
+            q = self._insert_before(self.func.body[made], lambda b: self._map_kernel(
+                b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, DType.F8E4M3), quantized))
+            self.fp8_inputs[v] = (q, scale)
+        return self.fp8_inputs[v]
+
+    def _epilogue(self, op: EinsumOp, activation_scales: list[Value], direct: tuple[Value, int] | None) -> None:
         """The fp8 contraction's result times the activation's scale (and the weight's per-channel scale)."""
         result = op.results[0]
         rt = result.type
         assert rt is not None
         uses = [(o, k) for o, k in uses_of(self.func.body).get(result, [])]
-        inputs = [(result, "A"), (activation_scale, "S")]
+        inputs = [(result, "A")] + [(s, f"S{n}") for n, s in enumerate(activation_scales)]
         # The weight's scale is indexed by the output's index of each of the weight's kept axes.
         scale_axes: list[int | None] = []
         if direct is not None:
@@ -340,7 +357,9 @@ class _Rewrite:
             scale_axes = [None if a == axis else out_letters.index(c) for a, c in enumerate(weight_letters)]
 
         def value(idx: list[IndexRef]) -> Expr:
-            v: Expr = cast(DType.F32, Access("A", tuple(idx))) * Access("S", (IntLit(0),))
+            v: Expr = cast(DType.F32, Access("A", tuple(idx)))
+            for n in range(len(activation_scales)):
+                v = v * Access(f"S{n}", (IntLit(0),))
             if scale_axes:
                 v = v * cast(DType.F32, Access("W", tuple(IntLit(0) if a is None else idx[a] for a in scale_axes)))
             return cast(rt.dtype, v)
@@ -354,7 +373,7 @@ class _Rewrite:
     # -- the KV cache ------------------------------------------------------------------------------------
     def caches(self) -> list[str]:
         done = []
-        for op in [o for o in self.func.walk() if isinstance(o, ConcatOp) and o.attrs.get("append")]:
+        for op in [o for o in self.func.body if isinstance(o, ConcatOp) and o.attrs.get("append")]:
             cache = op.args[0]
             if cache.owner is not self.func or cache.type is None or not cache.type.dtype.is_float:
                 continue
@@ -379,7 +398,7 @@ class _Rewrite:
 
             def new_scales(b: BlockBuilder) -> Value:
                 out = TensorType((*nt.shape[:-1], 1), DType.F16)
-                k = b.kernel(self.symbols.fresh(f"scale_{cache.name}"), [(new, "X")], [("S", out)])
+                k = b.kernel(self.symbols.fresh("scale_cache"), [(new, "X")], [("S", out)])
                 with _loops(k, nt.shape) as idx:
                     magnitude = cast(DType.F16, call("abs", Access("X", tuple(idx))))
                     k.reduce(k["S"][(*idx[:-1], IntLit(0))], "max=", magnitude)
@@ -403,7 +422,7 @@ class _Rewrite:
             return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / cast(DType.F32, Access("S", idx_of(idx))))
 
         new_q = self._insert_before(top, lambda b: self._map_kernel(
-            b, f"quantize_{cache.name}", [(new, "X"), (new_scale, "S")], nt.with_dtype(codes), quantized))
+            b, "quantize_cache", [(new, "X"), (new_scale, "S")], nt.with_dtype(codes), quantized))
         concat.set_operand(1, new_q)
         result = concat.results[0]
         rt = result.type
@@ -418,7 +437,7 @@ class _Rewrite:
 
         at = self.func.body.index(top) + 1
         dequant = self._insert_before(self.func.body[at], lambda b: self._map_kernel(
-            b, f"dequant_{cache.name}", [(result, "Q"), (full_scale, "S")], rt, dequantized))
+            b, "dequant_cache", [(result, "Q"), (full_scale, "S")], rt, dequantized))
         for op, k in uses:
             if op not in returned:
                 op.set_operand(k, dequant)
@@ -518,7 +537,7 @@ class Quantize(Pass):
     Before (`quantize{weights=int4}`; W: 4096 x 4096 bf16, 33,554,432 B):
         %y = solar.einsum @fc "ik,jk->ij" (%x as A, %w as B) ...
     After (W: 4096 x 4096 i4, 8,388,608 B; %w_scale: 4096 x 32 f16, 262,144 B):
-        %y_1 = solar.kernel @dequant_w(%w as Q, %w_scale as S) -> (Y: tensor<4096x4096xbf16>) ...
+        %y_1 = solar.kernel @dequant(%w as Q, %w_scale as S) -> (Y: tensor<4096x4096xbf16>) ...
         %y = solar.einsum @fc "ik,jk->ij" (%x as A, %y_1 as B) ...
     """
 
