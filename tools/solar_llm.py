@@ -5,6 +5,7 @@
     solar-llm config.json --phase prefill --prompt 2048 --json out.json --plot out.png
     solar-llm config.json --tensor-parallel 8 --generate 256 --cache static
     solar-llm model.py --batch 1,8 --context 4096
+    solar-llm config.json --weights int4 --group-size 128 --kv-cache-dtype fp8   # docs/quantization.md
     solar-llm config.json --no-validate          # skip validating each step at reduced sizes (on by default)
 
 The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
