@@ -158,12 +158,26 @@ class _Rewrite:
         uses = uses_of(self.func.body)
         done: list[str] = []
         fp8 = 0
-        for arg in list(self.func.args):
+        found = [(arg, *axis_gathers) for arg in list(self.func.args)
+                 if (axis_gathers := self._weight_axis(arg, uses.get(arg, []), uses)) is not None]
+        # A contraction of two such arguments (a program without size parameters) reads its data first and
+        # its weight second, as x·Wᵀ and x @ W do: the first stays as it is.
+        candidates = {arg for arg, _, _ in found}
+        data = set()
+        for op in self.func.walk():
+            if _is_contraction(op):
+                assert isinstance(op, EinsumOp)
+                read = [b.value for b in op.inputs if b.value in candidates]
+                if len(read) >= 2:
+                    data.add(read[0])
+        found = [f for f in found if f[0] not in data]
+        if self.options.weights != "none":  # every group checked before anything is rewritten
+            for arg, axis, _ in found:
+                assert arg.type is not None
+                self._group(arg, axis, FORMATS[self.options.weights])
+                self._rows(arg, max(a for a in range(arg.type.rank) if a != axis))
+        for arg, axis, gathers in found:
             readers = uses.get(arg, [])
-            found = self._weight_axis(arg, readers, uses)
-            if found is None:
-                continue
-            axis, gathers = found
             contractions = [op for op, _ in readers if _is_contraction(op)] + [
                 op for g in gathers for op, _ in uses.get(g.results[0], []) if _is_contraction(op)]
             if self.options.weights != "none":

@@ -198,3 +198,41 @@ def test_the_python_api_quantizes():
         solar.analyze(LINEAR, quantize="weights=int3")
     with pytest.raises(SIRError, match="group size 100 does not divide"):
         solar.analyze(LINEAR, quantize=QuantizeOptions("int4", 100))
+
+
+TWO = """
+solar.func @forward(%x: tensor<8x96xbf16>, %w: tensor<64x96xbf16>, %v: tensor<64x100xbf16>) -> tensor<8x100xbf16> {
+  %y = solar.kernel @fc(%x as X, %w as W) -> (Y: tensor<8x64xbf16>) {
+    affine.for %i = 0 to 8 {
+      affine.for %j = 0 to 64 {
+        affine.for %k = 0 to 96 {
+          Y[%i, %j] += X[%i, %k] * W[%j, %k]
+        }
+      }
+    }
+  }
+  %z = solar.kernel @fc2(%y as Y, %v as V) -> (Z: tensor<8x100xbf16>) {
+    affine.for %i = 0 to 8 {
+      affine.for %j = 0 to 100 {
+        affine.for %k = 0 to 64 {
+          Z[%i, %j] += Y[%i, %k] * V[%k, %j]
+        }
+      }
+    }
+  }
+  solar.return %z
+}
+"""
+
+
+def test_a_refused_group_leaves_the_module_as_it_was():
+    # %w's reduction axis (96) takes groups of 32; %v's (axis 0, 64 inputs) does too, but its 100 output
+    # channels do not take blocks of 32 rows: refused before %w is rewritten.
+    module = _run(TWO, LiftEinsum())
+    before = print_module(module)
+    with pytest.raises(QuantizeError, match="block rows 32 do not divide the output channels of weight %v"):
+        quantize_module(module, QuantizeOptions("fp8", 32, block_rows=32))
+    assert print_module(module) == before
+    quantize_module(module, QuantizeOptions("int4", 32))
+    assert [str(a.type) for a in module.entry.args] == [
+        "tensor<8x96xbf16>", "tensor<64x96xi4>", "tensor<64x100xi4>", "tensor<64x3xf16>", "tensor<2x100xf16>"]
