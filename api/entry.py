@@ -26,24 +26,51 @@ _DYNAMIC = ("batch", "all", "none")
 
 def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: Sequence[str] | str = ("h100",),
             fuse: bool = True, tile_search: bool | str = False, dynamic: str = "batch",
-            fp32_precision: str = "framework", name: str | None = None) -> Analysis:
+            fp32_precision: str = "framework", name: str | None = None, quantize: Any = None) -> Analysis:
     """The speed of light of `program` on each of `targets`.
 
     `program` is a `torch.nn.Module` (with `example_inputs`, a tuple of its inputs), a JAX function (with a
     tuple of its arguments), a path to a KernelBench-style `.py` file (its `Model`, `get_inputs()` and
     `get_init_inputs()`), a path to a `.sir` file, or SIR text. `fuse` forms fusion groups (the fused
     mode); `tile_search` adds the cache-aware mode (True: the last-level cache of the first target, or a
-    buffer such as "l2" or "40MiB"). `dynamic` is torch.export's size policy (`batch`, `all`, `none`)."""
+    buffer such as "l2" or "40MiB"). `dynamic` is torch.export's size policy (`batch`, `all`, `none`).
+    `quantize` stores weights, KV cache and activations in low precision (--quantize's options, as
+    `"weights=int4,group_size=128"` or a `solar.passes.quantize.QuantizeOptions`; docs/quantization.md)."""
     names = _target_names(targets)
     _check_options(dynamic, fp32_precision, tile_search, name)
+    quantizer = _quantizer(quantize)
     _check_targets(names)
     origin, module_text, file, live = _translate(program, example_inputs, dynamic, name)
-    analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin)
+    analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin, quantizer)
     if callable(live):
         analysis.make_live = live
     else:
         analysis.live = live
     return analysis
+
+
+def _quantizer(quantize: Any) -> Any:
+    """The --quantize pass that `quantize` asks for (None: none), its options checked before anything runs."""
+    from solar.ir.pass_manager import PassOptionError, parse_options
+    from solar.passes.quantize import Quantize, QuantizeError, QuantizeOptions, check_options
+
+    if quantize is None:
+        return None
+    try:
+        if isinstance(quantize, QuantizeOptions):
+            check_options(quantize)
+            return Quantize(**quantize.pass_fields())
+        if isinstance(quantize, str):
+            quantizer = Quantize.from_options(parse_options(quantize, "quantize"))
+            problems = quantizer.option_errors()
+            if problems:
+                raise BadOptionError(problems[0])
+            check_options(quantizer.options)  # type: ignore[attr-defined]
+            return quantizer
+    except (QuantizeError, PassOptionError) as err:
+        raise BadOptionError(f"quantize: {err}") from None
+    raise BadInputError(f"quantize must be options such as 'weights=int4,group_size=128' or a QuantizeOptions, "
+                        f"not {kind_of(quantize)}")
 
 
 def _target_names(targets: Any) -> list[str]:
@@ -299,7 +326,7 @@ def _translate_jax(fn: Callable[..., Any], args: tuple[Any, ...], name: str | No
 
 
 def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool | str, fp32_precision: str,
-         origin: Origin) -> Analysis:
+         origin: Origin, quantizer: Any = None) -> Analysis:
     """Parses, verifies and runs the passes; the first error becomes a SIRError with the tools' message."""
     from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError, SourceManager
     from solar.ir.parser import parse_module
@@ -323,7 +350,8 @@ def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool
         raise SIRError(text.strip().splitlines()[0], text) from None
     if engine.has_errors or not verify(module, engine):
         _raise(engine)
-    passes: list[Any] = [Inline(), LiftEinsum()] + ([Fuse()] if fuse else [])
+    passes: list[Any] = [Inline(), LiftEinsum()] + ([quantizer] if quantizer is not None else []) + \
+        ([Fuse()] if fuse else [])
     if tile_search:
         passes.append(TileSearch(target=targets[0], **({} if tile_search is True else {"buffer": str(tile_search)})))
     passes.append(SOL(target=",".join(targets), fp32_precision=fp32_precision, annotate=False))

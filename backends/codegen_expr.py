@@ -29,7 +29,7 @@ _Lit = str  # "int", "float" or "bool": a literal whose type comes from what it 
 _T = DType | _Lit
 
 ROUNDERS = {DType.BF16: "rnd_bf16", DType.F16: "rnd_f16", DType.TF32: "rnd_tf32",
-             DType.F8E4M3: "rnd_f8e4m3", DType.F8E5M2: "rnd_f8e5m2"}
+             DType.F8E4M3: "rnd_f8e4m3", DType.F8E5M2: "rnd_f8e5m2", DType.F4E2M1: "rnd_f4e2m1"}
 
 _UNARY_NP = {"exp": "np.exp", "log": "np.log", "log2": "np.log2", "log1p": "np.log1p", "expm1": "np.expm1",
              "sin": "np.sin", "cos": "np.cos", "tanh": "np.tanh", "sqrt": "np.sqrt", "floor": "np.floor",

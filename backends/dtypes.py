@@ -36,9 +36,13 @@ FORMATS: dict[DType, FloatFormat] = {
     DType.F16: FloatFormat(10, -14, 65504.0, True),
     DType.F8E4M3: FloatFormat(3, -6, 448.0, False),
     DType.F8E5M2: FloatFormat(2, -14, 57344.0, True),
+    DType.F4E2M1: FloatFormat(1, 0, 6.0, False),
 }
 
-_NARROW = {DType.BF16: "bfloat16", DType.F8E4M3: "float8_e4m3fn", DType.F8E5M2: "float8_e5m2"}
+_NARROW = {DType.BF16: "bfloat16", DType.F8E4M3: "float8_e4m3fn", DType.F8E5M2: "float8_e5m2",
+           DType.F8E8M0: "float8_e8m0fnu", DType.F4E2M1: "float4_e2m1fn", DType.I4: "int4", DType.U4: "uint4"}
+# Sub-byte integers are stored as ml_dtypes' int4/uint4 and computed in a byte.
+_NARROW_INT_COMPUTE = {DType.I4: np.dtype(np.int8), DType.U4: np.dtype(np.uint8)}
 
 
 class _Storage(dict[DType, np.dtype]):
@@ -77,7 +81,7 @@ def compute_dtype(dtype: DType) -> np.dtype:
     """The dtype values of `dtype` are computed in (and kernels see arrays of)."""
     if dtype.is_float and dtype != DType.F64:
         return np.dtype(np.float32)
-    return STORAGE[dtype]
+    return _NARROW_INT_COMPUTE.get(dtype) or STORAGE[dtype]
 
 
 def is_rounded(dtype: DType) -> bool:
@@ -135,7 +139,8 @@ def identity(reduction: str, dtype: DType) -> float | int | bool:
     if dtype.is_bool:
         return {"max": False, "min": True, "add": False, "mul": True}[reduction]
     if dtype.is_int:
-        info = np.iinfo(STORAGE[dtype])
+        info = np.iinfo(STORAGE[dtype]) if dtype not in _NARROW_INT_COMPUTE else \
+            np.iinfo(np.int8 if dtype is DType.I4 else np.uint8)
         return {"add": 0, "mul": 1, "max": int(info.min), "min": int(info.max)}[reduction]
     return {"add": 0.0, "mul": 1.0, "max": -math.inf, "min": math.inf}[reduction]
 
@@ -156,6 +161,10 @@ TOLERANCES: dict[DType, Tolerance] = {
     DType.F16: Tolerance(5e-3, 1e-3),
     DType.F8E4M3: Tolerance(2.5e-1, 5e-2),
     DType.F8E5M2: Tolerance(5e-1, 1e-1),
+    DType.F8E8M0: Tolerance(1.0, 1e-1),
+    DType.F4E2M1: Tolerance(1.0, 2.5e-1),
+    DType.I4: Tolerance(0.0, 0.0),
+    DType.U4: Tolerance(0.0, 0.0),
     DType.I64: Tolerance(0.0, 0.0),
     DType.I32: Tolerance(0.0, 0.0),
     DType.I16: Tolerance(0.0, 0.0),

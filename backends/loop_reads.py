@@ -96,6 +96,6 @@ def kernel_union_bytes(op: KernelOp, v: Value, params: list[str], values: Mappin
         n = evaluate(fp.card(), values)
         if n is None:
             return None
-        size = n * v.type.dtype.itemsize
+        size = v.type.dtype.bytes_of(n)
         best = size if best is None else fmax(best, size)
     return None if best is None else (best, used)

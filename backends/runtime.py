@@ -174,12 +174,17 @@ def rnd_f8e4m3(x):  # type: ignore[no-untyped-def]
 
 
 @njit(**_JIT)
+def rnd_f4e2m1(x):  # type: ignore[no-untyped-def]
+    return round_format(x, 1, 0, 6.0, False)
+
+
+@njit(**_JIT)
 def rnd_f8e5m2(x):  # type: ignore[no-untyped-def]
     return round_format(x, 2, -14, 57344.0, True)
 
 
 __all__ = [
     "erf_array", "erf_f32", "erf_f64", "exp2_f32", "exp2_f64", "f2i", "fmax", "fmin", "pow_f32", "pow_f64", "recip_f32",
-    "recip_f64", "rnd_bf16", "rnd_f8e4m3", "rnd_f8e5m2", "rnd_f16", "rnd_tf32", "round_format", "rsqrt_f32",
-    "rsqrt_f64", "sigmoid_f32", "sigmoid_f64",
+    "recip_f64", "rnd_bf16", "rnd_f4e2m1", "rnd_f8e4m3", "rnd_f8e5m2", "rnd_f16", "rnd_tf32", "round_format",
+    "rsqrt_f32", "rsqrt_f64", "sigmoid_f32", "sigmoid_f64",
 ]

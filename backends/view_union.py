@@ -122,7 +122,7 @@ def union_bytes(members: Sequence[Value], params: Sequence[str], values: Mapping
         return None
     root = slice_root(members[0])[0]
     assert root.type is not None
-    return None if n is None else n * root.type.dtype.itemsize
+    return None if n is None else root.type.dtype.bytes_of(n)
 
 
 def shared_reads(figures: Mapping[Value, Number], params: Sequence[str], values: Mapping[str, Number],

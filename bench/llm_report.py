@@ -12,11 +12,14 @@ from solar.backends.report import quantity, seconds, strict_json
 from solar.frontends.llm_config_checks import long_context_warning
 from solar.frontends.llm_kernelbench import check_phases, load_llm
 from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
+from solar.frontends.llm_quantization import config_quantization
 from solar.frontends.llm_validate import validate_phases
 from solar.ir.outputs import save_figure, write_text_atomic
 from solar.ir.tables import new_table, render_tables
+from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
 
+from .llm_quantized import quantized_memory
 from .llm_serving import (
     MODES,
     ServingPoint,
@@ -48,6 +51,9 @@ class LlmRequest:
     # Each phase's step also validated at reduced sizes (frontends/llm_validate.py): on unless opted out.
     validate: bool = True
     cache: str = "dynamic"  # the cache class: "dynamic" (DynamicCache) or "static" (StaticCache)
+    # Weights, KV cache and activations quantized (passes/quantize.py); None: the config's own
+    # quantization_config, if it has one, else none.
+    quantize: QuantizeOptions | None = None
 
 
 @dataclass
@@ -60,6 +66,7 @@ class LlmAnalysis:
     notes: list[str]
     validations: list[str] = field(default_factory=list)  # what was validated, one line per phase
     warnings: list[str] = field(default_factory=list)  # priced as asked, but questionable (a context too long)
+    quantization: QuantizeOptions | None = None  # what --quantize stored in low precision (None: nothing)
 
 
 def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) -> LlmAnalysis:
@@ -70,7 +77,12 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     cfg = load_llm(request.config, request.dtype, request.cache)
     check_phases(cfg, request.phases)
     check_tensor_parallel(cfg, request.tensor_parallel)
+    quantize = request.quantize
+    if quantize is None and cfg.source is None:
+        quantize = config_quantization(cfg.raw, cfg.path)
     memory = model_memory(cfg)
+    if quantize is not None and quantize.active:
+        memory = quantized_memory(cfg, memory, quantize)
     tokens = max([*request.prompts, *(c + request.generate for c in request.contexts)])
     # The longest sequence the asked phases run: a prompt, or a context and the tokens generated onto it.
     longest = max([*(request.prompts if "prefill" in request.phases else []),
@@ -93,7 +105,7 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
         extra = range(request.generate) if phase == "decode" else range(1)
         evaluated = [n + g for n in lengths for g in extra]
         step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
-                           request.cache_aware, evaluated, request.batches)
+                           request.cache_aware, evaluated, request.batches, quantize)
         steps[phase] = step
         step.prefetch(request.batches, evaluated)
         remarks += [r for r in step.remarks if r not in remarks]
@@ -109,6 +121,9 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
              + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
                 f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
+    if quantize is not None and quantize.active:
+        notes.append(f"quantized: {quantize.describe()} (passes/quantize.py; weights read packed with their scales, "
+                     "dequantized inside each contraction's fusion group)")
     notes += [f"{phase}: {step.fixed_batch_reason}" for phase, step in steps.items() if step.fixed_batch_reason]
     if cfg.shape.experts:
         notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
@@ -128,7 +143,8 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
         longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
         validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
         remarks += not_validated
-    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings)
+    return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings,
+                       quantize if quantize is not None and quantize.active else None)
 
 
 # ---- views ---------------------------------------------------------------------------------------
@@ -171,7 +187,8 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
             "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
                            for (t, m, c), b in analysis.crossovers.items()],
             "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations,
-            "warnings": analysis.warnings}
+            "warnings": analysis.warnings,
+            "quantization": analysis.quantization.describe() if analysis.quantization is not None else None}
 
 
 def write_json(analysis: LlmAnalysis, path: str) -> None:

@@ -36,12 +36,13 @@ from solar.frontends.llm_models import (
     weight_bytes,
 )
 from solar.ir.analysis.isl_model import isl_name
-from solar.ir.diagnostics import DiagnosticEngine
+from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.ops import ModuleOp
-from solar.ir.pass_manager import PassContext, PassManager
+from solar.ir.pass_manager import Pass, PassContext, PassManager
 from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
 from solar.passes.lift_einsum import LiftEinsum
+from solar.passes.quantize import Quantize, QuantizeOptions
 from solar.targets.loader import PeakUnavailable, Target
 
 from .twins import Terms, scaled_seconds
@@ -244,12 +245,19 @@ def _parts(a: ModeArrays, index: tuple[int, ...]) -> tuple[Terms, ...]:
     return tuple((float(t[index]), float(v[index]), float(m[index])) for t, v, m in a.unit_terms)
 
 
-def lifted(module: ModuleOp) -> tuple[ModuleOp, list[str]]:
-    """The module after inline, lift-einsum (masks as where-clauses) and fuse; the remarks that matter."""
+def lifted(module: ModuleOp, quantize: QuantizeOptions | None = None) -> tuple[ModuleOp, list[str]]:
+    """The module after inline, lift-einsum (masks as where-clauses), quantize (when asked) and fuse; the
+    remarks that matter."""
     work = copy.deepcopy(module)
     engine = DiagnosticEngine()
     ctx = PassContext(engine, report=lambda _text: None)
-    work = PassManager([Inline(), LiftEinsum(), Fuse()], verify_each=False).run(work, ctx)
+    passes: list[Pass] = [Inline(), LiftEinsum()]
+    if quantize is not None and quantize.active:
+        passes.append(Quantize(**quantize.pass_fields()))
+    try:
+        work = PassManager([*passes, Fuse()], verify_each=False).run(work, ctx)
+    except DiagnosticError as err:  # a pass refused the step (--quantize's group size): its errors alone
+        raise LlmError("; ".join(d.message for d in err.diagnostics if d.severity == "error")) from None
     if engine.has_errors:
         raise LlmError(engine.format_all())
     remarks = [d.message for d in engine.diagnostics if "mask" in d.message]
@@ -263,7 +271,7 @@ _EXPORT_LEAST_SIZE = 2
 
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
                 all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
-                batches: Sequence[int] = ()) -> StepModel:
+                batches: Sequence[int] = (), quantize: QuantizeOptions | None = None) -> StepModel:
     """Exports and prices one phase (twins when the layers are alike) at an example size. A prefill whose
     tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
     `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
@@ -285,7 +293,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
         sizes: dict[str, str] = {}
         for layers in counts:
             exported: PhaseExport = export_phase(cfg, phase, at_batch, length, layers, all_logits, batch_symbolic)
-            module, notes = lifted(exported.module)
+            module, notes = lifted(exported.module, quantize)
             twins[layers] = CostSurface(module, targets, buffer=buffer)
             sizes = exported.sizes
             least[0] = max(least[0], exported.minimums.get(length_key, 1))
@@ -330,7 +338,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     def piece(part: list[int], example: int) -> StepModel | None:
         if not part:
             return None
-        step = price_phase(cfg, phase, targets, batch, example, all_logits, cache_aware, part, batches)
+        step = price_phase(cfg, phase, targets, batch, example, all_logits, cache_aware, part, batches, quantize)
         remarks[:] = sorted(set(remarks) | set(step.remarks))
         return step
 

@@ -73,7 +73,7 @@ def weight_bytes(tr: TorchTranslation) -> int:
             n = 1
             for d in value.type.concrete_shape(tr.params):
                 n *= d
-            total += n * value.type.dtype.itemsize
+            total += value.type.dtype.bytes_of(n)
     return total
 
 

@@ -79,6 +79,17 @@ CATALOG: dict[str, PassInfo] = {
         "Print the number of ops of each kind",
         (),
         None, False),
+    "quantize": PassInfo(
+        "solar.passes.quantize:Quantize",
+        "Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations (fp8)",
+        (OptionInfo("weights", "none|int8|int4|fp8|nvfp4|mxfp4", "'none'"),
+         OptionInfo("group_size", "int", "0"),
+         OptionInfo("kv_cache", "none|fp8|int8|int4", "'none'"),
+         OptionInfo("activations", "none|fp8", "'none'"),
+         OptionInfo("zero_point", "bool", "False"),
+         OptionInfo("exclude", "str", "''"),
+         OptionInfo("block_rows", "int", "0")),
+        "weights", False),
     "reorder-einsum": PassInfo(
         "solar.passes.reorder_einsum:ReorderEinsum",
         "Re-associate einsum chains to cut FLOPs (objective=flops|bytes|sol, recompute=false)",

@@ -42,7 +42,7 @@ class TensorType:
         return n
 
     def nbytes(self, params: dict[str, int] | None = None) -> int:
-        return self.num_elements(params) * self.dtype.itemsize
+        return self.dtype.bytes_of(self.num_elements(params))
 
     def with_shape(self, shape: tuple[Dim, ...]) -> TensorType:
         return TensorType(tuple(canonical_dim(d) for d in shape), self.dtype)

@@ -13,9 +13,12 @@ _PRECISION_ALIASES: dict[str, str] = {
     "tf32": "tf32",
     "bf16": "bf16", "bfloat16": "bf16",
     "f16": "fp16", "float16": "fp16", "half": "fp16",
-    "f8": "fp8", "f8e4m3": "fp8", "f8e5m2": "fp8", "e4m3": "fp8", "e5m2": "fp8", "float8": "fp8",
+    "f8": "fp8", "f8e4m3": "fp8", "f8e8m0": "fp8", "f8e5m2": "fp8", "e4m3": "fp8", "e5m2": "fp8", "float8": "fp8",
     "f4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4", "f4e2m1": "fp4",
     "i8": "int8", "int8": "int8", "u8": "int8", "uint8": "int8",
+    # int4 has no tensor figure in the vocabulary; quantized programs never contract i4 operands (--quantize
+    # dequantizes them first), and the int8 vector figure is what 4-bit vector work falls back to.
+    "i4": "int8", "u4": "int8", "int4": "int8",
     **{p: p for p in PRECISIONS},
 }
 _WIDE_INTS = frozenset({"i1", "i16", "i32", "i64", "int16", "int32", "int64", "bool"})

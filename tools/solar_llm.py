@@ -5,6 +5,7 @@
     solar-llm config.json --phase prefill --prompt 2048 --json out.json --plot out.png
     solar-llm config.json --tensor-parallel 8 --generate 256 --cache static
     solar-llm model.py --batch 1,8 --context 4096
+    solar-llm config.json --weights int4 --group-size 128 --kv-cache-dtype fp8   # docs/quantization.md
     solar-llm config.json --no-validate          # skip validating each step at reduced sizes (on by default)
 
 The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
@@ -51,6 +52,12 @@ def build_parser() -> Parser:
                         "per phase)")
     # Validation is the default: --validate is kept, a no-op, for scripts that pass it.
     p.add_argument("--validate", dest="validate", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--weights", help="quantized weights: int8, int4, fp8, nvfp4 or mxfp4 (default: the config's "
+                                     "quantization_config, else none)")
+    p.add_argument("--group-size", type=int, default=0, metavar="N",
+                   help="elements per scale along the reduction axis (default: the format's; int4 128)")
+    p.add_argument("--kv-cache-dtype", help="the KV cache stored as fp8, int8 or int4")
+    p.add_argument("--activations", help="fp8: contractions read fp8 activations (the fp8 tensor peak)")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
     return p
@@ -72,6 +79,7 @@ def _check_args(args: argparse.Namespace) -> None:
                 check_writable(path, what)
             except OutputError as err:
                 raise UsageError(str(err)) from None
+    args.quantize = _quantize_options(args)
     if not args.config.endswith(".py"):
         from solar.frontends.llm_config_checks import DTYPE_NAMES, LlmError, check_fields, read_config
 
@@ -81,6 +89,27 @@ def _check_args(args: argparse.Namespace) -> None:
             check_fields(args.config, read_config(args.config), args.dtype)
         except LlmError as err:
             raise UsageError(str(err)) from None
+
+
+def _quantize_options(args: argparse.Namespace) -> object | None:
+    """--weights, --group-size, --kv-cache-dtype and --activations as --quantize's options (None: none given,
+    so a config's own quantization_config decides)."""
+    if args.weights is None and args.kv_cache_dtype is None and args.activations is None and not args.group_size:
+        return None
+    from solar.frontends.llm_quantization import DEFAULT_EXCLUDE
+    from solar.passes.quantize import QuantizeError, QuantizeOptions, check_options
+
+    options = QuantizeOptions(args.weights or "none", args.group_size, args.kv_cache_dtype or "none",
+                              args.activations or "none", exclude=DEFAULT_EXCLUDE)
+    try:
+        check_options(options)
+    except QuantizeError as err:
+        raise UsageError(str(err).replace("weights format", "--weights format").replace(
+            "kv_cache format", "--kv-cache-dtype format").replace("activations format", "--activations format")) \
+            from None
+    if args.group_size and options.weights == "none":
+        raise UsageError("--group-size needs --weights")
+    return options
 
 
 def _error(message: str) -> None:
@@ -107,7 +136,7 @@ def run(argv: Sequence[str]) -> int:
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
-                             validate=args.validate, cache=args.cache)
+                             validate=args.validate, cache=args.cache, quantize=args.quantize)
         analysis = analyse_llm(request, warn=lambda line: sys.stderr.write(f"{PROG}: warning: {line}\n"))
         sys.stdout.write(render(analysis))
         if args.json:

@@ -294,11 +294,11 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
     for name, fp in footprints.items():
         k = int(name[1:])
         counts.elements_read[str(k)] = _value(fp.card(), values)
-        counts.bytes_read[str(k)] = counts.elements_read[str(k)] * _type(op.inputs[k].value).dtype.itemsize
+        counts.bytes_read[str(k)] = _type(op.inputs[k].value).dtype.bytes_of(counts.elements_read[str(k)])
     if key[-1]:  # the kernel zero-filled the result before writing part of it: every element is written
         out_elems = _value(model.output_box.card(), values)
     counts.output_elements["0"] = out_elems
-    counts.bytes_written = out_elems * op.outputs[0].type.dtype.itemsize
+    counts.bytes_written = op.outputs[0].type.dtype.bytes_of(out_elems)
     if len(_CACHE) < 65536:
         _CACHE[key] = counts
     return counts
@@ -338,11 +338,11 @@ def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
         fp = model.footprint(b.name)
         if fp is not None and b.value.type is not None:
             counts.elements_read[b.name] = total(fp.card())
-            counts.bytes_read[b.name] = counts.elements_read[b.name] * b.value.type.dtype.itemsize
+            counts.bytes_read[b.name] = b.value.type.dtype.bytes_of(counts.elements_read[b.name])
     for d in model.kernel.outputs:
         fp = model.footprint(d.name, written=True)
         counts.output_elements[d.name] = total(fp.card()) if fp is not None else 0
-        counts.output_bytes[d.name] = counts.output_elements[d.name] * model.tensors[d.name].dtype.itemsize
+        counts.output_bytes[d.name] = model.tensors[d.name].dtype.bytes_of(counts.output_elements[d.name])
         counts.bytes_written += counts.output_bytes[d.name]
     return counts
 

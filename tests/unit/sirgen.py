@@ -71,8 +71,9 @@ from solar.ir.types import Dim, TensorType, dims_equal, format_dim, types_equal
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[T]], T]
 
-FLOAT_TYPES = (DType.F64, DType.F32, DType.TF32, DType.BF16, DType.F16, DType.F8E4M3, DType.F8E5M2)
-INT_TYPES = (DType.I64, DType.I32, DType.I16, DType.I8, DType.U8)
+FLOAT_TYPES = (DType.F64, DType.F32, DType.TF32, DType.BF16, DType.F16, DType.F8E4M3, DType.F8E5M2, DType.F8E8M0,
+               DType.F4E2M1)
+INT_TYPES = (DType.I64, DType.I32, DType.I16, DType.I8, DType.U8, DType.I4, DType.U4)
 ALL_TYPES = (*FLOAT_TYPES, *INT_TYPES, DType.I1)
 COMMON_TYPES = (DType.F32, DType.F32, DType.BF16, DType.F16, DType.I64, DType.I32, DType.I1)
 

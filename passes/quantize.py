@@ -1,0 +1,584 @@
+"""--quantize: weights, the KV cache and activations in low precision, as a serving kernel stores and runs
+them (docs/quantization.md).
+
+- **Weights** are the entry function's arguments that a contraction reads (`solar.einsum` with a `+=`
+  reduction over one of their axes) and whose shape has no size parameter (a batch or a context makes an
+  activation or a cache, not a weight). Each becomes its packed codes (`i8`, `i4`, `f8e4m3`, `f4e2m1`) with
+  its scales (and zero points, and nvfp4's per-tensor scale) as new arguments at their own dtype, grouped
+  along the reduction axis. A dequantization kernel, placed before the first reader, rebuilds the weight
+  at the precision the contraction runs at: `--fuse` puts it in the reader's group, so DRAM moves the packed
+  weight and the scales, and the dequantization is vector work inside the group.
+- **Activations** `fp8`: each quantized contraction reads its activation operand cast to `f8e4m3` (a
+  per-tensor scale), the weight dequantized to `f8e4m3` (or read as it is: fp8 weights with per-channel
+  scales), and its result is rescaled in an epilogue. The contraction's operands are then fp8, so the cost
+  model prices it at the target's fp8 tensor peak.
+- **KV cache**: every argument that is appended to in place (`solar.concat {append = true}`) is stored as
+  `f8e4m3` (one f32 scale per tensor), `i8` or `i4` (one f16 scale per token and head, itself a cache that
+  the new token's scales are appended to). The new token is quantized before the append; the attention
+  reads the cache dequantized; the new token's part that the function returns is returned packed.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+from typing import Literal
+
+from solar.ir.builder import BlockBuilder, call, cast
+from solar.ir.dtypes import DType
+from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
+from solar.ir.ops import (
+    ConcatOp,
+    EinsumOp,
+    FuncOp,
+    GatherOp,
+    GroupOp,
+    ModuleOp,
+    Op,
+    ReturnOp,
+    SliceEntry,
+    SliceOp,
+    Value,
+)
+from solar.ir.pass_manager import Pass, PassContext
+from solar.ir.rewriter import NameGenerator, uses_of
+from solar.ir.types import TensorType
+
+from .quantize_formats import (
+    ACTIVATION_FORMATS,
+    CACHE_CODES,
+    CACHE_FORMATS,
+    FORMATS,
+    INT_LARGEST,
+    WEIGHT_FORMATS,
+    Format,
+    QuantizeError,
+    QuantizeOptions,
+    check_options,
+    excluded,
+)
+
+# The options' types, as the pass manager checks them (Literal options); the same lists as quantize_formats'.
+
+WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
+CacheFormat = Literal["none", "fp8", "int8", "int4"]
+ActivationFormat = Literal["none", "fp8"]
+assert typing.get_args(WeightFormat) == WEIGHT_FORMATS and typing.get_args(CacheFormat) == CACHE_FORMATS
+assert typing.get_args(ActivationFormat) == ACTIVATION_FORMATS
+__all__ = ["FORMATS", "Format", "Quantize", "QuantizeError", "QuantizeOptions", "QuantizeSummary", "check_options",
+           "excluded", "quantize_module"]
+
+
+@dataclass
+class QuantizeSummary:
+    """What the rewrite did: the weights quantized (argument names), the caches, the contractions in fp8."""
+
+    weights: list[str]
+    caches: list[str]
+    fp8_contractions: int
+
+
+def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSummary:
+    """Rewrites `module` in place (its entry function; calls must be inlined, --fuse not run yet)."""
+    check_options(options)
+    func = module.entry
+    if func is None:
+        raise QuantizeError("the module has no function")
+    if any(isinstance(op, GroupOp) for op in func.walk()):
+        raise QuantizeError("the module is fused already: run --quantize before --fuse")
+    if any(op.opname == "solar.call" for op in func.walk()):
+        raise QuantizeError("the module has calls: run --inline before it")
+    rewrite = _Rewrite(func, options)
+    summary = QuantizeSummary([], [], 0)
+    if options.weights != "none" or options.activations != "none":
+        summary.weights, summary.fp8_contractions = rewrite.weights()
+    if options.kv_cache != "none":
+        summary.caches = rewrite.caches()
+    ret = next((op for op in func.body if isinstance(op, ReturnOp)), None)
+    if ret is not None:
+        func.result_types = [v.type for v in ret.operands if v.type is not None]
+    return summary
+
+
+def _reduced_axes(op: EinsumOp, k: int) -> list[int]:
+    """The axes of input `k` that the einsum sums over (letters absent from its output)."""
+    inputs, output = op.spec.split("->")
+    letters = inputs.split(",")[k]
+    return [a for a, c in enumerate(letters) if c not in output]
+
+
+def _is_contraction(op: Op) -> bool:
+    return isinstance(op, EinsumOp) and len(op.inputs) >= 2 and any(s.op == "+=" for s in op.body)
+
+
+class _Rewrite:
+    def __init__(self, func: FuncOp, options: QuantizeOptions) -> None:
+        self.func = func
+        self.options = options
+        self.names = NameGenerator.values_of(func)
+        self.symbols = NameGenerator.symbols_of(func)
+        # fp8 weights that fp8 contractions read as they are: their per-channel scales and former dtypes.
+        self.direct_scales: dict[Value, tuple[Value, int]] = {}
+        self.weight_dtypes: dict[Value, DType] = {}
+        self.fp8_inputs: dict[Value, tuple[Value, Value]] = {}  # an activation and its fp8 copy and scale
+
+    # -- shared pieces ---------------------------------------------------------------------------------
+    def _arg(self, name: str, type: TensorType) -> Value:
+        value = Value(self.names.fresh(name), type, self.func)
+        self.func.args.append(value)
+        return value
+
+    def _insert_before(self, anchor: Op, build: typing.Callable[[BlockBuilder], Value]) -> Value:
+        """Builds ops with a builder and puts them before `anchor`, a top-level op of the function."""
+        ops: list[Op] = []
+        result = build(BlockBuilder(ops, self.names))
+        at = self.func.body.index(anchor)
+        self.func.body[at:at] = ops
+        return result
+
+    def _top(self, op: Op) -> Op:
+        """The op of the function's body that holds `op` (itself, or a solar.for or solar.if around it)."""
+        for top in self.func.body:
+            if any(o is op for o in top.walk()):
+                return top
+        raise AssertionError("op outside the function")
+
+    def _map_kernel(self, b: BlockBuilder, symbol: str, inputs: list[tuple[Value, str]], out: TensorType,
+                    value: typing.Callable[[list[IndexRef]], Expr]) -> Value:
+        """A kernel computing every element of `out` from its indices (a map: no reduction). Symbols are
+        generic (`dequant`, `dequant_1`, ...), never a weight's name: the layer twins of solar-llm match
+        units by their kernels' symbols without numbering (sweep.work_key), so every layer's must agree."""
+        k = b.kernel(self.symbols.fresh(symbol), inputs, [("Y", out)])
+        with _loops(k, out.shape) as idx:
+            k.assign(k["Y"][tuple(idx)], value(idx))
+        return k.results[0]
+
+    # -- weights -----------------------------------------------------------------------------------------
+    def weights(self) -> tuple[list[str], int]:
+        uses = uses_of(self.func.body)
+        done: list[str] = []
+        fp8 = 0
+        found = [(arg, *axis_gathers) for arg in list(self.func.args)
+                 if (axis_gathers := self._weight_axis(arg, uses.get(arg, []), uses)) is not None]
+        # A contraction of two such arguments (a program without size parameters) reads its data first and
+        # its weight second, as x·Wᵀ and x @ W do: the first stays as it is.
+        candidates = {arg for arg, _, _ in found}
+        data = set()
+        for op in self.func.walk():
+            if _is_contraction(op):
+                assert isinstance(op, EinsumOp)
+                read = [b.value for b in op.inputs if b.value in candidates]
+                if len(read) >= 2:
+                    data.add(read[0])
+        found = [f for f in found if f[0] not in data]
+        if self.options.weights != "none":  # every group checked before anything is rewritten
+            for arg, axis, _ in found:
+                assert arg.type is not None
+                self._group(arg, axis, FORMATS[self.options.weights])
+                self._rows(arg, max(a for a in range(arg.type.rank) if a != axis))
+        for arg, axis, gathers in found:
+            readers = uses.get(arg, [])
+            contractions = [op for op, _ in readers if _is_contraction(op)] + [
+                op for g in gathers for op, _ in uses.get(g.results[0], []) if _is_contraction(op)]
+            if self.options.weights != "none":
+                self._quantize_weight(arg, axis, readers, gathers, uses)
+                done.append(arg.name)
+            if self.options.activations == "fp8":
+                fp8 += self._fp8_activations(arg, contractions)
+        return done, fp8
+
+    def _weight_axis(self, arg: Value, readers: list[tuple[Op, int]], uses: dict[Value, list[tuple[Op, int]]]
+                     ) -> tuple[int, list[GatherOp]] | None:
+        """The reduction axis of a weight argument and the gathers it is read through (a mixture of experts
+        gathers the experts each token routes to); None for an argument that is no weight: one that some op
+        other than a contraction reads (a tied embedding's table) stays as it is."""
+        t = arg.type
+        if t is None or not t.dtype.is_float or t.rank < 2 or not all(isinstance(d, int) for d in t.shape):
+            return None
+        if excluded(arg.name, self.options.exclude) or not readers:
+            return None
+        gathers: list[GatherOp] = []
+        contracted: list[tuple[Op, Value]] = []
+        for op, k in readers:
+            if _is_contraction(op):
+                contracted.append((op, arg))
+            elif isinstance(op, GatherOp) and k == 0 and op.args[1].type is not None and op.args[1].type.rank == 1 \
+                    and any(op is top for top in self.func.body):
+                gathers.append(op)
+                for reader, _ in uses.get(op.results[0], []):
+                    if not _is_contraction(reader):
+                        return None
+                    contracted.append((reader, op.results[0]))
+            else:
+                return None
+        axes: set[int] = set()
+        for op, value in contracted:
+            assert isinstance(op, EinsumOp)
+            for k, binding in enumerate(op.inputs):
+                if binding.value is value:
+                    axes.update(_reduced_axes(op, k))
+        if len(axes) != 1 or any(g.attrs["axis"] in axes for g in gathers):
+            return None  # not contracted, or over several axes (no one grouping a kernel could use)
+        return next(iter(axes)), gathers
+
+    def _group(self, arg: Value, axis: int, fmt: Format) -> int:
+        assert arg.type is not None
+        size = arg.type.shape[axis]
+        assert isinstance(size, int)
+        group = self.options.group_size or fmt.group or size
+        if size % group:
+            raise QuantizeError(f"group size {group} does not divide the reduction axis of weight %{arg.name} "
+                                f"({size} elements, axis {axis} of {arg.type})")
+        return group
+
+    def _rows(self, arg: Value, channel: int) -> int:
+        """Rows of output channels per scale (block_rows; 1: a scale per row)."""
+        assert arg.type is not None
+        size = arg.type.shape[channel]
+        rows = self.options.block_rows or 1
+        if not isinstance(size, int) or size % rows:
+            raise QuantizeError(f"block rows {rows} do not divide the output channels of weight %{arg.name} "
+                                f"({size} elements, axis {channel} of {arg.type})")
+        return rows
+
+    def _quantize_weight(self, arg: Value, axis: int, readers: list[tuple[Op, int]], gathers: list[GatherOp],
+                         uses: dict[Value, list[tuple[Op, int]]]) -> None:
+        fmt = FORMATS[self.options.weights]
+        t = arg.type
+        assert t is not None
+        group = self._group(arg, axis, fmt)
+        # The output channels' axis: the last one besides the reduction axis (experts stack on axis 0).
+        channel = max(a for a in range(t.rank) if a != axis)
+        rows = self._rows(arg, channel)
+        codes = fmt.unsigned_codes if self.options.zero_point and fmt.unsigned_codes else fmt.codes
+        per_group = tuple(d // group if a == axis else d // rows if a == channel else d for a, d in enumerate(t.shape))
+        blocks = {axis: group, channel: rows}
+        arg.type = TensorType(t.shape, codes)
+        scale = self._arg(f"{arg.name}_scale", TensorType(per_group, fmt.scale))
+        zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
+        whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
+        # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
+        direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis] \
+            and rows == 1 and not gathers
+        if direct:
+            self.direct_scales[arg] = (scale, axis)
+            self.weight_dtypes[arg] = t.dtype
+            return
+        compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
+        if not gathers:
+            first = min(self.func.body.index(self._top(op)) for op, _ in readers)
+            self._dequantize(self.func.body[first], arg, scale, zero, whole, blocks, compute, t.dtype,
+                             "dequant", readers)
+            return
+        # Experts: the codes and their scales are gathered alike, and dequantized after the gather, so that
+        # only the experts the tokens route to are read.
+        for g in gathers:
+            g_axis, indices = g.attrs["axis"], g.args[1]
+            rt = g.results[0].type
+            assert rt is not None
+            g.results[0].type = rt.with_dtype(codes)
+            g.result_types = [g.results[0].type]
+            picked = [self._insert_before(self._top(g), lambda b, v=v, i=indices, a=g_axis: b.gather(v, i, a, hint="g"))
+                      if v is not None else None for v in (scale, zero)]
+            self._dequantize(self.func.body[self.func.body.index(self._top(g)) + 1], g.results[0], picked[0],
+                             picked[1], whole, blocks, compute, t.dtype, "dequant",
+                             uses.get(g.results[0], []))
+
+    def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
+                    blocks: dict[int, int], compute: DType, original: DType, name: str,
+                    readers: list[tuple[Op, int]]) -> None:
+        """A kernel before `anchor` that rebuilds `codes` at `compute`, read by `readers` instead; `blocks`:
+        the elements per scale along each grouped axis."""
+        assert codes.type is not None and scale is not None
+        shape = codes.type.shape
+        inputs = [(codes, "Q"), (scale, "S")] + ([(zero, "Z")] if zero else []) + ([(whole, "G")] if whole else [])
+
+        def value(idx: list[IndexRef]) -> Expr:
+            grouped = tuple(Binary("floordiv", i, blocks[a]) if blocks.get(a, 1) > 1 else i for a, i in enumerate(idx))
+            v: Expr = cast(DType.F32, Access("Q", tuple(idx)))
+            if zero is not None:
+                v = v - cast(DType.F32, Access("Z", grouped))
+            v = v * cast(DType.F32, Access("S", grouped))
+            if whole is not None:
+                v = v * Access("G", (IntLit(0),))
+            return cast(compute, v)
+
+        dequant = self._insert_before(anchor, lambda b: self._map_kernel(
+            b, name, inputs, TensorType(shape, compute), value))
+        for op, k in readers:
+            if op is not dequant.owner:
+                op.set_operand(k, dequant)
+                _keep_body_types(op, k, original)
+
+    # -- fp8 activations ---------------------------------------------------------------------------------
+    def _fp8_activations(self, weight: Value, contractions: list[Op]) -> int:
+        """Each contraction reading `weight` reads its other float operands in fp8 and rescales its result."""
+        count = 0
+        direct = self.direct_scales.get(weight)
+        for op in contractions:
+            assert isinstance(op, EinsumOp)
+            scales = []
+            for k, binding in enumerate(op.inputs):
+                v = binding.value
+                if v.type is None or not v.type.dtype.is_float or v.type.dtype is DType.F8E4M3:
+                    continue
+                if v.owner is not self.func and not any(v.owner is top for top in self.func.body):
+                    continue  # made inside a solar.for or solar.if: it stays as it is
+                quantized, scale = self._fp8_input(v)
+                op.set_operand(k, quantized)
+                _keep_body_types(op, k, v.type.dtype)
+                scales.append(scale)
+            if direct is not None:
+                for k, binding in enumerate(op.inputs):
+                    if binding.value is weight:
+                        _keep_body_types(op, k, self.weight_dtypes[weight])
+            if scales or direct is not None:
+                self._epilogue(op, scales, direct)
+            count += 1
+        return count
+
+    def _fp8_input(self, v: Value) -> tuple[Value, Value]:
+        """`v` in fp8 with its (static, per-tensor) scale: quantized once, right after it is made, however
+        many contractions read it (the q, k and v projections share their input)."""
+        if v not in self.fp8_inputs:
+            vt = v.type
+            assert vt is not None
+            scale = self._arg(f"{v.name}_input_scale", TensorType((1,), DType.F32))
+
+            def quantized(idx: list[IndexRef]) -> Expr:
+                return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
+
+            made = 0 if v.owner is self.func or v.owner is None else self.func.body.index(v.owner) + 1
+            q = self._insert_before(self.func.body[made], lambda b: self._map_kernel(
+                b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, DType.F8E4M3), quantized))
+            self.fp8_inputs[v] = (q, scale)
+        return self.fp8_inputs[v]
+
+    def _epilogue(self, op: EinsumOp, activation_scales: list[Value], direct: tuple[Value, int] | None) -> None:
+        """The fp8 contraction's result times the activation's scale (and the weight's per-channel scale)."""
+        result = op.results[0]
+        rt = result.type
+        assert rt is not None
+        uses = [(o, k) for o, k in uses_of(self.func.body).get(result, [])]
+        inputs = [(result, "A")] + [(s, f"S{n}") for n, s in enumerate(activation_scales)]
+        # The weight's scale is indexed by the output's index of each of the weight's kept axes.
+        scale_axes: list[int | None] = []
+        if direct is not None:
+            scale, axis = direct
+            inputs.append((scale, "W"))
+            letters_in, out_letters = op.spec.split("->")
+            weight_letters = letters_in.split(",")[[b.value for b in op.inputs].index(_weight_of(op, scale))]
+            scale_axes = [None if a == axis else out_letters.index(c) for a, c in enumerate(weight_letters)]
+
+        def value(idx: list[IndexRef]) -> Expr:
+            v: Expr = cast(DType.F32, Access("A", tuple(idx)))
+            for n in range(len(activation_scales)):
+                v = v * Access(f"S{n}", (IntLit(0),))
+            if scale_axes:
+                v = v * cast(DType.F32, Access("W", tuple(IntLit(0) if a is None else idx[a] for a in scale_axes)))
+            return cast(rt.dtype, v)
+
+        at = self.func.body.index(self._top(op)) + 1
+        anchor = self.func.body[at] if at < len(self.func.body) else self.func.body[-1]
+        scaled = self._insert_before(anchor, lambda b: self._map_kernel(b, "rescale", inputs, rt, value))
+        for o, k in uses:
+            o.set_operand(k, scaled)
+
+    # -- the KV cache ------------------------------------------------------------------------------------
+    def caches(self) -> list[str]:
+        done = []
+        for op in [o for o in self.func.body if isinstance(o, ConcatOp) and o.attrs.get("append")]:
+            cache = op.args[0]
+            if cache.owner is not self.func or cache.type is None or not cache.type.dtype.is_float:
+                continue
+            self._quantize_cache(op, cache)
+            done.append(cache.name)
+        return done
+
+    def _quantize_cache(self, concat: ConcatOp, cache: Value) -> None:
+        codes = CACHE_CODES[self.options.kv_cache]
+        ct = cache.type
+        assert ct is not None
+        top = self._top(concat)
+        per_token = codes is not DType.F8E4M3
+        new = concat.args[1]
+        nt = new.type
+        assert nt is not None
+        cache.type = ct.with_dtype(codes)
+        if per_token:
+            # One f16 scale per token and head: a cache of its own, appended to as the keys are.
+            scale_cache = self._arg(f"{cache.name}_scale", TensorType((*ct.shape[:-1], 1), DType.F16))
+            largest = INT_LARGEST[codes]
+
+            def new_scales(b: BlockBuilder) -> Value:
+                out = TensorType((*nt.shape[:-1], 1), DType.F16)
+                k = b.kernel(self.symbols.fresh("scale_cache"), [(new, "X")], [("S", out)])
+                with _loops(k, nt.shape) as idx:
+                    magnitude = cast(DType.F16, call("abs", Access("X", tuple(idx))))
+                    k.reduce(k["S"][(*idx[:-1], IntLit(0))], "max=", magnitude)
+                with _loops(k, out.shape) as idx:
+                    k.assign(k["S"][tuple(idx)], k["S"][tuple(idx)] * (1.0 / largest))
+                return k.results[0]
+
+            scales = self._insert_before(top, new_scales)
+            axis = concat.attrs["axis"]
+            scale_concat = self._insert_before(top, lambda b: b.concat([scale_cache, scales], axis, hint="cat_scale"))
+            assert scale_concat.owner is not None
+            scale_concat.owner.attrs["append"] = True
+            full_scale, new_scale = scale_concat, scales
+        else:
+            full_scale = new_scale = self._arg(f"{cache.name}_scale", TensorType((1,), DType.F32))
+
+        def idx_of(idx: list[IndexRef]) -> tuple[Expr, ...]:
+            return (*idx[:-1], IntLit(0)) if per_token else (IntLit(0),)
+
+        def quantized(idx: list[IndexRef]) -> Expr:
+            return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / cast(DType.F32, Access("S", idx_of(idx))))
+
+        new_q = self._insert_before(top, lambda b: self._map_kernel(
+            b, "quantize_cache", [(new, "X"), (new_scale, "S")], nt.with_dtype(codes), quantized))
+        concat.set_operand(1, new_q)
+        result = concat.results[0]
+        rt = result.type
+        assert rt is not None
+        result.type = rt.with_dtype(codes)
+        concat.result_types = [result.type]
+        uses = uses_of(self.func.body).get(result, [])
+        returned = self._returned_slices(result, uses)
+
+        def dequantized(idx: list[IndexRef]) -> Expr:
+            return cast(ct.dtype, cast(DType.F32, Access("Q", tuple(idx))) * cast(DType.F32, Access("S", idx_of(idx))))
+
+        at = self.func.body.index(top) + 1
+        dequant = self._insert_before(self.func.body[at], lambda b: self._map_kernel(
+            b, "dequant_cache", [(result, "Q"), (full_scale, "S")], rt, dequantized))
+        for op, k in uses:
+            if op not in returned:
+                op.set_operand(k, dequant)
+        for op in returned:
+            op.results[0].type = op.results[0].type.with_dtype(codes) if op.results[0].type else None
+            if isinstance(op, SliceOp):
+                op.type = op.results[0].type
+            if per_token:
+                self._return_new_scales(op, full_scale)
+
+    def _returned_slices(self, result: Value, uses: list[tuple[Op, int]]) -> list[Op]:
+        """The slices of the cache that the function returns (what the cache gains), kept packed."""
+        ret = next((op for op in self.func.body if isinstance(op, ReturnOp)), None)
+        all_uses = uses_of(self.func.body)
+        out = []
+        for op, _ in uses:
+            if isinstance(op, SliceOp) and ret is not None and all(
+                    o is ret for o, _ in all_uses.get(op.results[0], [])) and all_uses.get(op.results[0]):
+                out.append(op)
+        return out
+
+    def _return_new_scales(self, returned: SliceOp, full_scale: Value) -> None:
+        """The new token's scales are returned beside its codes: the cache gains both."""
+        ret = next(op for op in self.func.body if isinstance(op, ReturnOp))
+        st = full_scale.type
+        assert st is not None and returned.results[0].type is not None
+        shape = (*returned.results[0].type.shape[:-1], 1)
+        last = returned.entries[-1]
+        entries = [*returned.entries[:-1], SliceEntry(start=IntLit(0), stop=IntLit(1), loc=last.loc)]
+        ops: list[Op] = []
+        sliced = BlockBuilder(ops, self.names).slice(full_scale, entries, TensorType(shape, st.dtype),
+                                                      hint="slice_scale")
+        at = self.func.body.index(ret)
+        self.func.body[at:at] = ops
+        ret.values.append(sliced)
+
+
+def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
+    """An einsum whose operand `k` changed dtype reads it as its old dtype where the body used it bare, so
+    the body's arithmetic keeps its types; a cast already around the read reads the new operand directly."""
+    if not isinstance(op, EinsumOp):
+        return
+    op.attrs.pop("counts", None)  # --lift-einsum's annotation counted the old operand
+    name = op.inputs[k].name
+
+    def reads(e: Expr) -> bool:  # einsum bodies name their operands bare
+        return isinstance(e, NameRef) and e.name == name
+
+    def fix(e: Expr) -> Expr | None:
+        if reads(e):
+            return Cast(dtype, e)
+        if isinstance(e, Cast) and isinstance(e.operand, Cast) and reads(e.operand.operand):
+            return Cast(e.dtype, e.operand.operand)
+        return None
+
+    for stmt in op.body:
+        stmt.value = rewrite(stmt.value, fix)
+
+
+def _weight_of(op: EinsumOp, scale: Value) -> Value:
+    """The weight whose per-channel scale is `scale` (named after it: `<weight>_scale`)."""
+    for b in op.inputs:
+        if scale.name == f"{b.value.name}_scale":
+            return b.value
+    raise AssertionError("scale without its weight")
+
+
+class _loops:
+    """`with _loops(kernel, shape) as idx:` nests one affine loop per dimension of `shape`."""
+
+    def __init__(self, kernel: typing.Any, shape: tuple[typing.Any, ...]) -> None:
+        self.kernel = kernel
+        self.shape = shape
+        self.managers: list[typing.Any] = []
+
+    def __enter__(self) -> list[IndexRef]:
+        idx = []
+        for a, d in enumerate(self.shape):
+            m = self.kernel.loop(f"i{a}", 0, d)
+            idx.append(m.__enter__())
+            self.managers.append(m)
+        return idx
+
+    def __exit__(self, *exc: object) -> None:
+        for m in reversed(self.managers):
+            m.__exit__(*exc)
+
+
+@dataclass(frozen=True)
+class Quantize(Pass):
+    """Stores weights, the KV cache and activations in low precision as serving kernels do, and runs each
+    contraction at the precision of its operands (docs/quantization.md). Weights become packed codes with
+    their scales as new arguments and a dequantization kernel before their reader (vector work that
+    --fuse puts in the reader's group); `activations=fp8` feeds contractions fp8 operands (the fp8 tensor
+    peak); `kv_cache` stores the appended cache packed. Run it after --lift-einsum, before --fuse.
+
+    Before (`quantize{weights=int4}`; W: 4096 x 4096 bf16, 33,554,432 B):
+        %y = solar.einsum @fc "ik,jk->ij" (%x as A, %w as B) ...
+    After (W: 4096 x 4096 i4, 8,388,608 B; %w_scale: 4096 x 32 f16, 262,144 B):
+        %y_1 = solar.kernel @dequant(%w as Q, %w_scale as S) -> (Y: tensor<4096x4096xbf16>) ...
+        %y = solar.einsum @fc "ik,jk->ij" (%x as A, %y_1 as B) ...
+    """
+
+    name = "quantize"
+    summary = "Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations (fp8)"
+    primary_option = "weights"
+    requires = ("lift-einsum",)
+    weights: WeightFormat = "none"
+    group_size: int = 0
+    kv_cache: CacheFormat = "none"
+    activations: ActivationFormat = "none"
+    zero_point: bool = False
+    exclude: str = ""
+    block_rows: int = 0
+
+    def prerequisite_met(self, name: str, module: ModuleOp) -> bool:
+        return name == "lift-einsum" and any(isinstance(op, EinsumOp) for op in module.walk())
+
+    @property
+    def options(self) -> QuantizeOptions:
+        return QuantizeOptions(self.weights, self.group_size, self.kv_cache, self.activations, self.zero_point,
+                               tuple(p.strip() for p in self.exclude.split(",") if p.strip()), self.block_rows)
+
+    def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        try:
+            summary = quantize_module(module, self.options)
+        except QuantizeError as err:
+            self.error(ctx, str(err), module.loc)
+            return
+        ctx.results[self.name] = summary
