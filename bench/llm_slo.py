@@ -11,7 +11,7 @@ from solar.frontends.llm_config_checks import LlmError
 
 WEIGHT_FORMATS = ("int8", "int4", "fp8", "nvfp4", "mxfp4")
 CACHE_FORMATS = ("fp8", "int8", "int4")
-_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9}  # divisors: 800us is 800 / 1e6 s exactly
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,12 @@ def parse_slo(text: str) -> Slo:
             raise LlmError(f"--slo {text}: {key}={value} is not a time (e.g. {key}=30ms)")
         number, unit = match.groups()
         if not unit:
-            raise LlmError(f"--slo {text}: {key}={value} has no unit (s, ms or us)")
+            raise LlmError(f"--slo {text}: {key}={value} has no unit (s, ms, us or ns)")
         if unit not in _UNITS:
-            raise LlmError(f"--slo {text}: {key}={value}: unknown unit '{unit}' (s, ms or us)")
+            raise LlmError(f"--slo {text}: {key}={value}: unknown unit '{unit}' (s, ms, us or ns)")
         if float(number) <= 0:
             raise LlmError(f"--slo {text}: {key}={value} must be positive")
-        found[key] = float(number) * _UNITS[unit]
+        found[key] = float(number) / _UNITS[unit]
     return Slo(found.get("ttft"), found.get("tpot"))
 
 
