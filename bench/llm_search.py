@@ -206,6 +206,10 @@ class SearchResult:
     front: list[Deployment]
     notes: list[str]
 
+    def front_of(self, target: str) -> list[Deployment]:
+        """The front among one target's deployments (its first: the fewest of its chips that meet the SLO)."""
+        return pareto_front([d for d in self.feasible if d.target == target])
+
 
 def search(cfg: LlmConfig, request: SearchRequest) -> SearchResult:
     """Every option × target × split × batch evaluated; the front of those that fit and meet the SLO."""
@@ -279,6 +283,15 @@ def render_search(result: SearchResult) -> str:
                       str(d.split.data), str(d.chips), str(d.batch), seconds(d.ttft_s), seconds(d.tpot_s),
                       seconds(d.request_latency_s), quantity(d.tokens_per_s_per_chip), f"{quantity(d.memory.total)}B")
     body: list[Any] = [head, table] if result.front else [head, "no deployment searched meets the SLO and fits"]
+    for target in r.targets:
+        own = result.front_of(target.name)
+        if own and len(r.targets) > 1:
+            d = own[0]
+            body.append(f"fewest {target.name} chips: {d.chips} ({d.quantization}, TP {d.split.tensor} × PP "
+                        f"{d.split.pipeline} × EP {d.split.expert} × DP {d.split.data}, batch {d.batch}, "
+                        f"{quantity(d.tokens_per_s_per_chip)} tokens/s per chip)")
+        elif not own:
+            body.append(f"fewest {target.name} chips: none of those searched meets the SLO and fits")
     return render_tables(body + [f"note: {n}" for n in result.notes])
 
 
@@ -287,6 +300,7 @@ def search_json(result: SearchResult) -> dict[str, Any]:
     return {"version": 1, "config": result.config.path, "slo": {"ttft_s": r.slo.ttft_s, "tpot_s": r.slo.tpot_s},
             "throughput": r.throughput, "prompt": r.prompt, "generate": r.generate, "evaluated": result.evaluated,
             "front": [d.as_record() for d in result.front],
+            "front_per_target": {t.name: [d.as_record() for d in result.front_of(t.name)] for t in r.targets},
             "feasible": len(result.feasible), "notes": result.notes}
 
 
