@@ -15,7 +15,9 @@ from solar.bench.llm_search import (
     Deployment,
     SearchRequest,
     pareto_front,
+    plot_search,
     price_option,
+    render_search,
     search,
     search_json,
 )
@@ -73,7 +75,7 @@ def test_pareto_front_is_the_undominated_set(points: list[tuple[int, int]]):
                        for d in deployments)
 
 
-def test_search_matches_the_serving_points():
+def test_search_matches_the_serving_points(tmp_path):
     path = os.path.join(DATA, "tiny-llama.json")
     cfg = load_config(path)
     slo = parse_slo("ttft=1s,tpot=1s")
@@ -99,7 +101,13 @@ def test_search_matches_the_serving_points():
     record = json.loads(json.dumps(search_json(result)))
     assert [f["chips"] for f in record["front"]] == [d.chips for d in result.front]
     assert {"chips", "weight_bytes_per_chip", "request_latency_s", "tokens_per_s_per_chip"} <= set(record["front"][0])
+    assert set(record["front_per_target"]) == {"h100-sxm", "b200"}
+    text = render_search(result)
+    assert "Pareto front: chips against tokens/s per chip (bounds)" in text and "fewest h100-sxm chips:" in text
+    plot_search(result, str(tmp_path / "front.png"))
+    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
     # A tighter TPOT than any deployment's bound leaves no front.
     tight = search(cfg, SearchRequest(path, [H100], parse_slo("tpot=1ns"), 1.0, parse_quantize_options("none"),
                                       prompt=32, generate=4, batches=[1], tensor=[1], pipeline=[1]))
     assert tight.front == [] and tight.evaluated == 1
+    assert "no deployment searched meets the SLO and fits" in render_search(tight)
