@@ -147,3 +147,31 @@ def test_micro_batches_divide_the_batch(batch: int, pipeline: int):
     assert batch % m == 0 and 1 <= m <= pipeline
     assert all(batch % k for k in range(m + 1, min(batch, pipeline) + 1))
     assert math.gcd(m, batch) == m
+
+
+@given(st.sampled_from([1, 2, 4]), st.sampled_from([1, 2]), st.sampled_from([1, 2, 4]), st.integers(1, 64))
+def test_every_weight_and_cached_token_is_held(tp: int, pp: int, ep: int, batch: int):
+    """The busiest chip times the replica's chips holds at least the model and its cache (none is lost), and
+    exactly them on one chip."""
+    from solar.bench.llm_deploy import chip_cache_bytes, chip_weight_bytes
+
+    cfg = _cfg("tiny-mixtral-batched.json")
+    memory = _tiny_moe_memory()
+    split = Split(tp, pp, ep)
+    check_split(cfg, split)
+    held = chip_weight_bytes(memory, split)
+    assert held * split.replica_chips >= memory.weight_bytes
+    per_layer = memory.kv_bytes_per_token // cfg.shape.layers
+    cache = chip_cache_bytes(per_layer, [10] * cfg.shape.layers, batch, cfg.shape.kv_heads, split)
+    assert cache * split.replica_chips >= memory.kv_bytes_per_token * batch * 10
+    if split.replica_chips == 1:
+        assert held == memory.weight_bytes and cache == memory.kv_bytes_per_token * batch * 10
+
+
+_MEMORY: list = []
+
+
+def _tiny_moe_memory():  # type: ignore[no-untyped-def]
+    if not _MEMORY:
+        _MEMORY.append(model_memory(_cfg("tiny-mixtral-batched.json")))
+    return _MEMORY[0]
