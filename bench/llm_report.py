@@ -19,13 +19,13 @@ from solar.ir.tables import new_table, render_tables
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
 
+from .llm_deploy import Split, check_split
 from .llm_quantized import quantized_memory
 from .llm_serving import (
     MODES,
     ServingPoint,
     StepModel,
     check_one_layer_fits,
-    check_tensor_parallel,
     crossover_batch,
     model_memory,
     price_phase,
@@ -45,6 +45,9 @@ class LlmRequest:
     contexts: list[int] = field(default_factory=lambda: [1024])
     generate: int = 1
     tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    data_parallel: int = 1
     all_logits: bool = False
     dtype: str | None = None
     cache_aware: bool = False  # adds the cache-aware mode: a tiling search at the targets' L2 per point
@@ -54,6 +57,10 @@ class LlmRequest:
     # Weights, KV cache and activations quantized (passes/quantize.py); None: the config's own
     # quantization_config, if it has one, else none.
     quantize: QuantizeOptions | None = None
+
+    @property
+    def split(self) -> Split:
+        return Split(self.tensor_parallel, self.pipeline_parallel, self.expert_parallel, self.data_parallel)
 
 
 @dataclass
@@ -76,7 +83,7 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
                  "generate": [request.generate]})
     cfg = load_llm(request.config, request.dtype, request.cache)
     check_phases(cfg, request.phases)
-    check_tensor_parallel(cfg, request.tensor_parallel)
+    check_split(cfg, request.split)
     quantize = request.quantize
     if quantize is None and cfg.source is None:
         quantize = config_quantization(cfg.raw, cfg.path)
@@ -92,6 +99,7 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     if warning and warn is not None:
         warn(warning)
     check_one_layer_fits(memory, cfg, max(request.batches), tokens, request.tensor_parallel, request.targets)
+    both = "prefill" in request.phases and "decode" in request.phases
     # Export at the largest sizes asked (at least 2, so export keeps them symbolic): branches the model
     # takes on its sizes (a window shorter than the prompt) then hold at every point evaluated.
     example_batch = max(2, *request.batches)
@@ -101,9 +109,12 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     steps: dict[str, StepModel] = {}
     for phase in request.phases:
         lengths = request.prompts if phase == "prefill" else request.contexts
-        example = max(2, *lengths) + (request.generate if phase == "decode" else 0)
+        # Both phases priced: each point's request (its length as the prompt, then G tokens) needs the other
+        # phase at its lengths too.
+        requests = sorted(set(request.prompts) | set(request.contexts)) if both else lengths
+        example = max(2, *requests) + (request.generate if phase == "decode" else 0)
         extra = range(request.generate) if phase == "decode" else range(1)
-        evaluated = [n + g for n in lengths for g in extra]
+        evaluated = sorted({n + g for n in requests for g in extra})
         step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
                            request.cache_aware, evaluated, request.batches, quantize)
         steps[phase] = step
@@ -114,10 +125,13 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
                 for batch in request.batches:
                     for length in lengths:
                         points.append(serving_point(step, cfg, memory, target, mode, batch, length,
-                                                    request.tensor_parallel, request.generate))
+                                                    generate=request.generate, split=request.split))
                 if phase == "decode":
                     for context in request.contexts:
                         crossovers[(target.name, mode, context)] = crossover_batch(step, target.name, mode, context)
+    if both:
+        for p in points:
+            p.request_latency_s = request_latency(steps, cfg, memory, p, request)
     notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
              + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
                 f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
@@ -147,6 +161,20 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
                        quantize if quantize is not None and quantize.active else None)
 
 
+def request_latency(steps: dict[str, StepModel], cfg: LlmConfig, memory: Any, point: ServingPoint,
+                    request: LlmRequest) -> float:
+    """TTFT + Σ TPOT of a request whose prompt is the point's length (its prompt, or the context it decodes
+    at) and which generates `--generate` tokens, on the point's deployment, target and mode."""
+    length = point.prompt if point.phase == "prefill" else point.context
+    assert length is not None
+    target = next(t for t in request.targets if t.name == point.target)
+    first = serving_point(steps["prefill"], cfg, memory, target, point.mode, point.batch, length,
+                          split=request.split)
+    rest = serving_point(steps["decode"], cfg, memory, target, point.mode, point.batch, length,
+                         generate=request.generate, split=request.split)
+    return first.time_s + rest.time_s * request.generate
+
+
 # ---- views ---------------------------------------------------------------------------------------
 
 
@@ -162,12 +190,16 @@ def render(analysis: LlmAnalysis) -> str:
             continue
         label = "TTFT bound" if phase == "prefill" else "TPOT bound"
         length = "prompt" if phase == "prefill" else "context"
-        table = new_table(f"{phase}", ["target", "mode", "batch", length, label, "tokens/s", "weights",
-                                        "KV cache", "fits", "bound"], text_columns=2)
+        split = analysis.request.split
+        title = phase if split.chips == 1 else f"{phase} ({split}: {split.chips} chips; per replica, memory per chip)"
+        table = new_table(title, ["target", "mode", "batch", length, label, "tokens/s", "weights",
+                                  "KV cache", "fits", "bound", "tokens/s/chip", "memory", "request"], text_columns=2)
         for p in rows:
             table.add_row(p.target, MODES[p.mode], str(p.batch), str(p.prompt if phase == "prefill" else p.context),
                           seconds(p.time_s), quantity(p.tokens_per_s), f"{quantity(p.weight_bytes)}B",
-                          f"{quantity(p.kv_cache_bytes)}B", "yes" if p.fits else "no", p.bound)
+                          f"{quantity(p.kv_cache_bytes)}B", "yes" if p.fits else "no", p.bound,
+                          quantity(p.tokens_per_s_per_chip), f"{quantity(p.memory.total)}B",
+                          seconds(p.request_latency_s) if p.request_latency_s is not None else "-")
         tables.append(table)
     if analysis.crossovers:
         table = new_table("decode turns compute-bound at batch", ["target", "mode", "context", "batch"], 2)

@@ -43,8 +43,20 @@ from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
 from solar.passes.lift_einsum import LiftEinsum
 from solar.passes.quantize import Quantize, QuantizeOptions
-from solar.targets.loader import PeakUnavailable, Target
+from solar.targets.loader import Target
 
+from .llm_deploy import (
+    ChipMemory,
+    Collectives,
+    Split,
+    chip_activation_bytes,
+    chip_cache_bytes,
+    chip_weight_bytes,
+    collectives,
+    decode_step_seconds,
+    micro_batches,
+    prefill_seconds,
+)
 from .twins import Terms, scaled_seconds
 
 # Every mode solar-llm prices, in the order of the tables (the cache-aware one with --cache-aware only).
@@ -356,17 +368,32 @@ class Memory:
     layer_weight_bytes: int
     kv_bytes_per_token: int
     expert_bytes: int = 0  # one routed expert of one layer (0: dense)
+    # Per layer: its weights and its routed experts' share of them (a deployment splits them differently).
+    layer_bytes: tuple[int, ...] = ()
+    layer_expert_bytes: tuple[int, ...] = ()
+    embedding_bytes: int = 0
+    tied_head: bool = False  # the head is the embedding table (held once, but on both ends of a pipeline)
+
+    @property
+    def moe_layers(self) -> int:
+        return sum(1 for e in self.layer_expert_bytes if e)
 
 
 def model_memory(cfg: LlmConfig) -> Memory:
     model = build_model(cfg.config, cfg.shape.dtype, cfg.path)
     layers = getattr(getattr(model, "model", model), "layers", None)
     layer = weight_bytes(layers[0]) if layers is not None and len(layers) else 0
+    per_layer = tuple(weight_bytes(m) for m in layers) if layers is not None else ()
+    routed = [[m for name, m in block.named_modules() if name.endswith("experts")] for block in layers or ()]
+    per_expert_layer = tuple(weight_bytes(r[0]) if r and cfg.shape.experts else 0 for r in routed)
     experts = 0
-    if cfg.shape.experts and layers is not None and len(layers):
-        routed = [m for name, m in layers[0].named_modules() if name.endswith("experts")]
-        experts = weight_bytes(routed[0]) // cfg.shape.experts if routed else 0
-    return Memory(weight_bytes(model), layer, cfg.shape.kv_bytes_per_token, experts)
+    if cfg.shape.experts and per_expert_layer:
+        experts = next((e for e in per_expert_layer if e), 0) // cfg.shape.experts
+    embedding = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    tied = embedding is not None and head is not None and head.weight is embedding.weight
+    return Memory(weight_bytes(model), layer, cfg.shape.kv_bytes_per_token, experts, per_layer, per_expert_layer,
+                  weight_bytes(embedding) if embedding is not None else 0, tied)
 
 
 def uniform_routing_estimate(cfg: LlmConfig, memory: Memory, tokens: int) -> dict[str, float]:
@@ -379,29 +406,6 @@ def uniform_routing_estimate(cfg: LlmConfig, memory: Memory, tokens: int) -> dic
     return {"experts_read_per_layer": experts_read,
             "weight_bytes_read": dense + cfg.shape.layers * experts_read * memory.expert_bytes,
             "least_weight_bytes_read": dense + cfg.shape.layers * k * memory.expert_bytes}
-
-
-def allreduce_seconds(cfg: LlmConfig, tokens: int, chips: int, target: Target) -> float:
-    """Two all-reduces per layer (attention and MLP outputs) of `tokens` hidden states."""
-    if chips == 1:
-        return 0.0
-    try:
-        link = target.require("nvlink_bandwidth") / 2  # per direction
-    except PeakUnavailable as err:
-        raise LlmError(f"--tensor-parallel {chips}: target {target.name} has no nvlink_bandwidth ({err})") from None
-    message = tokens * cfg.shape.hidden * cfg.shape.dtype_bytes
-    return 2 * cfg.shape.layers * (chips - 1) / chips * message / link
-
-
-def check_tensor_parallel(cfg: LlmConfig, chips: int) -> None:
-    s = cfg.shape
-    if chips < 1:
-        raise LlmError(f"--tensor-parallel {chips}: must be a positive integer")
-    if s.heads % chips:
-        raise LlmError(f"--tensor-parallel {chips} does not divide the {s.heads} attention heads")
-    if s.kv_heads % chips and chips % s.kv_heads:
-        raise LlmError(f"--tensor-parallel {chips} neither divides nor is a multiple of the {s.kv_heads} "
-                       "key-value heads")
 
 
 def resident_tokens(cfg: LlmConfig, tokens: int) -> list[int]:
@@ -438,6 +442,9 @@ def check_one_layer_fits(memory: Memory, cfg: LlmConfig, batch: int, tokens: int
 
 @dataclass
 class ServingPoint:
+    """One phase at one point, deployed over `split`: `cost` is the whole model's step on one chip at the
+    point's batch; the times are the deployment's (bench/llm_deploy.py), per replica."""
+
     phase: str
     batch: int
     prompt: int | None
@@ -445,55 +452,91 @@ class ServingPoint:
     target: str
     mode: str
     cost: StepCost
-    weight_bytes: int
-    kv_cache_bytes: int
-    allreduce_s: float
-    chips: int
+    memory: ChipMemory
+    collectives: Collectives
+    split: Split
+    time_s: float
     fits: bool
     generate: int = 1
     moe_estimate: dict[str, float] | None = None  # uniform routing (labelled an estimate), MoE models only
+    compute_bound: bool = False
+    # TTFT + Σ TPOT of a request of the point's length and `generate` tokens (None: a phase not priced).
+    request_latency_s: float | None = None
 
     @property
-    def time_s(self) -> float:
-        return max(self.cost.seconds / self.chips, self.allreduce_s)
+    def chips(self) -> int:
+        return self.split.replica_chips
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.memory.weight_bytes
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        return self.memory.kv_cache_bytes
+
+    @property
+    def allreduce_s(self) -> float:
+        return self.collectives.allreduce_s
 
     @property
     def bound(self) -> str:
-        if self.allreduce_s > self.cost.seconds / self.chips:
-            return "memory"  # the interconnect: data movement, not arithmetic
-        return self.cost.bound
+        return "compute" if self.compute_bound else "memory"  # the interconnect counts as data movement
 
     @property
     def tokens_per_s(self) -> float:
+        """Per replica."""
         tokens = self.batch * (self.prompt or 1) if self.phase == "prefill" else self.batch
         return tokens / self.time_s if self.time_s > 0 else float("inf")
+
+    @property
+    def tokens_per_s_per_chip(self) -> float:
+        return self.tokens_per_s / self.split.replica_chips
 
     def as_record(self) -> dict[str, Any]:
         return {"phase": self.phase, "batch": self.batch, "prompt": self.prompt, "context": self.context,
                 "target": self.target, "mode": MODES[self.mode], "macs": self.cost.macs, "flops": self.cost.flops,
                 "bytes": self.cost.bytes, "weight_bytes": self.weight_bytes, "kv_cache_bytes": self.kv_cache_bytes,
                 "time_s": self.time_s, "bound": self.bound, "fits": self.fits, "tokens_per_s": self.tokens_per_s,
-                "tensor_parallel": self.chips, "allreduce_s": self.allreduce_s, "generate": self.generate,
+                "tokens_per_s_per_chip": self.tokens_per_s_per_chip,
+                "tokens_per_s_all_replicas": self.tokens_per_s * self.split.data,
+                "chips": self.split.chips, "replica_chips": self.split.replica_chips, **self.split.as_record(),
+                **self.memory.as_record(), **self.collectives.as_record(), "generate": self.generate,
+                "request_latency_s": self.request_latency_s,
                 **({"moe_uniform_routing_estimate": self.moe_estimate} if self.moe_estimate else {})}
 
 
 def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Target, mode: str, batch: int,
-                  length: int, chips: int = 1, generate: int = 1) -> ServingPoint:
-    """The figures of one point. Decode with `generate` G > 1 is the mean over contexts P .. P + G − 1."""
+                  length: int, chips: int = 1, generate: int = 1, split: Split | None = None) -> ServingPoint:
+    """The figures of one point. Decode with `generate` G > 1 is the mean over contexts P .. P + G − 1.
+    `chips` is tensor parallelism alone (`split` gives every kind)."""
+    split = split or Split(tensor=chips)
+    m = micro_batches(batch, split)
+    micro = batch // m
     if step.phase == "prefill":
         cost = step.cost(batch, length, target.name, mode)
-        tokens_in_cache, tokens = length, batch * length
+        work = cost if m == 1 else step.cost(micro, length, target.name, mode)
+        tokens_in_cache, tokens, logit_tokens = length, batch * length, batch
+        coll = collectives(cfg, split, target, micro * length, memory.moe_layers)
+        time_s = prefill_seconds(work.seconds, split, coll, m)
     else:
         costs = [step.cost(batch, length + g, target.name, mode) for g in range(generate)]
         cost = _mean(costs)
-        tokens_in_cache, tokens = length + generate, batch
-    kv = resident_cache_bytes(cfg, memory, batch, tokens_in_cache)
-    fits = (memory.weight_bytes + kv) / chips <= target.dram_capacity
+        works = costs if m == 1 else [step.cost(micro, length + g, target.name, mode) for g in range(generate)]
+        work = _mean(works)
+        tokens_in_cache, tokens, logit_tokens = length + generate, batch, batch
+        coll = collectives(cfg, split, target, micro, memory.moe_layers)
+        time_s = sum(decode_step_seconds(w.seconds, split, coll, m) for w in works) / generate
+    per_layer = memory.kv_bytes_per_token // cfg.shape.layers
+    chip = ChipMemory(chip_weight_bytes(memory, split),
+                      chip_cache_bytes(per_layer, resident_tokens(cfg, tokens_in_cache), batch, cfg.shape.kv_heads,
+                                       split),
+                      chip_activation_bytes(cfg, split, tokens // m, logit_tokens // m))
     estimate = uniform_routing_estimate(cfg, memory, tokens) if cfg.shape.experts and memory.expert_bytes else None
+    compute = work.bound == "compute" and work.seconds / split.stage_chips >= coll.overlappable_s
     return ServingPoint(step.phase, batch, length if step.phase == "prefill" else None,
-                        length if step.phase == "decode" else None, target.name, mode, cost,
-                        memory.weight_bytes // chips, kv // chips, allreduce_seconds(cfg, tokens, chips, target),
-                        chips, fits, generate, estimate)
+                        length if step.phase == "decode" else None, target.name, mode, cost, chip, coll, split,
+                        time_s, chip.total <= target.dram_capacity, generate, estimate, compute)
 
 
 def _mean(costs: list[StepCost]) -> StepCost:

@@ -83,6 +83,10 @@ _CHIP_FIELDS: dict[str, tuple[Dimension, bool]] = {
     # Per-chip NVLink bandwidth, both directions together (the datasheet's figure): tensor parallelism's
     # all-reduce moves through it (solar-llm, docs/llm.md).
     "nvlink_bandwidth": ("bandwidth", False),
+    # Chips one NVLink domain joins (an HGX board: 8; an NVL72 rack: 72), and each chip's link beyond it
+    # (its network adapter's rate, both directions together): collectives that span domains use it.
+    "nvlink_domain": ("count", False),
+    "internode_bandwidth": ("bandwidth", False),
 }
 
 

@@ -6,6 +6,8 @@
     solar-llm config.json --tensor-parallel 8 --generate 256 --cache static
     solar-llm model.py --batch 1,8 --context 4096
     solar-llm config.json --weights int4 --group-size 128 --kv-cache-dtype fp8   # docs/quantization.md
+    solar-llm config.json --tensor-parallel 4 --pipeline-parallel 2 --generate 128
+    solar-llm config.json --slo ttft=500ms,tpot=30ms --throughput 2000 --target h100,b200   # a search
     solar-llm config.json --no-validate          # skip validating each step at reduced sizes (on by default)
 
 The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
@@ -40,7 +42,16 @@ def build_parser() -> Parser:
     p.add_argument("--context", default="1024", help="decode cache lengths (default 1024)")
     p.add_argument("--generate", type=int, default=1, metavar="G",
                    help="decode: the mean TPOT over contexts P .. P+G-1 (default 1)")
-    p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips the model is split over")
+    p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips each layer is split over")
+    p.add_argument("--pipeline-parallel", type=int, default=1, metavar="N", help="pipeline stages of the layers")
+    p.add_argument("--expert-parallel", type=int, default=1, metavar="N", help="ranks the routed experts split over")
+    p.add_argument("--data-parallel", type=int, default=1, metavar="N", help="replicas of the deployment")
+    p.add_argument("--slo", metavar="ttft=T,tpot=T",
+                   help="search deployments whose bounds meet these latencies (units s, ms, us)")
+    p.add_argument("--throughput", type=float, metavar="TOKENS_PER_S",
+                   help="with --slo: output tokens/s over all replicas (default: one replica)")
+    p.add_argument("--quantize-options", default="none", metavar="LIST",
+                   help="with --slo: quantizations searched, e.g. none,fp8,int4+kv=fp8 (default none)")
     p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: the config's)")
     p.add_argument("--cache", default="dynamic", choices=("dynamic", "static"),
                    help="the cache class: dynamic (DynamicCache, default) or static (StaticCache)")
@@ -80,6 +91,13 @@ def _check_args(args: argparse.Namespace) -> None:
             except OutputError as err:
                 raise UsageError(str(err)) from None
     args.quantize = _quantize_options(args)
+    from solar.bench.llm_slo import check_search_flags
+    from solar.frontends.llm_config_checks import LlmError as FlagError
+
+    try:
+        check_search_flags(args.slo, args.throughput, args.quantize_options, args.data_parallel)
+    except FlagError as err:
+        raise UsageError(str(err)) from None
     if not args.config.endswith(".py"):
         from solar.frontends.llm_config_checks import DTYPE_NAMES, LlmError, check_fields, read_config
 
@@ -135,8 +153,11 @@ def run(argv: Sequence[str]) -> int:
         request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
+                             args.pipeline_parallel, args.expert_parallel, args.data_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
                              validate=args.validate, cache=args.cache, quantize=args.quantize)
+        if args.slo:
+            return _search(args)
         analysis = analyse_llm(request, warn=lambda line: sys.stderr.write(f"{PROG}: warning: {line}\n"))
         sys.stdout.write(render(analysis))
         if args.json:
@@ -146,6 +167,22 @@ def run(argv: Sequence[str]) -> int:
     except (LlmError, SweepError, TargetError, OSError) as err:
         _error(str(err))
         return 1
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    """`--slo`: the Pareto front of the deployments that meet it (bench/llm_search.py)."""
+    from solar.bench.llm_search import plot_search, render_search, search_from_flags, write_search_json
+
+    result = search_from_flags(args.config, args.target, args.slo, args.throughput, args.quantize_options,
+                               args.batch, args.prompt, args.generate,
+                               (args.tensor_parallel, args.pipeline_parallel, args.expert_parallel),
+                               args.dtype, args.cache)
+    sys.stdout.write(render_search(result))
+    if args.json:
+        write_search_json(result, args.json)
+    if args.plot:
+        plot_search(result, args.plot)
     return 0
 
 
