@@ -50,6 +50,14 @@ def build_parser() -> Parser:
                    "program needs it, e.g. a conv's input covering its kernel)")
     p.add_argument("--full-size-validation", action="store_true",
                    help="validate at the full sizes instead of reduced ones")
+    train = p.add_argument_group("training", "one training step: forward, loss, backward, optimizer update "
+                                 "(docs/training.md)")
+    train.add_argument("--train", action="store_true", help="translate one training step instead of the forward")
+    train.add_argument("--optimizer", choices=["adamw", "adam", "sgd", "none"], default="adamw",
+                       help="the torch.optim update after the backward (default adamw, its class defaults)")
+    train.add_argument("--loss", choices=["sum", "mse", "cross_entropy"], default="sum",
+                       help="the loss of the outputs (default their sum; mse and cross_entropy take the "
+                       "targets the file's get_targets() returns)")
     llm = p.add_argument_group("language model", "translate what the lowering table does not cover with a model "
                                "(any litellm model string; keys from the environment, e.g. OPENAI_API_KEY)")
     llm.add_argument("--llm", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3; "
@@ -215,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return _llm(args)
                 if args.framework == "jax":
                     return _jax(args)
+                if args.train:
+                    return _train(args)
                 return _torch(args)
             except SystemExit as exit_:
                 # The user's program called sys.exit (in a function SOLAR called): report it, never exit silently.
@@ -331,6 +341,30 @@ def _torch(args: argparse.Namespace) -> int:
         from solar.frontends.scaled_reference import validate_torch
 
         report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
+    return _finish(tr.module, report, lines, args.output)
+
+
+def _train(args: argparse.Namespace) -> int:
+    if not args.source or args.entry:
+        raise UsageError("--train takes a KernelBench-style file (Model, get_inputs(), get_targets() for a loss "
+                         "with targets), not --entry")
+    from solar.ir.startup import bulk_imports
+
+    with bulk_imports():
+        import torch._dynamo
+
+        from solar.frontends import torch_train as tt
+    options = tt.TrainOptions(args.optimizer, args.loss)
+    base, targets = tt.load_train_problem(args.source, options)
+    n_inputs = tt.model_inputs(base)
+    problem = tt.with_targets(base, targets, options)
+    if args.name:
+        problem.name = args.name
+    tr = tt.translate_train(problem, n_inputs, options, args.dynamic)
+    lines = [f"Translated by {PROG} from {args.source} (training step: torch.export joint graph, torch "
+             f"{torch.__version__})", *tt.header_lines(tr, options)]
+    report = None if args.no_validate else tt.validate_train(problem, n_inputs, options, tr, args.seed,
+                                                            args.validate_size, args.full_size_validation)
     return _finish(tr.module, report, lines, args.output)
 
 
