@@ -102,10 +102,27 @@ def joint_table() -> Any:
     composite ops without a derivative of their own (CompositeImplicitAutograd: cross_entropy_loss, linear,
     scaled_dot_product_attention) decompose, since autograd differentiates them only through what they
     decompose into."""
+    from torch._decomp import decomposition_table
+
+    from .lowering import TORCH_LOWERINGS
+    from .lowering.registry import op_key
+
     table = preserved_table()
     for op, fn in torch.export.default_decompositions().items():
         if op not in table and torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
             table[op] = fn
+    # The fused attention's forward stays whole (lowered with its log-sum-exp, frontends/lowering/backward.py),
+    # so that its backward is the fused one and not the math path's S×S products.
+    for op in list(table):
+        if op_key(op) in TORCH_LOWERINGS and not torch._C._dispatch_has_kernel_for_dispatch_key(
+                op.name(), "CompositeImplicitAutograd"):
+            del table[op]
+    # Backward ops without a lowering of their own decompose where torch has a decomposition (max pooling's
+    # backward into a scatter-add, the norms' backward into reductions and pointwise ops).
+    for op, fn in decomposition_table.items():
+        if isinstance(op, torch._ops.OpOverload) and op_key(op).endswith("_backward") \
+                and op_key(op) not in TORCH_LOWERINGS and op not in table:
+            table[op] = fn  # the table is torch.export's CustomDecompTable: no setdefault
     return table
 
 
@@ -242,18 +259,35 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
     the backward failed at the user's line) or TranslationError (ops without a lowering)."""
     import time
 
-    start = time.perf_counter()
-    joint, names = export_loss(problem, n_inputs, options, dynamic)
-    exported = time.perf_counter()
-    program = splice_optimizer(joint, options.optimizer)
-    try:
-        result = lower_exported(program, problem.name, problem.size_names)  # type: ignore[arg-type]
-    except TranslationError:
-        raise
+    modes = [m for m in ("all", "batch", "none") if m == dynamic or _after(m, dynamic)]
+    for k, mode in enumerate(modes):
+        start = time.perf_counter()
+        joint, names = export_loss(problem, n_inputs, options, mode)
+        exported = time.perf_counter()
+        program = splice_optimizer(joint, options.optimizer)
+        try:
+            result = lower_exported(program, problem.name, problem.size_names)  # type: ignore[arg-type]
+            break
+        except (TranslationError, LoweringError) as err:
+            # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):
+            # a product of two size parameters the IR cannot express. Fewer symbolic dims, as for forwards.
+            if k == len(modes) - 1 or isinstance(err, TrainError):
+                raise
+            fallback = (f"with --dynamic {mode} the translation failed ({str(err).splitlines()[0][:100]}); "
+                        f"exported with --dynamic {modes[k + 1]}")
+    else:  # pragma: no cover - the loop breaks or raises
+        raise AssertionError("unreachable")
+    if mode != dynamic:
+        result.fixed_dims.append(fallback)
     result.input_names = names
     result.timings["export"] = exported - start
     result.timings["lower"] = time.perf_counter() - exported
     return result
+
+
+def _after(mode: str, asked: str) -> bool:
+    order = ("all", "batch", "none")
+    return order.index(mode) > order.index(asked)
 
 
 def load_train_problem(path: str, options: TrainOptions) -> tuple[TorchProblem, Any]:
