@@ -21,8 +21,8 @@ from .attention import sdpa
 from .conv import _affine, _chan, conv_transposed, maybe_loops, tuple_n
 from .core import (
     LoweringError,
-    access,
     acc_dtype,
+    access,
     cast,
     conj,
     dexpr,
