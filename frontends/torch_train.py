@@ -36,7 +36,7 @@ from torch.export.graph_signature import (
 
 from .diagnostics import TranslationError
 from .lowering.core import LoweringError
-from .torch_lowering import lower_exported, preserved_table
+from .torch_lowering import GraphLowering, preserved_table, sir_dtype
 from .torch_problem import TorchProblem, TorchTranslation, export_with_dims, quiet_framework
 from .train_step import (
     STATE_NAMES,
@@ -177,6 +177,7 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
     if optimizer == "none":
         new_outs += [(OutputSpec(OutputKind.USER_OUTPUT, TensorArgument(g.name), None), g) for _, g in grads]
     new_outs += [(OutputSpec(s.kind, TensorArgument(node.name), s.target), node) for s, node in mutations]
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
     if optimizer != "none":
         names = [name for name, _ in grads]
         params = [param_nodes[name] for name in names]
@@ -205,7 +206,6 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
                 spec_at += 1
         flat = params + [g for _, g in grads] + state_nodes
         targets = names + [""] * len(grads) + state_targets
-        env: dict[torch.fx.Node, torch.fx.Node] = {}
         opt_placeholders = [n for n in opt.graph.nodes if n.op == "placeholder"]
         by_name: dict[str, tuple[torch.fx.Node, str]] = {}
         for ph, node, target in zip(opt_placeholders, flat, targets, strict=True):
@@ -232,7 +232,119 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
     graph.eliminate_dead_code()
     gm.recompile()
     new_sig = ExportGraphSignature(input_specs, [s for s, _ in new_outs])
-    return _SplicedProgram(joint, gm, new_sig)
+    program = _SplicedProgram(joint, gm, new_sig)
+    program.optimizer_nodes = [n for n in env.values() if n.op == "call_function"] if optimizer != "none" else []
+    program.gradient_nodes = [g for _, g in grads]
+    return program
+
+
+TRAIN_ATTR = "train"  # the module attribute: each phase's kernels and the step's memory (docs/training.md)
+
+
+def node_bytes(node: torch.fx.Node) -> int:
+    """Bytes of a node's tensor value at its full size (a symbolic dim at the size it was exported with)."""
+    val = node.meta.get("val")
+    values = val if isinstance(val, list | tuple) else [val]
+    total = 0
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            n = 1
+            for d in v.shape:
+                n *= int(d.node.hint) if isinstance(d, torch.SymInt) and d.node.hint is not None else int(d)
+            total += n * v.element_size()
+    return total
+
+
+def phases(program: Any) -> dict[torch.fx.Node, str]:
+    """Each node's phase: `forward` for what the loss depends on, `optimizer` for the spliced update, and
+    `backward` for the rest (the gradients)."""
+    graph = program.graph
+    out = graph.output_node()
+    loss = out.args[0][0]  # type: ignore[index]
+    forward: set[torch.fx.Node] = set()
+    stack = [loss]
+    while stack:
+        node = stack.pop()
+        if node in forward:
+            continue
+        forward.add(node)
+        stack.extend(node.all_input_nodes)
+    optimizer = set(getattr(program, "optimizer_nodes", ()))
+    return {n: "forward" if n in forward else "optimizer" if n in optimizer else "backward"
+            for n in graph.nodes if n.op == "call_function"}
+
+
+_VIEWS = frozenset({"aten::permute", "aten::t", "aten::view", "aten::reshape", "aten::expand", "aten::transpose",
+                    "aten::alias", "aten::unsqueeze", "aten::squeeze", "aten::_unsafe_view", "aten::slice",
+                    "aten::select", "aten::detach"})
+
+
+def _views_of(node: torch.fx.Node, bases: set[torch.fx.Node]) -> bool:
+    """True when `node` is a view (a chain of views) of one of `bases`: a transposed weight is no activation."""
+    from .lowering.registry import op_key
+
+    while node.op == "call_function" and op_key(node.target) in _VIEWS and node.args \
+            and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    return node in bases
+
+
+def tokens_of(problem: TorchProblem) -> int:
+    """Tokens of one step, for the 6·N·tokens estimate: batch × sequence for token ids (B, T) or activations
+    (B, T, C), else the batch (the first input's leading dim)."""
+    with torch.device("meta"):
+        inputs = [x for x in problem.make_inputs() if isinstance(x, torch.Tensor)]
+    if not inputs or inputs[0].dim() == 0:
+        return 1
+    x = inputs[0]
+    if (x.dim() == 2 and not x.is_floating_point()) or x.dim() == 3:
+        return int(x.shape[0]) * int(x.shape[1])
+    return int(x.shape[0])
+
+
+class PhaseLowering(GraphLowering):
+    """The lowering, recording which phase emitted each kernel (by its symbol)."""
+
+    def __init__(self, program: Any, name: str, size_names: Any) -> None:
+        super().__init__(program, name, size_names)
+        self.phase_of = phases(program)
+        self.kernels: dict[str, list[str]] = {"forward": [], "backward": [], "optimizer": []}
+
+    def lower_node(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], em: Any) -> None:
+        first = len(em.block.ops)
+        super().lower_node(node, env, em)
+        phase = self.phase_of.get(node, "forward")
+        for op in em.block.ops[first:]:
+            symbol = getattr(op, "symbol", None)
+            if isinstance(symbol, str):
+                self.kernels[phase].append(symbol)
+
+    def summary(self, options: TrainOptions) -> dict[str, Any]:
+        """The module attribute TRAIN_ATTR: kernels per phase, and the bytes the step holds at full size:
+        parameters (those trained), gradients, optimizer state, and the activations saved for the backward
+        (forward values a backward node reads)."""
+        sig = self.ep.graph_signature
+        nodes = {n.name: n for n in self.ep.graph.nodes}
+        trained = {str(s.target) for s in sig.output_specs if s.kind == OutputKind.PARAMETER_MUTATION}
+        params = [nodes[s.arg.name] for s in sig.input_specs if s.kind == InputKind.PARAMETER]
+        state = [nodes[s.arg.name] for s in sig.input_specs
+                 if s.kind == InputKind.BUFFER and str(s.target).startswith("optim.")]
+        saved = {n for n, ph in self.phase_of.items() if ph == "forward" and not _views_of(n, set(params))
+                 and any(self.phase_of.get(u) == "backward" for u in n.users)}
+        saved |= {n for n in self.ep.graph.nodes if n.op == "placeholder" and n not in state
+                  and any(self.phase_of.get(u) == "backward" for u in n.users) and n not in params}
+        grads = getattr(self.ep, "gradient_nodes", [])
+        elements = sum(node_bytes(p) // max(p.meta["val"].element_size(), 1) for p in params
+                       if not trained or any(s.arg.name == p.name and str(s.target) in trained
+                                             for s in sig.input_specs))
+        dtypes = {str(sir_dtype(p.meta["val"].dtype).spelling) for p in params}
+        return {"loss": options.loss, "optimizer": options.optimizer, **self.kernels,
+                "dtype": dtypes.pop() if len(dtypes) == 1 else "f32",
+                "trained_parameters": elements,
+                "parameter_bytes": sum(node_bytes(p) for p in params),
+                "gradient_bytes": sum(node_bytes(g) for g in grads),
+                "optimizer_state_bytes": sum(node_bytes(s) for s in state),
+                "saved_activation_bytes": sum(node_bytes(n) for n in saved)}
 
 
 class _SplicedProgram:
@@ -248,6 +360,8 @@ class _SplicedProgram:
         self.range_constraints = base.range_constraints
         self.constants = base.constants
         self.state_dict = base.state_dict
+        self.optimizer_nodes: list[torch.fx.Node] = []  # the update's nodes, after the joint graph's
+        self.gradient_nodes: list[torch.fx.Node] = []
 
     def run_decompositions(self, table: Any) -> Any:
         raise LoweringError("the training step has ops without a lowering even after the joint decomposition")
@@ -266,7 +380,9 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
         exported = time.perf_counter()
         program = splice_optimizer(joint, options.optimizer)
         try:
-            result = lower_exported(program, problem.name, problem.size_names)  # type: ignore[arg-type]
+            lowering = PhaseLowering(program, problem.name, problem.size_names)  # type: ignore[arg-type]
+            result = lowering.lower()
+            result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens_of(problem)}
             break
         except (TranslationError, LoweringError) as err:
             # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):
