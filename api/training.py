@@ -52,6 +52,27 @@ class TrainingReport:
     def fits(self) -> bool | None:
         return None if self.capacity is None else self.memory["peak_live"] <= self.capacity
 
+    def data_parallel(self, chips: int, zero: int = 0) -> dict[str, float]:
+        """`chips` data-parallel replicas, each running this step on its own batch: the gradient all-reduce
+        (ring: 2·(N−1)/N · gradient bytes over one direction of the NVLink bandwidth), the step bound with
+        communication fully overlapped, and the bytes each chip holds. ZeRO-1 shards the optimizer state,
+        ZeRO-2 also the gradients (a reduce-scatter of the gradients and an all-gather of the parameters move
+        the same bytes as the all-reduce)."""
+        from solar.targets.loader import load_target
+
+        if chips < 1 or zero not in (0, 1, 2):
+            raise ValueError(f"data parallel needs chips >= 1 and zero in 0, 1, 2 (got {chips}, {zero})")
+        link = load_target(self.target).require("nvlink_bandwidth") / 2  # per direction
+        m = self.memory
+        seconds = 2 * (chips - 1) / chips * m["gradient"] / link if chips > 1 else 0.0
+        state = m["optimizer_state"] / chips if zero >= 1 else m["optimizer_state"]
+        grads = m["gradient"] / chips if zero >= 2 else m["gradient"]
+        step = min(self.step_seconds.values())
+        out = {"allreduce_seconds": seconds, "peak_live": m["parameter"] + state + max(m["saved_activation"], grads)}
+        if zero == 0:  # each replica runs the whole update: the step's own bound holds, overlapped with the reduce
+            out["step_seconds"] = max(step, seconds)
+        return out
+
     def text(self) -> str:
         lines = [f"Training step on {self.target}"]
         for ph in self.phases.values():
@@ -133,3 +154,20 @@ def translate_step(problem: Any, n_inputs: int, optimizer: str, loss: str, dynam
         text = err.format() if hasattr(err, "format") else str(err)
         first = text.strip().splitlines()[0]
         raise (ModelError if isinstance(err, SourceError) else TranslationFailed)(first, text) from None
+
+
+def report_text(sir: str, target: str, chips: int = 1, zero: int = 0) -> str:
+    """solar-translate --train --report: the step analysed on `target` (fused), its report as text."""
+    from solar import analyze
+
+    report = training_report(analyze(sir, targets=(target,)))
+    if report is None:  # pragma: no cover - the text is a training step's
+        return ""
+    text = report.text()
+    if chips > 1 or zero:
+        dp = report.data_parallel(chips, zero)
+        text += (f"  data parallel x{chips} (ZeRO-{zero}): gradient all-reduce {dp['allreduce_seconds'] * 1e6:,.3f} us"
+                 f"; peak live per chip >= {int(dp['peak_live']):,} B")
+        text += (f"; step SOL with the reduce overlapped {dp['step_seconds'] * 1e6:,.3f} us\n" if "step_seconds" in dp
+                 else " (the sharded update's time is not bounded here)\n")
+    return text

@@ -58,6 +58,12 @@ def build_parser() -> Parser:
     train.add_argument("--loss", choices=["sum", "mse", "cross_entropy"], default="sum",
                        help="the loss of the outputs (default their sum; mse and cross_entropy take the "
                        "targets the file's get_targets() returns)")
+    train.add_argument("--report", metavar="TARGET", help="after writing, print the step's report on TARGET: "
+                       "forward, backward and optimizer apart, MFU bound, memory")
+    train.add_argument("--data-parallel", type=int, default=1, metavar="N",
+                       help="with --report: N data-parallel replicas (the gradient all-reduce)")
+    train.add_argument("--zero", type=int, choices=[0, 1, 2], default=0,
+                       help="with --data-parallel: ZeRO stage (1 shards the optimizer state, 2 also the gradients)")
     llm = p.add_argument_group("language model", "translate what the lowering table does not cover with a model "
                                "(any litellm model string; keys from the environment, e.g. OPENAI_API_KEY)")
     llm.add_argument("--llm", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3; "
@@ -190,6 +196,12 @@ def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before importing and running the user's program."""
     if not args.source and not args.entry:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
+    if args.data_parallel < 1:
+        raise UsageError(f"--data-parallel must be a positive integer, not {args.data_parallel}")
+    if (args.report or args.data_parallel > 1 or args.zero) and not args.train:
+        raise UsageError("--report, --data-parallel and --zero describe a training step: add --train")
+    if (args.data_parallel > 1 or args.zero) and not args.report:
+        raise UsageError("--data-parallel and --zero change the step's report: add --report TARGET")
     if args.source and not os.path.isfile(args.source):
         # Checked before torch is imported, so that a mistyped path answers at once.
         kind = "an einsum graph file" if args.source_format == "nvsolar-yaml" else "a Python file"
@@ -365,7 +377,13 @@ def _train(args: argparse.Namespace) -> int:
              f"{torch.__version__})", *tt.header_lines(tr, options)]
     report = None if args.no_validate else tt.validate_train(problem, n_inputs, options, tr, args.seed,
                                                             args.validate_size, args.full_size_validation)
-    return _finish(tr.module, report, lines, args.output)
+    code = _finish(tr.module, report, lines, args.output)
+    if code == 0 and args.report:
+        from solar.ir import print_module
+        from solar.training import report_text
+
+        sys.stderr.write(report_text(print_module(tr.module), args.report, args.data_parallel, args.zero))
+    return code
 
 
 def _jax(args: argparse.Namespace) -> int:
