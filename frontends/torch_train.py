@@ -367,6 +367,18 @@ class _SplicedProgram:
         raise LoweringError("the training step has ops without a lowering even after the joint decomposition")
 
 
+def optimizer_program(optimizer: str, params: Sequence[torch.Tensor]) -> _SplicedProgram:
+    """The optimizer's update alone, its parameters, gradients and state all buffers updated in place (what
+    the AdamW traffic check of tests/unit/test_torch_train.py analyses)."""
+    ep = optimizer_graph(optimizer, params)
+    sig = ep.graph_signature
+    names = [s.arg.name for s in sig.input_specs]
+    inputs = [InputSpec(InputKind.BUFFER, s.arg, f"state_{k}", True) for k, s in enumerate(sig.input_specs)]
+    outputs = [OutputSpec(OutputKind.BUFFER_MUTATION, s.arg, f"state_{names.index(str(s.target))}")
+               for s in sig.output_specs if s.kind == OutputKind.USER_INPUT_MUTATION]
+    return _SplicedProgram(ep, ep.graph_module, ExportGraphSignature(inputs, outputs))
+
+
 def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions, dynamic: str = "all"
                     ) -> TorchTranslation:
     """The step's SIR. Raises TrainError (no parameter to train, a missing target), SourceError (the export or

@@ -94,4 +94,49 @@ def test_refusals_are_one_line_and_keep_the_output(tmp_path: Path, capsys: pytes
                                                    "        self.requires_grad_(False)"))
     code, err = _run([frozen, "--train", "-o", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "no parameter that requires grad" in err
+    detached = _file(tmp_path, "detached", MLP.replace("return self.fc2(", "return self.fc2.weight.detach().sum() * ("))
+    code, err = _run([detached, "--train", "-o", str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1 and "the backward failed" in err, err
     assert out.read_text() == "old"
+
+
+def test_adamw_traffic_is_four_reads_and_three_writes_per_parameter() -> None:
+    import solar
+    from solar.frontends.torch_lowering import GraphLowering
+    from solar.frontends.torch_train import optimizer_program
+
+    params = [torch.empty(256, 128, device="meta"), torch.empty(128, device="meta")]
+    tr = GraphLowering(optimizer_program("adamw", params), "adamw").lower()  # type: ignore[arg-type]
+    totals = solar.analyze(print_module(tr.module), targets=("h100",)).totals["h100-sxm"]
+    elements = 256 * 128 + 128
+    # p, g, m, v read and p, m, v written, in f32; and each parameter's step count read and written.
+    assert totals["whole_graph"].bytes == elements * (4 + 3) * 4 + len(params) * 2 * 4
+    assert totals["fused"].bytes == totals["whole_graph"].bytes  # the update fuses into one pass per parameter
+
+
+def test_analyze_train_splits_the_step_by_phase() -> None:
+    import solar
+
+    class Mlp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = torch.nn.Linear(32, 64, bias=False)
+            self.fc2 = torch.nn.Linear(64, 32, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    analysis = solar.analyze(Mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd")
+    report = analysis.training
+    macs = 16 * 32 * 64
+    assert report.phases["forward"].flops >= 2 * 2 * macs  # two layers' products, then the ReLU and the loss
+    contractions = {u.name.lstrip("@"): u.flops for u in analysis.units if u.name.lstrip("@").startswith("mm")}
+    assert sum(contractions.values()) == 2 * macs * (2 + 3)  # forward 2 products; backward 3 (fc1's input needs none)
+    assert report.trained_parameters == 2 * 32 * 64 and report.tokens == 16
+    assert report.six_n_tokens == 6 * 2 * 32 * 64 * 16
+    m = report.memory
+    assert m["parameter"] == m["gradient"] == 2 * 32 * 64 * 4 and m["optimizer_state"] == 0  # plain SGD keeps none
+    assert m["peak_live"] == m["parameter"] + max(m["saved_activation"], m["gradient"])
+    assert report.fits
+    dp = report.data_parallel(4)
+    assert dp["allreduce_seconds"] == pytest.approx(2 * 3 / 4 * m["gradient"] / (900e9 / 2))
