@@ -67,7 +67,7 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
                 ) -> tuple[torch.export.ExportedProgram, list[str]]:
     """The loss module exported (its inputs: the model's `n_inputs`, then the targets), then decomposed into
     its joint forward-backward graph."""
-    loss_problem = TorchProblem(lambda: LossModule(problem.make_model(), n_inputs, options.loss),
+    loss_problem = TorchProblem(lambda: LossModule(problem.make_model(), n_inputs, options.loss, options.accumulate),
                                 problem.make_inputs, problem.name, problem.source, size_names=problem.size_names)
     with torch.device("meta"):
         model = problem.make_model()
@@ -289,17 +289,17 @@ def _views_of(node: torch.fx.Node, bases: set[torch.fx.Node]) -> bool:
     return node in bases
 
 
-def tokens_of(problem: TorchProblem) -> int:
+def tokens_of(problem: TorchProblem, micro: int = 1) -> int:
     """Tokens of one step, for the 6·N·tokens estimate: batch × sequence for token ids (B, T) or activations
-    (B, T, C), else the batch (the first input's leading dim)."""
+    (B, T, C), else the batch (the first input's leading dim); times the micro-batches accumulated."""
     with torch.device("meta"):
         inputs = [x for x in problem.make_inputs() if isinstance(x, torch.Tensor)]
     if not inputs or inputs[0].dim() == 0:
-        return 1
+        return micro
     x = inputs[0]
     if (x.dim() == 2 and not x.is_floating_point()) or x.dim() == 3:
-        return int(x.shape[0]) * int(x.shape[1])
-    return int(x.shape[0])
+        return micro * int(x.shape[0]) * int(x.shape[1])
+    return micro * int(x.shape[0])
 
 
 class PhaseLowering(GraphLowering):
@@ -394,7 +394,9 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
         try:
             lowering = PhaseLowering(program, problem.name, problem.size_names)  # type: ignore[arg-type]
             result = lowering.lower()
-            result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens_of(problem)}
+            tokens = tokens_of(problem, options.accumulate)
+            result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens,
+                                               "accumulate": options.accumulate}
             break
         except (TranslationError, LoweringError) as err:
             # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):
@@ -441,11 +443,20 @@ def load_train_problem(path: str, options: TrainOptions) -> tuple[TorchProblem, 
 
 
 def with_targets(problem: TorchProblem, targets: Any, options: TrainOptions) -> TorchProblem:
-    """The problem whose inputs are the model's followed by the targets (only for a loss that takes them)."""
-    if targets is None or options.loss == "sum":
+    """The problem whose inputs are the model's followed by the targets (only for a loss that takes them),
+    `options.accumulate` times over (each micro-batch drawn anew)."""
+    if (targets is None or options.loss == "sum") and options.accumulate == 1:
         return problem
-    return TorchProblem(problem.make_model, lambda: list(problem.make_inputs()) + list(targets()), problem.name,
-                        problem.source, problem.model_class, problem.init_args, problem.size_names)
+    take = targets if targets is not None and options.loss != "sum" else (lambda: [])
+
+    def make_inputs() -> list[Any]:
+        out: list[Any] = []
+        for _ in range(options.accumulate):
+            out += list(problem.make_inputs()) + list(take())
+        return out
+
+    return TorchProblem(problem.make_model, make_inputs, problem.name, problem.source, problem.model_class,
+                        problem.init_args, problem.size_names)
 
 
 def validate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions, tr: TorchTranslation, seed: int,

@@ -43,6 +43,7 @@ class TrainError(LoweringError):
 class TrainOptions:
     optimizer: str = "adamw"
     loss: str = "sum"
+    accumulate: int = 1  # micro-batches whose gradients add up before the one update
 
 
 def trainable(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
@@ -91,14 +92,23 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 class LossModule(torch.nn.Module):
     """forward(*inputs, *targets) → (loss,): what torch.export's joint graph differentiates. The model is the
-    submodule `model`, so its parameters keep their names under `model.`."""
+    submodule `model`, so its parameters keep their names under `model.`. With `micro` > 1 (gradient
+    accumulation) the arguments are `micro` groups of (inputs, targets), and the loss is the sum of theirs:
+    its gradient is the sum of the micro-batches' gradients, which is what accumulation computes."""
 
-    def __init__(self, model: torch.nn.Module, n_inputs: int, loss: str) -> None:
+    def __init__(self, model: torch.nn.Module, n_inputs: int, loss: str, micro: int = 1) -> None:
         super().__init__()
-        self.model, self.n_inputs, self.loss = model, n_inputs, loss
+        self.model, self.n_inputs, self.loss, self.micro = model, n_inputs, loss, micro
 
     def forward(self, *args: Any) -> tuple[torch.Tensor]:
-        return (loss_of(self.loss, self.model(*args[:self.n_inputs]), args[self.n_inputs:]),)
+        per = len(args) // self.micro
+        total: torch.Tensor | None = None
+        for k in range(self.micro):
+            group = args[k * per:(k + 1) * per]
+            loss = loss_of(self.loss, self.model(*group[:self.n_inputs]), group[self.n_inputs:])
+            total = loss if total is None else total + loss
+        assert total is not None
+        return (total,)
 
 
 def functional_update(optimizer: str, hyper: dict[str, Any], params: list[torch.Tensor], grads: list[torch.Tensor],
@@ -147,7 +157,7 @@ class TrainStep(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module, n_inputs: int, options: TrainOptions) -> None:
         super().__init__()
-        self.loss_module = LossModule(model, n_inputs, options.loss)
+        self.loss_module = LossModule(model, n_inputs, options.loss, options.accumulate)
         self.options = options
         self.optim = torch.nn.Module()
         if not trainable(model):

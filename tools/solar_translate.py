@@ -58,6 +58,8 @@ def build_parser() -> Parser:
     train.add_argument("--loss", choices=["sum", "mse", "cross_entropy"], default="sum",
                        help="the loss of the outputs (default their sum; mse and cross_entropy take the "
                        "targets the file's get_targets() returns)")
+    train.add_argument("--accumulate", type=int, default=1, metavar="N",
+                       help="gradient accumulation: N micro-batches forward and backward, then one update")
     train.add_argument("--report", metavar="TARGET", help="after writing, print the step's report on TARGET: "
                        "forward, backward and optimizer apart, MFU bound, memory")
     train.add_argument("--data-parallel", type=int, default=1, metavar="N",
@@ -196,6 +198,8 @@ def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before importing and running the user's program."""
     if not args.source and not args.entry:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
+    if args.accumulate < 1:
+        raise UsageError(f"--accumulate must be a positive integer, not {args.accumulate}")
     if args.data_parallel < 1:
         raise UsageError(f"--data-parallel must be a positive integer, not {args.data_parallel}")
     if (args.report or args.data_parallel > 1 or args.zero) and not args.train:
@@ -366,7 +370,7 @@ def _train(args: argparse.Namespace) -> int:
         import torch._dynamo
 
         from solar.frontends import torch_train as tt
-    options = tt.TrainOptions(args.optimizer, args.loss)
+    options = tt.TrainOptions(args.optimizer, args.loss, args.accumulate)
     base, targets = tt.load_train_problem(args.source, options)
     n_inputs = tt.model_inputs(base)
     problem = tt.with_targets(base, targets, options)
