@@ -33,6 +33,7 @@ from torch.export.graph_signature import (
     OutputSpec,
     TensorArgument,
 )
+from torch.overrides import TorchFunctionMode
 
 from .diagnostics import TranslationError
 from .lowering.core import LoweringError
@@ -74,7 +75,8 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
     if not trainable(model):
         raise TrainError("the model has no parameter that requires grad: a training step updates none")
     try:
-        ep, _, names = export_with_dims(loss_problem, dynamic)
+        with FusedAttention():
+            ep, _, names = export_with_dims(loss_problem, dynamic)
     except TrainError:
         raise
     except Exception as err:
@@ -124,6 +126,26 @@ def joint_table() -> Any:
                 and op_key(op) not in TORCH_LOWERINGS and op not in table:
             table[op] = fn  # the table is torch.export's CustomDecompTable: no setdefault
     return table
+
+
+class FusedAttention(TorchFunctionMode):
+    """While exporting the loss, `F.scaled_dot_product_attention` runs as the fused kernel a training step
+    runs (`_scaled_dot_product_flash_attention_for_cpu`: its forward saves the log-sum-exp, its backward
+    recomputes the probabilities), whatever backend torch would pick on the meta device (for small heads its
+    math path: full S×S products, the causal mask a `where`). With a mask, dropout or grouped heads, as
+    written."""
+
+    def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func is torch.nn.functional.scaled_dot_product_attention:
+            bound = dict(zip(("query", "key", "value", "attn_mask", "dropout_p", "is_causal"), args, strict=False))
+            bound.update(kwargs)
+            q, k, v = bound["query"], bound["key"], bound["value"]
+            if bound.get("attn_mask") is None and not bound.get("dropout_p") and not bound.get("enable_gqa") \
+                    and q.dim() == 4 and q.shape[:2] == k.shape[:2] == v.shape[:2]:
+                return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                    q, k, v, 0.0, bool(bound.get("is_causal", False)), scale=bound.get("scale"))[0]
+        return func(*args, **kwargs)
 
 
 def joint_program(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:

@@ -140,3 +140,85 @@ def test_analyze_train_splits_the_step_by_phase() -> None:
     assert report.fits
     dp = report.data_parallel(4)
     assert dp["allreduce_seconds"] == pytest.approx(2 * 3 / 4 * m["gradient"] / (900e9 / 2))
+
+
+def _tensor_flops(problem_path: str, optimizer: str = "none") -> int:
+    """The step's contraction FLOPs (forward and backward), as the cost model prices them on tensor cores."""
+    import solar
+
+    options = TrainOptions(optimizer, "sum")
+    problem, _ = load_train_problem(problem_path, options)
+    tr = translate_train(problem, model_inputs(problem), options, "none")
+    analysis = solar.analyze(print_module(tr.module), fuse=False)
+    return sum(sum(w.flops_tensor.values()) for w, _ in analysis._reports[0].units)
+
+
+def _flop_counter(problem_path: str) -> int:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    options = TrainOptions("none", "sum")
+    problem, _ = load_train_problem(problem_path, options)
+    with torch.device("meta"):
+        model, inputs = problem.make_model(), problem.make_inputs()
+    counter = FlopCounterMode(display=False)
+    with counter:
+        model(*inputs).sum().backward()
+    return counter.get_total_flops()
+
+
+GPT = """
+import torch, torch.nn as nn, torch.nn.functional as F
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(32); self.qkv = nn.Linear(32, 96); self.proj = nn.Linear(32, 32)
+        self.fc = nn.Linear(32, 128); self.out = nn.Linear(128, 32)
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, 2, 16).transpose(1, 2) for t in self.qkv(self.ln(x)).split(C, dim=-1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
+        x = x + self.proj(a)
+        return x + self.out(F.gelu(self.fc(x)))
+def get_inputs():
+    return [torch.randn(2, 16, 32)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_gpt_block_counts_equal_flop_counter_but_for_causal_pairs(tmp_path: Path) -> None:
+    path = _file(tmp_path, "gpt", GPT)
+    b, h, t, e = 2, 2, 16, 16
+    live = t * (t + 1) // 2
+    # FlopCounterMode (the math backend on the meta device) counts six full T×T products (two forward, four
+    # backward, the probabilities saved); the fused attention here iterates live pairs only, and its backward
+    # recomputes Q·Kᵀ from the saved log-sum-exp: seven products over the live pairs, and the backward's
+    # row sums dO·O (FlashAttention's D).
+    expected = _flop_counter(path) - 6 * 2 * b * h * t * t * e + 7 * 2 * b * h * live * e + 2 * b * h * t * e
+    assert _tensor_flops(path) == expected
+
+
+RESBLOCK = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1, bias=False); self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False); self.bn2 = nn.BatchNorm2d(8)
+    def forward(self, x):
+        return torch.relu(x + self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))))
+def get_inputs():
+    return [torch.randn(2, 8, 6, 6)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_resnet_block_counts_equal_flop_counter_but_for_padding_taps(tmp_path: Path) -> None:
+    path = _file(tmp_path, "resblock", RESBLOCK)
+    n, c, hw = 2, 8, 6
+    padded, taps = 9 * hw * hw, (3 * hw - 2) ** 2  # a 3x3 window over the padded input, and the taps that exist
+    # conv1: forward and weight gradient (its input needs none); conv2: forward, input and weight gradients.
+    convs = 5
+    expected = _flop_counter(path) - convs * 2 * n * c * c * (padded - taps)
+    assert _tensor_flops(path) == expected
