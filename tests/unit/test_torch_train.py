@@ -186,10 +186,11 @@ def get_init_inputs():
 """
 
 
-def test_gpt_block_counts_equal_flop_counter_but_for_causal_pairs(tmp_path: Path) -> None:
-    path = _file(tmp_path, "gpt", GPT)
+@pytest.mark.parametrize("causal", [True, False], ids=["gpt", "vit"])
+def test_transformer_block_counts_equal_flop_counter_but_for_causal_pairs(tmp_path: Path, causal: bool) -> None:
+    path = _file(tmp_path, "block", GPT if causal else GPT.replace("is_causal=True", "is_causal=False"))
     b, h, t, e = 2, 2, 16, 16
-    live = t * (t + 1) // 2
+    live = t * (t + 1) // 2 if causal else t * t
     # FlopCounterMode (the math backend on the meta device) counts six full T×T products (two forward, four
     # backward, the probabilities saved); the fused attention here iterates live pairs only, and its backward
     # recomputes Q·Kᵀ from the saved log-sum-exp: seven products over the live pairs, and the backward's
