@@ -198,6 +198,9 @@ def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before importing and running the user's program."""
     if not args.source and not args.entry:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
+    if args.train and (args.framework != "torch" or args.llm or args.llm_only or args.source_format != "python"):
+        raise UsageError("--train translates a PyTorch file's training step (not with --framework jax, --llm or "
+                         "--from nvsolar-yaml)")
     if args.accumulate < 1:
         raise UsageError(f"--accumulate must be a positive integer, not {args.accumulate}")
     if args.data_parallel < 1:
