@@ -5,6 +5,7 @@
     solar-translate --entry model.py:Net --input 8x3x32x32xf32 -o net.sir
     solar-translate --framework jax --entry jax_model.py:forward --input 4x16xf32 -o fwd.sir
     solar-translate model.py --llm openai/gpt-4o -o model.sir   # a model writes the ops the table lacks
+    solar-translate model.py --train --optimizer adamw --report h100 -o step.sir   # one training step
 
 Exit status: 0 translated and validated (or --no-validate); 1 unsupported ops, a failed validation or a
 usage error (the message says which); 2 an internal error.
