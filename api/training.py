@@ -155,19 +155,3 @@ def translate_step(problem: Any, n_inputs: int, optimizer: str, loss: str, dynam
         first = text.strip().splitlines()[0]
         raise (ModelError if isinstance(err, SourceError) else TranslationFailed)(first, text) from None
 
-
-def report_text(sir: str, target: str, chips: int = 1, zero: int = 0) -> str:
-    """solar-translate --train --report: the step analysed on `target` (fused), its report as text."""
-    from solar import analyze
-
-    report = training_report(analyze(sir, targets=(target,)))
-    if report is None:  # pragma: no cover - the text is a training step's
-        return ""
-    text = report.text()
-    if chips > 1 or zero:
-        dp = report.data_parallel(chips, zero)
-        text += (f"  data parallel x{chips} (ZeRO-{zero}): gradient all-reduce {dp['allreduce_seconds'] * 1e6:,.3f} us"
-                 f"; peak live per chip >= {int(dp['peak_live']):,} B")
-        text += (f"; step SOL with the reduce overlapped {dp['step_seconds'] * 1e6:,.3f} us\n" if "step_seconds" in dp
-                 else " (the sharded update's time is not bounded here)\n")
-    return text
