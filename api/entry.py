@@ -26,7 +26,8 @@ _DYNAMIC = ("batch", "all", "none")
 
 def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: Sequence[str] | str = ("h100",),
             fuse: bool = True, tile_search: bool | str = False, dynamic: str = "batch",
-            fp32_precision: str = "framework", name: str | None = None, quantize: Any = None) -> Analysis:
+            fp32_precision: str = "framework", name: str | None = None, quantize: Any = None,
+            train: bool = False, optimizer: str = "adamw", loss: str = "sum") -> Analysis:
     """The speed of light of `program` on each of `targets`.
 
     `program` is a `torch.nn.Module` (with `example_inputs`, a tuple of its inputs), a JAX function (with a
@@ -35,13 +36,22 @@ def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: 
     mode); `tile_search` adds the cache-aware mode (True: the last-level cache of the first target, or a
     buffer such as "l2" or "40MiB"). `dynamic` is torch.export's size policy (`batch`, `all`, `none`).
     `quantize` stores weights, KV cache and activations in low precision (--quantize's options, as
-    `"weights=int4,group_size=128"` or a `solar.passes.quantize.QuantizeOptions`; docs/quantization.md)."""
+    `"weights=int4,group_size=128"` or a `solar.passes.quantize.QuantizeOptions`; docs/quantization.md).
+    `train=True` analyses one training step of a torch.nn.Module (forward, `loss` of its outputs, backward,
+    the torch.optim `optimizer`'s update; docs/training.md): `Analysis.training` then splits it by phase."""
     names = _target_names(targets)
     _check_options(dynamic, fp32_precision, tile_search, name)
     quantizer = _quantizer(quantize)
     _check_targets(names)
-    origin, module_text, file, live = _translate(program, example_inputs, dynamic, name)
+    if train:
+        origin, module_text, file, live = _translate_step(program, example_inputs, dynamic, name, optimizer, loss)
+    else:
+        origin, module_text, file, live = _translate(program, example_inputs, dynamic, name)
     analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin, quantizer)
+    if train:
+        from solar.training import training_report
+
+        analysis.training = training_report(analysis)
     if callable(live):
         analysis.make_live = live
     else:
@@ -164,6 +174,25 @@ def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: s
                 (program, args))
     module = _translate_jax(program, args, name)
     return Origin("jax", _source_file(program), {}), print_module(module), "<jax>", (program, args)
+
+
+def _translate_step(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: str | None, optimizer: str,
+                    loss: str) -> tuple[Origin, str, str, Live]:
+    """One training step of a torch.nn.Module (the loss `sum` of its outputs: targets are not taken here)."""
+    from solar.ir.ops import ModuleOp  # noqa: F401  (the ops before the printer: they import each other)
+    from solar.ir.printer import print_module
+    from solar.training import translate_step
+
+    if not _is_torch_module(program):
+        raise BadInputError(f"train=True analyses a torch.nn.Module, not {kind_of(program)}")
+    if loss != "sum":
+        raise BadOptionError("solar.analyze(train=True) takes loss='sum' (a loss with targets: solar-translate "
+                             "--train on a file with get_targets())")
+    args = _as_tuple(inputs)
+    problem = _torch_problem(lambda: program, lambda: list(args), name or type(program).__name__.lower(),
+                             _source_file(type(program)) or None, args)
+    tr = translate_step(problem, len(args), optimizer, loss, dynamic)
+    return Origin("torch", _source_file(type(program)), tr.params), print_module(tr.module), "<torch.export>", None
 
 
 def _read_sir(path: str) -> str:

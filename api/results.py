@@ -85,6 +85,7 @@ class Analysis:
         self.make_live: Callable[[], tuple[Any, tuple[Any, ...]]] | None = None  # builds `live` when first needed
         self.measured: dict[str, Any] | None = None  # set by bench()
         self.sweeps: list[dict[str, Any]] = []  # the documents of sweep(), in order
+        self.training: Any = None  # a training step's report by phase (solar.training.TrainingReport)
         self._surface: Any = None  # the CostSurface, built on the first sweep
 
     @classmethod

@@ -5,6 +5,7 @@
     solar-translate --entry model.py:Net --input 8x3x32x32xf32 -o net.sir
     solar-translate --framework jax --entry jax_model.py:forward --input 4x16xf32 -o fwd.sir
     solar-translate model.py --llm openai/gpt-4o -o model.sir   # a model writes the ops the table lacks
+    solar-translate model.py --train --optimizer adamw --report h100 -o step.sir   # one training step
 
 Exit status: 0 translated and validated (or --no-validate); 1 unsupported ops, a failed validation or a
 usage error (the message says which); 2 an internal error.
@@ -50,6 +51,22 @@ def build_parser() -> Parser:
                    "program needs it, e.g. a conv's input covering its kernel)")
     p.add_argument("--full-size-validation", action="store_true",
                    help="validate at the full sizes instead of reduced ones")
+    train = p.add_argument_group("training", "one training step: forward, loss, backward, optimizer update "
+                                 "(docs/training.md)")
+    train.add_argument("--train", action="store_true", help="translate one training step instead of the forward")
+    train.add_argument("--optimizer", choices=["adamw", "adam", "sgd", "none"], default="adamw",
+                       help="the torch.optim update after the backward (default adamw, its class defaults)")
+    train.add_argument("--loss", choices=["sum", "mse", "cross_entropy"], default="sum",
+                       help="the loss of the outputs (default their sum; mse and cross_entropy take the "
+                       "targets the file's get_targets() returns)")
+    train.add_argument("--accumulate", type=int, default=1, metavar="N",
+                       help="gradient accumulation: N micro-batches forward and backward, then one update")
+    train.add_argument("--report", metavar="TARGET", help="after writing, print the step's report on TARGET: "
+                       "forward, backward and optimizer apart, MFU bound, memory")
+    train.add_argument("--data-parallel", type=int, default=1, metavar="N",
+                       help="with --report: N data-parallel replicas (the gradient all-reduce)")
+    train.add_argument("--zero", type=int, choices=[0, 1, 2], default=0,
+                       help="with --data-parallel: ZeRO stage (1 shards the optimizer state, 2 also the gradients)")
     llm = p.add_argument_group("language model", "translate what the lowering table does not cover with a model "
                                "(any litellm model string; keys from the environment, e.g. OPENAI_API_KEY)")
     llm.add_argument("--llm", metavar="MODEL", help="e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/llama3; "
@@ -182,6 +199,17 @@ def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before importing and running the user's program."""
     if not args.source and not args.entry:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
+    if args.train and (args.framework != "torch" or args.llm or args.llm_only or args.source_format != "python"):
+        raise UsageError("--train translates a PyTorch file's training step (not with --framework jax, --llm or "
+                         "--from nvsolar-yaml)")
+    if args.accumulate < 1:
+        raise UsageError(f"--accumulate must be a positive integer, not {args.accumulate}")
+    if args.data_parallel < 1:
+        raise UsageError(f"--data-parallel must be a positive integer, not {args.data_parallel}")
+    if (args.report or args.data_parallel > 1 or args.zero) and not args.train:
+        raise UsageError("--report, --data-parallel and --zero describe a training step: add --train")
+    if (args.data_parallel > 1 or args.zero) and not args.report:
+        raise UsageError("--data-parallel and --zero change the step's report: add --report TARGET")
     if args.source and not os.path.isfile(args.source):
         # Checked before torch is imported, so that a mistyped path answers at once.
         kind = "an einsum graph file" if args.source_format == "nvsolar-yaml" else "a Python file"
@@ -215,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return _llm(args)
                 if args.framework == "jax":
                     return _jax(args)
+                if args.train:
+                    return _train(args)
                 return _torch(args)
             except SystemExit as exit_:
                 # The user's program called sys.exit (in a function SOLAR called): report it, never exit silently.
@@ -332,6 +362,53 @@ def _torch(args: argparse.Namespace) -> int:
 
         report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
     return _finish(tr.module, report, lines, args.output)
+
+
+def _train(args: argparse.Namespace) -> int:
+    if not args.source or args.entry:
+        raise UsageError("--train takes a KernelBench-style file (Model, get_inputs(), get_targets() for a loss "
+                         "with targets), not --entry")
+    from solar.ir.startup import bulk_imports
+
+    with bulk_imports():
+        import torch._dynamo
+
+        from solar.frontends import torch_train as tt
+    options = tt.TrainOptions(args.optimizer, args.loss, args.accumulate)
+    base, targets = tt.load_train_problem(args.source, options)
+    n_inputs = tt.model_inputs(base)
+    problem = tt.with_targets(base, targets, options)
+    if args.name:
+        problem.name = args.name
+    tr = tt.translate_train(problem, n_inputs, options, args.dynamic)
+    lines = [f"Translated by {PROG} from {args.source} (training step: torch.export joint graph, torch "
+             f"{torch.__version__})", *tt.header_lines(tr, options)]
+    report = None if args.no_validate else tt.validate_train(problem, n_inputs, options, tr, args.seed,
+                                                            args.validate_size, args.full_size_validation)
+    code = _finish(tr.module, report, lines, args.output)
+    if code == 0 and args.report:
+        from solar.ir import print_module
+
+        sys.stderr.write(report_text(print_module(tr.module), args.report, args.data_parallel, args.zero))
+    return code
+
+
+def report_text(sir: str, target: str, chips: int = 1, zero: int = 0) -> str:
+    """solar-translate --train --report: the step analysed on `target` (fused), its report as text."""
+    from solar import analyze
+    from solar.training import training_report
+
+    report = training_report(analyze(sir, targets=(target,)))
+    if report is None:  # pragma: no cover - the text is a training step's
+        return ""
+    text = report.text()
+    if chips > 1 or zero:
+        dp = report.data_parallel(chips, zero)
+        text += (f"  data parallel x{chips} (ZeRO-{zero}): gradient all-reduce {dp['allreduce_seconds'] * 1e6:,.3f} us"
+                 f"; peak live per chip >= {int(dp['peak_live']):,} B")
+        text += (f"; step SOL with the reduce overlapped {dp['step_seconds'] * 1e6:,.3f} us\n" if "step_seconds" in dp
+                 else " (the sharded update's time is not bounded here)\n")
+    return text
 
 
 def _jax(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@
 
 from . import (  # noqa: F401  (importing a family registers its entries)
     attention,
+    backward,
     conv,
     creation,
     indexing,

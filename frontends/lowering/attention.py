@@ -35,7 +35,9 @@ from .registry import TorchNode, torch_op
 
 
 def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: bool, scale: float | None,
-         gqa: bool, out_dtype: DType) -> Value:
+         gqa: bool, out_dtype: DType, with_lse: bool = False) -> Value | list[Value]:
+    """The attention kernel; `with_lse` adds a second result, each row's log-sum-exp of its scaled scores
+    (f32, what a training forward saves for the backward)."""
     qt, kt, vt = vtype(q), vtype(k), vtype(v)
     *qb, seq_q, e = qt.shape
     *kb_, seq_k, _ = kt.shape
@@ -58,7 +60,10 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
         factor = fcall("rsqrt", count_expr([e], acc_t))
     bindings = [(q, "Q"), (k, "K"), (v, "V")] + ([(mask, "M")] if mask is not None else [])
     out_shape = (*batch, seq_q, ev)
-    kern = em.kernel(bindings, [("O", ttype(out_shape, out_dtype))])
+    results = [("O", ttype(out_shape, out_dtype))]
+    if with_lse:
+        results.append(("LSE", ttype((*batch, seq_q), DType.F32)))
+    kern = em.kernel(bindings, results)
     em.mark_precision(kern, "matmul", qt.dtype)  # its two products run as the framework's f32 matmuls
     scores: tuple[Dim, ...] = (*batch, seq_q, seq_k)
     kern.local("S", ttype(scores, acc_t))
@@ -104,7 +109,10 @@ def sdpa(em: Emitter, q: Value, k: Value, v: Value, mask: Value | None, causal: 
                 pv = cast(access("P", [*bidx, i, j]), p_t, acc_t)
                 kern.reduce(access("acc", [*bidx, i, d]), "+=", pv * vv)
             kern.assign(access("O", [*bidx, i, d]), cast(access("acc", [*bidx, i, d]), acc_t, out_dtype))
-    return kern.results[0]
+        if with_lse:
+            lse = access("mx", row) + fcall("log", access("sum", row))
+            kern.assign(access("LSE", row), cast(lse, acc_t, DType.F32))
+    return list(kern.results) if with_lse else kern.results[0]
 
 
 @torch_op("scaled_dot_product_attention")
@@ -118,8 +126,10 @@ def lower_sdpa(n: TorchNode) -> Value:
         raise n.unsupported("is_causal together with attn_mask")
     if causal and not _same(vtype(q).shape[-2], vtype(k).shape[-2]):
         raise n.unsupported("causal attention with different query and key lengths")
-    return sdpa(n.em, q, k, n.tensor("value"), mask if isinstance(mask, Value) else None, causal,
-                n.args.get("scale"), bool(n.get("enable_gqa", False)), n.out.dtype)
+    out = sdpa(n.em, q, k, n.tensor("value"), mask if isinstance(mask, Value) else None, causal,
+               n.args.get("scale"), bool(n.get("enable_gqa", False)), n.out.dtype)
+    assert isinstance(out, Value)
+    return out
 
 
 def _same(a: Dim, b: Dim) -> bool:

@@ -1,0 +1,157 @@
+"""The training step's report: forward, backward and optimizer apart, the MFU bound beside the 6·N·tokens
+estimate, and the memory the step holds (docs/training.md).
+
+    analysis = solar.analyze(model, (x,), train=True, optimizer="adamw")
+    print(analysis.training.text())
+
+Which kernels belong to which phase, and the bytes of parameters, gradients, optimizer state and saved
+activations, come from the module attribute `train` that `solar-translate --train` writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PHASES = ("forward", "backward", "optimizer")
+MODES = ("unfused", "fused", "whole_graph")
+
+
+@dataclass(frozen=True)
+class PhaseCost:
+    """One phase's kernels, unfused: their FLOPs, bytes and SOL (each kernel alone, summed)."""
+
+    phase: str
+    kernels: int
+    flops: int
+    bytes: int
+    seconds: float
+
+
+@dataclass
+class TrainingReport:
+    """The step on one target."""
+
+    target: str
+    phases: dict[str, PhaseCost]
+    step_seconds: dict[str, float]  # per mode; whole_graph_saved adds the saved activations' traffic
+    model_flops: int  # forward + backward, as counted
+    peak_flops: float  # the target's dense tensor peak for the parameters' type (flop/s)
+    trained_parameters: int
+    tokens: int
+    memory: dict[str, int]  # parameter, gradient, optimizer_state, saved_activation bytes; peak_live
+    capacity: float | None
+    mfu_bound: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def six_n_tokens(self) -> int:
+        """The usual estimate of a step's model FLOPs: 6 · trained parameters · tokens."""
+        return 6 * self.trained_parameters * self.tokens
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.capacity is None else self.memory["peak_live"] <= self.capacity
+
+    def data_parallel(self, chips: int, zero: int = 0) -> dict[str, float]:
+        """`chips` data-parallel replicas, each running this step on its own batch: the gradient all-reduce
+        (ring: 2·(N−1)/N · gradient bytes over one direction of the NVLink bandwidth), the step bound with
+        communication fully overlapped, and the bytes each chip holds. ZeRO-1 shards the optimizer state,
+        ZeRO-2 also the gradients (a reduce-scatter of the gradients and an all-gather of the parameters move
+        the same bytes as the all-reduce)."""
+        from solar.targets.loader import load_target
+
+        if chips < 1 or zero not in (0, 1, 2):
+            raise ValueError(f"data parallel needs chips >= 1 and zero in 0, 1, 2 (got {chips}, {zero})")
+        link = load_target(self.target).require("nvlink_bandwidth") / 2  # per direction
+        m = self.memory
+        seconds = 2 * (chips - 1) / chips * m["gradient"] / link if chips > 1 else 0.0
+        state = m["optimizer_state"] / chips if zero >= 1 else m["optimizer_state"]
+        grads = m["gradient"] / chips if zero >= 2 else m["gradient"]
+        step = min(self.step_seconds.values())
+        out = {"allreduce_seconds": seconds, "peak_live": m["parameter"] + state + max(m["saved_activation"], grads)}
+        if zero == 0:  # each replica runs the whole update: the step's own bound holds, overlapped with the reduce
+            out["step_seconds"] = max(step, seconds)
+        return out
+
+    def text(self) -> str:
+        lines = [f"Training step on {self.target}"]
+        for ph in self.phases.values():
+            lines.append(f"  {ph.phase:<9} {ph.kernels:>5} kernels  {ph.flops:>16,} FLOP  {ph.bytes:>14,} B  "
+                         f"unfused SOL {ph.seconds * 1e6:,.3f} us")
+        for mode, sec in self.step_seconds.items():
+            lines.append(f"  step SOL {mode:<18} {sec * 1e6:,.3f} us   MFU bound {self.mfu_bound[mode]:.1%}")
+        diff = self.model_flops - self.six_n_tokens
+        lines.append(f"  model FLOPs (forward + backward) {self.model_flops:,}; 6*N*tokens = "
+                     f"6*{self.trained_parameters:,}*{self.tokens:,} = {self.six_n_tokens:,} "
+                     f"(counted - estimate = {diff:+,})")
+        m = self.memory
+        fits = "" if self.fits is None else (" fits" if self.fits else " does NOT fit") + \
+            f" in {self.capacity / 2**30:,.1f} GiB"  # type: ignore[operator]
+        lines.append(f"  memory: parameters {m['parameter']:,} B, gradients {m['gradient']:,} B, optimizer state "
+                     f"{m['optimizer_state']:,} B, saved activations {m['saved_activation']:,} B; peak live >= "
+                     f"{m['peak_live']:,} B{fits}")
+        lines.append("  saved activations are DRAM traffic in the fused and whole-graph modes (written in the forward, "
+                     "read in the backward; no group recomputes them): whole_graph_saved adds them")
+        return "\n".join(lines) + "\n"
+
+
+def training_report(analysis: Any, target: str | None = None) -> TrainingReport | None:
+    """The report of an Analysis of a training step (None for a program that is not one)."""
+    from solar.targets.loader import load_target
+
+    info = analysis._module.attrs.get("train")
+    if not isinstance(info, dict):
+        return None
+    name = target or analysis.targets[0]
+    tgt = load_target(name)
+    by_name = {u.name.lstrip("@"): u for u in analysis.units}
+    phases: dict[str, PhaseCost] = {}
+    for ph in PHASES:
+        units = [by_name[k] for k in info.get(ph, []) if k in by_name]
+        phases[ph] = PhaseCost(ph, len(units), sum(u.flops for u in units), sum(u.bytes for u in units),
+                               sum(u.seconds[name] for u in units))
+    totals = analysis.totals[name]
+    steps = {m: totals[m].seconds for m in MODES if m in totals}
+    saved = int(info.get("saved_activation_bytes", 0))
+    if "whole_graph" in totals:
+        wg = totals["whole_graph"]
+        steps["whole_graph_saved"] = max(wg.seconds, (wg.bytes + 2 * saved) / tgt.dram_bandwidth)
+    dtype = str(info.get("dtype", "f32"))
+    peak = tgt.select_peak(dtype, contraction=True).flop_per_s
+    model = phases["forward"].flops + phases["backward"].flops
+    memory = {"parameter": int(info.get("parameter_bytes", 0)), "gradient": int(info.get("gradient_bytes", 0)),
+              "optimizer_state": int(info.get("optimizer_state_bytes", 0)), "saved_activation": saved}
+    # At the end of the forward every saved activation is live; at the end of the backward every gradient:
+    # parameters and optimizer state are live throughout.
+    memory["peak_live"] = memory["parameter"] + memory["optimizer_state"] + max(saved, memory["gradient"])
+    try:
+        capacity: float | None = tgt.dram_capacity
+    except Exception:
+        capacity = None
+    report = TrainingReport(name, phases, steps, model, peak, int(info.get("trained_parameters", 0)),
+                            int(info.get("tokens", 0)), memory, capacity)
+    report.mfu_bound = {m: (model / (s * peak) if s > 0 else 0.0) for m, s in steps.items()}
+    return report
+
+
+def translate_step(problem: Any, n_inputs: int, optimizer: str, loss: str, dynamic: str) -> Any:
+    """The training step's translation for `solar.analyze(train=True)`, its failures as the API's errors."""
+    from solar.errors import BadOptionError, ModelError, TranslationFailed
+    from solar.frontends.diagnostics import SourceError, TranslationError
+    from solar.frontends.lowering.core import LoweringError
+    from solar.frontends.torch_train import translate_train
+    from solar.frontends.train_step import LOSSES, OPTIMIZERS, TrainError, TrainOptions
+
+    if optimizer not in OPTIMIZERS:
+        raise BadOptionError(f"bad optimizer {optimizer!r}: expected one of {', '.join(OPTIMIZERS)}")
+    if loss not in LOSSES:
+        raise BadOptionError(f"bad loss {loss!r}: expected one of {', '.join(LOSSES)}")
+    try:
+        return translate_train(problem, n_inputs, TrainOptions(optimizer, loss), dynamic)
+    except TrainError as err:
+        raise ModelError(f"error: {err}") from None
+    except (SourceError, TranslationError, LoweringError) as err:
+        text = err.format() if hasattr(err, "format") else str(err)
+        first = text.strip().splitlines()[0]
+        raise (ModelError if isinstance(err, SourceError) else TranslationFailed)(first, text) from None
+
