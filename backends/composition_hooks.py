@@ -18,6 +18,7 @@ from solar.ir.ops import (
     BroadcastOp,
     ConcatOp,
     ConstantOp,
+    FlipOp,
     GatherOp,
     GenericOp,
     InsertOp,
@@ -70,6 +71,11 @@ def _run_reshape(program: Runner, op: ReshapeOp, env: Env, idx: dict[str, int]) 
 @HOOKS.execute(PermuteOp)
 def _run_permute(program: Runner, op: PermuteOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [env[op.args[0]].transpose(op.attrs["perm"])]
+
+
+@HOOKS.execute(FlipOp)
+def _run_flip(program: Runner, op: FlipOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [np.flip(env[op.args[0]], axis=tuple(op.attrs["dims"]))]
 
 
 @HOOKS.execute(ConcatOp)

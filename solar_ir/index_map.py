@@ -6,7 +6,7 @@ declaration instead of a list of op classes, so a new view op (a flip, a diagona
     Broadcast(dims)      source dim i is result dim dims[i]; a size-1 one is 0    solar.broadcast
     Window(dims)         source dim i is a fixed index, or start + step · a dim   solar.slice
     Regroup()            row-major split or merge of dimensions                   solar.reshape
-    Flip(axes)           along each axis, index i reads n - 1 - i                 (any flip)
+    Flip(axes)           along each axis, index i reads n - 1 - i                 solar.flip
 
 `source_entries` turns the subscripts of a read of the result into those of the operand. A merge of
 dimensions has no affine inverse: it raises NotAffine."""
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .expr import Binary, Expr, IntLit
+from .types import Dim
 
 
 class NotAffine(ValueError):
@@ -111,8 +112,11 @@ class Regroup:
 class Flip:
     axes: tuple[int, ...]
 
-    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
-        return [Binary("-", IntLit(shape[d] - 1), e) if d in self.axes else e for d, e in enumerate(entries)]
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[Dim], source: Sequence[Dim]) -> list[Expr]:
+        """Also for symbolic sizes (an index-value analysis reads it over size parameters)."""
+        def last(n: Dim) -> Expr:
+            return IntLit(n - 1) if isinstance(n, int) else Binary("-", n, IntLit(1))
+        return [Binary("-", last(shape[d]), e) if d in self.axes else e for d, e in enumerate(entries)]
 
 
 IndexMap = Permutation | Broadcast | Window | Regroup | Flip

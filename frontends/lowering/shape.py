@@ -318,14 +318,7 @@ def lower_repeat(n: TorchNode) -> Value:
 @torch_op("flip")
 def lower_flip(n: TorchNode) -> Value:
     x = n.tensor("self")
-    t = vtype(x)
-    dims = {norm_dim(d, t.rank) for d in n["dims"]}
-    kb = n.em.kernel([(x, "X")], [("Y", t)])
-    with loops(kb, t.shape) as idx:
-        src = [dexpr(canon(Binary("-", Binary("-", dexpr(d), IntLit(1)), i))) if k in dims else i
-               for k, (d, i) in enumerate(zip(t.shape, idx, strict=True))]
-        kb.assign(access("Y", idx), access("X", src))
-    return kb.results[0]
+    return n.em.flip(x, (norm_dim(d, vtype(x).rank) for d in n["dims"]))
 
 
 @torch_op("roll")
