@@ -26,8 +26,8 @@ from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Expr
 from solar.ir.expr_values import evaluate_int
+from solar.ir.index_map import NotAffine
 from solar.ir.ops import (
-    BroadcastOp,
     ConstantOp,
     EinsumOp,
     ForOp,
@@ -183,6 +183,15 @@ class Peaks:
 # ---- from IR to work --------------------------------------------------------------------------------
 
 
+def _repeats(view: Op) -> bool:
+    """Whether the view's declared index map shows a source element several times (a broadcast)."""
+    try:
+        imap = view.index_map({})
+    except (KeyError, NotAffine, TypeError, ValueError):  # a window over symbolic starts: repeats nothing
+        return False
+    return imap is not None and imap.repeats
+
+
 class CostModel:
     """Counts every unit and group of a module's entry function (calls must be inlined first)."""
 
@@ -277,8 +286,9 @@ class CostModel:
         """Source bytes of `read` bytes of the view `op` makes, at least: a broadcast shows each source
         element as view size / source size elements, so a footprint of E view elements touches at least
         E / that many distinct source elements (exact where the reader takes every copy, as grouped-query
-        attention does). Rounded down, so the figure stays a lower bound; other views repeat nothing."""
-        if not isinstance(op, BroadcastOp) or not read:
+        attention does). Rounded down, so the figure stays a lower bound; a view whose index map does not
+        repeat (its declared `repeats`) reads what it shows."""
+        if not read or not op.is_view or not op.operands or not _repeats(op):
             return read
         view_bytes = self.nbytes(op.results[0])
         # read ≤ view bytes, so an empty view reads nothing; max(·, 1) keeps the division defined there.

@@ -9,12 +9,15 @@ declaration instead of a list of op classes, so a new view op (a flip, a diagona
     Flip(axes)           along each axis, index i reads n - 1 - i                 solar.flip
 
 `source_entries` turns the subscripts of a read of the result into those of the operand. A merge of
-dimensions has no affine inverse: it raises NotAffine."""
+dimensions has no affine inverse: it raises NotAffine. `one_to_one`: every result element is a distinct
+source element (a bijection); `repeats`: a source element shows several times (the cost model divides the
+reads of such a view by its copies)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .expr import Binary, Expr, IntLit
 from .types import Dim
@@ -34,6 +37,8 @@ def _times(k: int, e: Expr) -> Expr:
 
 @dataclass(frozen=True)
 class Permutation:
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
     perm: tuple[int, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
@@ -45,6 +50,8 @@ class Permutation:
 
 @dataclass(frozen=True)
 class Broadcast:
+    one_to_one: ClassVar[bool] = False
+    repeats: ClassVar[bool] = True
     dims: tuple[int, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
@@ -62,6 +69,8 @@ class WindowDim:
 
 @dataclass(frozen=True)
 class Window:
+    one_to_one: ClassVar[bool] = False
+    repeats: ClassVar[bool] = False
     dims: tuple[WindowDim, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
@@ -79,6 +88,8 @@ class Window:
 
 @dataclass(frozen=True)
 class Regroup:
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
         """Each source dimension is a run of result dimensions whose sizes multiply to its size (a split;
         row-major, so the entry is Σ stride·entry), size-1 dimensions on either side taking no part."""
@@ -110,6 +121,8 @@ class Regroup:
 
 @dataclass(frozen=True)
 class Flip:
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
     axes: tuple[int, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[Dim], source: Sequence[Dim]) -> list[Expr]:
