@@ -25,6 +25,7 @@ from solar.ir.ops import (
     Op,
     PermuteOp,
     ReshapeOp,
+    RollOp,
     ScatterOp,
     SliceEntry,
     SliceOp,
@@ -76,6 +77,11 @@ def _run_permute(program: Runner, op: PermuteOp, env: Env, idx: dict[str, int]) 
 @HOOKS.execute(FlipOp)
 def _run_flip(program: Runner, op: FlipOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [np.flip(env[op.args[0]], axis=tuple(op.attrs["dims"]))]
+
+
+@HOOKS.execute(RollOp)
+def _run_roll(program: Runner, op: RollOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [np.roll(env[op.args[0]], tuple(op.attrs["shifts"]), axis=tuple(op.attrs["dims"]))]
 
 
 @HOOKS.execute(ConcatOp)

@@ -7,6 +7,7 @@ declaration instead of a list of op classes, so a new view op (a flip, a diagona
     Window(dims)         source dim i is a fixed index, or start + step · a dim   solar.slice
     Regroup()            row-major split or merge of dimensions                   solar.reshape
     Flip(axes)           along each axis, index i reads n - 1 - i                 solar.flip
+    Roll(axes, shifts)   along each axis, index i reads (i - shift) mod n          solar.roll
 
 `source_entries` turns the subscripts of a read of the result into those of the operand. A merge of
 dimensions has no affine inverse: it raises NotAffine. `one_to_one`: every result element is a distinct
@@ -132,4 +133,23 @@ class Flip:
         return [Binary("-", last(shape[d]), e) if d in self.axes else e for d, e in enumerate(entries)]
 
 
-IndexMap = Permutation | Broadcast | Window | Regroup | Flip
+@dataclass(frozen=True)
+class Roll:
+    """Along each axis, index i reads (i - shift) mod n: the elements rotated by `shift` (sizes known)."""
+
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
+    axes: tuple[int, ...]
+    shifts: tuple[int, ...]
+
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[Dim], source: Sequence[Dim]) -> list[Expr]:
+        out = list(entries)
+        for d, s in zip(self.axes, self.shifts, strict=True):
+            n = shape[d]
+            if not isinstance(n, int):
+                raise NotAffine("a roll along a symbolic dimension")
+            out[d] = Binary("mod", _plus(entries[d], IntLit((n - s % n) % n)), IntLit(n)) if n and s % n else entries[d]
+        return out
+
+
+IndexMap = Permutation | Broadcast | Window | Regroup | Flip | Roll

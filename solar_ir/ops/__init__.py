@@ -44,6 +44,7 @@ from .shape import (
     GenericOp,
     PermuteOp,
     ReshapeOp,
+    RollOp,
     ScatterOp,
 )
 from .structural import CallOp, ForOp, FuncOp, GroupOp, IfOp, ModuleOp, Param, ReturnOp, TerminatorOp, YieldOp
@@ -88,6 +89,7 @@ __all__ = [
     "PermuteOp",
     "ReshapeOp",
     "ReturnOp",
+    "RollOp",
     "ScatterOp",
     "SelectionOp",
     "SliceEntry",

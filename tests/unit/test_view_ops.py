@@ -159,7 +159,7 @@ def _class_tests(path: Path, names: set[str]) -> set[str]:
 
 
 def test_the_view_classes_are_known_by_their_maps() -> None:
-    assert {"FlipOp", "PermuteOp", "BroadcastOp", "ReshapeOp", "SliceOp"} <= _view_classes()
+    assert {"FlipOp", "RollOp", "PermuteOp", "BroadcastOp", "ReshapeOp", "SliceOp"} <= _view_classes()
 
 
 @pytest.mark.parametrize("folder", SCANNED)
@@ -170,3 +170,38 @@ def test_no_analysis_tells_view_classes_apart(folder: str) -> None:
     expected = {key for key in STILL_BY_CLASS if key[0].startswith(folder + "/")}
     assert found - expected == set(), "read the op's index_map instead of testing its class"
     assert expected - found == set(), "gone: remove it from STILL_BY_CLASS"
+
+
+ROLLED = FLIPPED.replace("solar.flip %x {dims = [1]}", "solar.roll %x {dims = [1], shifts = [2]}")
+
+
+def test_roll_is_a_view_run_and_seen_through_by_its_map() -> None:
+    module = parse_module(ROLLED, "roll.sir")
+    assert print_module(module) == ROLLED
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    [out] = prepare(module)({"x": x})
+    np.testing.assert_array_equal(out, 2 * np.roll(x, 2, axis=1))
+    [unit] = CostModel(module).units
+    assert (unit.kind, unit.bytes) == ("kernel", 2 * 4 * 6 * 4)
+    positions = parse_module("""
+solar.func @f() -> tensor<6xi1> {
+  %k = solar.kernel @k() -> (Y: tensor<6xi64>) { affine.for %i0 = 0 to 6 { Y[%i0] = %i0 } }
+  %r = solar.roll %k {dims = [0], shifts = [2]} : tensor<6xi64>
+  %m = solar.kernel @m(%r as A) -> (Y: tensor<6xi1>) { affine.for %i0 = 0 to 6 { Y[%i0] = A[%i0] < 3 } }
+  solar.return %m
+}
+""", "roll.sir")
+    mask = IndexValues([]).mask(positions.entry.body[2].results[0])
+    assert isinstance(mask, isl.Set)  # rolled positions 4 5 0 1 2 3: below 3 at 2, 3 and 4
+    assert mask.is_equal(isl.Set("{ [x0] : 2 <= x0 <= 4 }"))
+
+
+def test_torch_roll_lowers_to_the_view(tmp_path: Path) -> None:
+    path = tmp_path / "r.py"
+    path.write_text(TORCH.replace("torch.flip(x, dims=[1])", "torch.roll(x, shifts=3, dims=1)"))
+    out = tmp_path / "r.sir"
+    subprocess.run([str(Path(sys.executable).parent / "solar-translate"), str(path), "-o", str(out)], check=True,
+                   capture_output=True, timeout=300)
+    text = out.read_text()
+    assert "solar.roll %x {dims = [1], shifts = [3]}" in text and "solar.concat" not in text
+    assert "Validation: passed" in text
