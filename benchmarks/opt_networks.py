@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The last commit of the round before this one (issue 23's view unions, 2026-12-03), whose whole-network
-# figures issue 42 compares against; the repository has no release tags.
-BASE = "2c16bdd"
+# The last commit of the round before the view unions and loop reads landed (2026-12-02, issue 26's
+# networks), whose whole-network figures issue 42 compares against; the repository has no release tags.
+BASE = "3afd9a4"
 PIPELINE = ["--lift-einsum", "--fuse", "--sol=h100"]
 
 # Runs a tool (argv[2], as `solar_opt`) from a source tree (argv[1]): its packages found where its
