@@ -9,13 +9,10 @@ beside the bytecode (or in the user's cache) until a file of passes/ changes.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -57,12 +54,14 @@ def _key() -> list[list[Any]]:
     return out
 
 
-def _cache_files() -> list[Path]:
+def _cache_files() -> Iterator[Path]:
     """Where the derived table is kept: beside the bytecode, else in the user's cache (a read-only install)."""
     here = Path(__file__).resolve().parent
+    yield here / "__pycache__" / "catalog.json"
+    import hashlib  # start-up: only when the first place cannot be written
+
     tag = hashlib.sha256(str(here).encode()).hexdigest()[:16]
-    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "solar" / f"catalog-{tag}.json"
-    return [here / "__pycache__" / "catalog.json", user]
+    yield Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "solar" / f"catalog-{tag}.json"
 
 
 def _encode(catalog: dict[str, PassInfo]) -> dict[str, Any]:
@@ -101,6 +100,9 @@ def _derive() -> dict[str, PassInfo]:
                 return _decode(data["catalog"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
+    import subprocess  # start-up: only when the table is derived again
+    import tempfile
+
     child = subprocess.run([sys.executable, "-m", "solar.passes.catalog"], capture_output=True, text=True,
                            env={**os.environ, _CHILD: "1"}, timeout=300)
     if child.returncode != 0:
