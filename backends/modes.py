@@ -1,6 +1,5 @@
-"""A mode's figures from its units' rooflines (`ModeResult`: Σ of each unit's time and terms) and the inverse
-roofline for a latency target (`Inverse`): what the pricing hands to every view of the results. Split from
-backends/cost.py, which re-exports them."""
+"""The inverse roofline for a latency target (`Inverse`): the least scaling of a target's peaks that meets it.
+Split from backends/cost.py, which re-exports it."""
 
 from __future__ import annotations
 
@@ -29,37 +28,6 @@ class Work(Protocol):  # backends.cost.Work
 
     @property
     def total_bytes(self) -> Any: ...
-
-@dataclass(frozen=True)
-class ModeResult:
-    """One mode's figures on one target: its time (Σ of each unit's roofline), the Σ of each roofline term,
-    its FLOPs and DRAM bytes. A sweep's point (`sweep.PointCost`) is one of these with its sizes."""
-
-    mode: str
-    seconds: float
-    tensor_s: float
-    vector_s: float
-    memory_s: float
-    flops: int
-    bytes: int
-
-    @property
-    def bound(self) -> str:
-        """`tensor`, `vector` or `memory`: the largest term of the mode's Σ (`none` for no time at all)."""
-        parts = {"tensor": self.tensor_s, "vector": self.vector_s, "memory": self.memory_s}
-        return max(parts, key=lambda k: parts[k]) if self.seconds > 0 else "none"
-
-    @property
-    def compute_s(self) -> float:
-        return max(self.tensor_s, self.vector_s)
-
-
-def mode_result(mode: str, works: Sequence[Work], peaks: Peaks) -> ModeResult:
-    timings = [peaks.time(w) for w in works]
-    return ModeResult(mode, sum(t.seconds for t in timings), sum(t.tensor_s for t in timings),
-                      sum(t.vector_s for t in timings), sum(t.memory_s for t in timings),
-                      sum(w.flops for w in works), sum(w.total_bytes for w in works))
-
 
 @dataclass(frozen=True)
 class Inverse:
