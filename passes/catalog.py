@@ -79,7 +79,10 @@ def _from_classes() -> dict[str, PassInfo]:
 
     found: dict[str, PassInfo] = {}
     for path in _sources():
-        module = importlib.import_module(f"solar.passes.{path.stem}")
+        try:
+            module = importlib.import_module(f"solar.passes.{path.stem}")
+        except ImportError:  # an optional library missing: that pass is not offered (nothing else breaks)
+            continue
         for value in vars(module).values():
             if (isinstance(value, type) and issubclass(value, Pass) and value.__module__ == module.__name__
                     and getattr(value, "name", "")):
