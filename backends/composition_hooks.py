@@ -18,12 +18,14 @@ from solar.ir.ops import (
     BroadcastOp,
     ConcatOp,
     ConstantOp,
+    FlipOp,
     GatherOp,
     GenericOp,
     InsertOp,
     Op,
     PermuteOp,
     ReshapeOp,
+    RollOp,
     ScatterOp,
     SliceEntry,
     SliceOp,
@@ -70,6 +72,16 @@ def _run_reshape(program: Runner, op: ReshapeOp, env: Env, idx: dict[str, int]) 
 @HOOKS.execute(PermuteOp)
 def _run_permute(program: Runner, op: PermuteOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
     return [env[op.args[0]].transpose(op.attrs["perm"])]
+
+
+@HOOKS.execute(FlipOp)
+def _run_flip(program: Runner, op: FlipOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [np.flip(env[op.args[0]], axis=tuple(op.attrs["dims"]))]
+
+
+@HOOKS.execute(RollOp)
+def _run_roll(program: Runner, op: RollOp, env: Env, idx: dict[str, int]) -> list[np.ndarray]:
+    return [np.roll(env[op.args[0]], tuple(op.attrs["shifts"]), axis=tuple(op.attrs["dims"]))]
 
 
 @HOOKS.execute(ConcatOp)

@@ -26,8 +26,8 @@ from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Expr
 from solar.ir.expr_values import evaluate_int
+from solar.ir.index_map import NotAffine
 from solar.ir.ops import (
-    BroadcastOp,
     ConstantOp,
     EinsumOp,
     ForOp,
@@ -44,6 +44,8 @@ from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 from .composition_hooks import is_in_place_scatter, updates_in_place
 from .loop_reads import kernel_union_bytes, slice_disjoint_over, slice_mentions
+from .modes import Inverse as Inverse  # re-exported: the pricing API stays where it was
+from .modes import inverse_roofline as inverse_roofline
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
 from .view_union import shared_reads
 
@@ -183,6 +185,15 @@ class Peaks:
 # ---- from IR to work --------------------------------------------------------------------------------
 
 
+def _repeats(view: Op) -> bool:
+    """Whether the view's declared index map shows a source element several times (a broadcast)."""
+    try:
+        imap = view.index_map({})
+    except (KeyError, NotAffine, TypeError, ValueError):  # a window over symbolic starts: repeats nothing
+        return False
+    return imap is not None and imap.repeats
+
+
 class CostModel:
     """Counts every unit and group of a module's entry function (calls must be inlined first)."""
 
@@ -277,8 +288,9 @@ class CostModel:
         """Source bytes of `read` bytes of the view `op` makes, at least: a broadcast shows each source
         element as view size / source size elements, so a footprint of E view elements touches at least
         E / that many distinct source elements (exact where the reader takes every copy, as grouped-query
-        attention does). Rounded down, so the figure stays a lower bound; other views repeat nothing."""
-        if not isinstance(op, BroadcastOp) or not read:
+        attention does). Rounded down, so the figure stays a lower bound; a view whose index map does not
+        repeat (its declared `repeats`) reads what it shows."""
+        if not read or not op.is_view or not op.operands or not _repeats(op):
             return read
         view_bytes = self.nbytes(op.results[0])
         # read ≤ view bytes, so an empty view reads nothing; max(·, 1) keeps the division defined there.
@@ -500,7 +512,7 @@ def _first(expr: Expr, values: dict[str, int]) -> int:
     return evaluate_int(expr, values)
 
 
-# ---- modes and the inverse roofline -----------------------------------------------------------------
+# ---- modes and the inverse roofline (backends/modes.py) ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -532,33 +544,6 @@ def mode_result(mode: str, works: list[Work], peaks: Peaks) -> ModeResult:
     return ModeResult(mode, sum(t.seconds for t in timings), sum(t.tensor_s for t in timings),
                       sum(t.vector_s for t in timings), sum(t.memory_s for t in timings),
                       sum(w.flops for w in works), sum(w.total_bytes for w in works))
-
-
-@dataclass(frozen=True)
-class Inverse:
-    """For a latency target: the least scaling of the target's peaks that meets it, per mode.
-
-    `compute_factor`: how much faster every compute peak must be if memory were infinitely fast;
-    `bandwidth_factor`: how much faster DRAM must be if compute were infinitely fast; `both_factor`: the
-    least common speed-up of compute and bandwidth together (each unit's roofline scales by it, so the
-    mode then meets the latency exactly). A factor ≤ 1 means the target already meets the latency.
-    """
-
-    mode: str
-    latency_s: float
-    compute_factor: float
-    bandwidth_factor: float
-    both_factor: float
-    least_bandwidth: float  # B/s with infinitely fast compute
-
-
-def inverse_roofline(mode: str, works: list[Work], peaks: Peaks, latency_s: float) -> Inverse:
-    timings = [peaks.time(w) for w in works]
-    compute = sum(max(t.tensor_s, t.vector_s) for t in timings)
-    memory = sum(t.memory_s for t in timings)
-    total = sum(t.seconds for t in timings)
-    return Inverse(mode, latency_s, compute / latency_s, memory / latency_s, total / latency_s,
-                   peaks.bandwidth * memory / latency_s)
 
 
 # ---- how kernels and einsums count (composition ops: backends/composition_hooks.py) -----------------

@@ -35,6 +35,26 @@ class Geometry:
     ranges: dict[str, int]
     where: list[Binary]
 
+    def letters_and_terms(self) -> tuple[list[str], list[str], list[list[LinearEntry]]] | None:
+        """The result's letters, the reduced ones, and every operand's subscripts as linear forms (letter →
+        coefficient, constant): what both array plans (BLAS here, chunked NumPy in backends/vectorized.py)
+        start from. None where a result subscript is not a distinct letter or an operand's is not linear."""
+        out_letters: list[str] = []
+        for entry in self.spec.output:
+            if not isinstance(entry, IndexRef) or entry.name in out_letters:
+                return None
+            out_letters.append(entry.name)
+        terms: list[list[LinearEntry]] = []
+        for term in self.spec.inputs:
+            entries: list[LinearEntry] = []
+            for entry in term:
+                form = linear_form(entry)
+                if form is None:
+                    return None
+                entries.append(({k[1:]: v for k, v in form[0]}, form[1]))
+            terms.append(entries)
+        return out_letters, [i for i in self.spec.indices if i not in out_letters], terms
+
 
 def geometry(op: EinsumOp) -> Geometry:
     spec = parse_spec(op.spec)
@@ -103,24 +123,13 @@ def blas_plan(op: EinsumOp) -> BlasPlan | None:
     if sorted(names) != sorted(b.name for b in op.inputs):
         return None
     geo = geometry(op)
-    spec, ranges = geo.spec, geo.ranges
-    out_letters: list[str] = []
-    for entry in spec.output:
-        if not isinstance(entry, IndexRef) or entry.name in out_letters:
-            return None
-        out_letters.append(entry.name)
-    reduced = [i for i in spec.indices if i not in out_letters]
+    ranges = geo.ranges
+    shaped = geo.letters_and_terms()
+    if shaped is None:
+        return None
+    out_letters, reduced, terms = shaped
     if first.op == "=" and reduced:
         return None
-    terms: list[list[LinearEntry]] = []
-    for term in spec.inputs:
-        entries: list[LinearEntry] = []
-        for entry in term:
-            form = linear_form(entry)
-            if form is None:
-                return None
-            entries.append(({k[1:]: v for k, v in form[0]}, form[1]))
-        terms.append(entries)
     # Operands in the order of the subscripts, which is the order of `op.inputs`.
     mask: list[Binary] = []
     operand_masks: list[list[Binary]] = [[] for _ in terms]
@@ -338,15 +347,24 @@ def _mask(plan: BlasPlan) -> np.ndarray:
 
 
 def _letter_mask(constraints: list[Binary], letters: list[str], ranges: dict[str, int]) -> np.ndarray:
-    """Where the constraints hold, over the grid of `letters` (one axis per letter)."""
+    return letter_mask(constraints, letters, ranges)
+
+
+_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal}
+
+
+def letter_mask(constraints: list[Binary], letters: list[str], ranges: dict[str, int],
+                window: tuple[str, int, int] | None = None) -> np.ndarray:
+    """Where the constraints hold, over the grid of `letters` (one axis per letter); `window` = (letter, lo,
+    hi) takes only lo..hi-1 of that letter (a chunk)."""
     rank = len(letters)
-    grids = {k: np.arange(ranges[k]).reshape([-1 if d == n else 1 for d in range(rank)])
-             for n, k in enumerate(letters)}
-    mask = np.ones([ranges[k] for k in letters], dtype=bool)
+    grids: dict[str, np.ndarray] = {}
+    for n, k in enumerate(letters):
+        values = np.arange(window[1], window[2]) if window is not None and k == window[0] else np.arange(ranges[k])
+        grids[k] = values.reshape([-1 if d == n else 1 for d in range(rank)])
+    mask = np.ones([grids[k].size for k in letters], dtype=bool)
     for c in constraints:
-        lhs, rhs = _eval(c.lhs, grids), _eval(c.rhs, grids)
-        mask &= {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-                 "==": np.equal}[c.op](lhs, rhs)
+        mask &= _COMPARE[c.op](_eval(c.lhs, grids), _eval(c.rhs, grids))
     return mask
 
 

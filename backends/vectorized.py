@@ -22,13 +22,13 @@ import numpy as np
 
 from solar.ir import expr as ex
 from solar.ir.dtypes import DType
-from solar.ir.expr import COMPARISONS, LOGICAL, Expr, linear_form, walk
+from solar.ir.expr import COMPARISONS, LOGICAL, Expr, walk
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp
 
 from .codegen_expr import ComputeTypes, compute_class, convert_constant, resolve_type, unify_types
 from .dtypes import STORAGE, compute_dtype, identity, round_array
-from .einsum import LinearEntry, geometry, operand_view
+from .einsum import LinearEntry, geometry, letter_mask, operand_view
 from .errors import UnsupportedError
 
 # Functions whose NumPy ufunc is much faster than a scalar libm call per element.
@@ -56,28 +56,16 @@ class VectorPlan:
 
 def vector_plan(op: EinsumOp) -> VectorPlan | None:
     geo = geometry(op)
-    spec, ranges = geo.spec, geo.ranges
-    out_letters: list[str] = []
-    for entry in spec.output:
-        if not isinstance(entry, ex.IndexRef) or entry.name in out_letters:
-            return None
-        out_letters.append(entry.name)
+    shaped = geo.letters_and_terms()
+    if shaped is None:
+        return None
+    out_letters, red, terms = shaped
     if not out_letters:
         return None  # a rank-0 result has nothing to cut into chunks
-    red = [i for i in spec.indices if i not in out_letters]
-    per_row = math.prod(ranges[k] for k in [*out_letters[1:], *red])
+    per_row = math.prod(geo.ranges[k] for k in [*out_letters[1:], *red])
     if per_row > CHUNK_ELEMENTS * 64:
         return None  # one slice of the first result letter is already too large: the loop nest streams it
-    terms: list[list[LinearEntry]] = []
-    for term in spec.inputs:
-        entries: list[LinearEntry] = []
-        for entry in term:
-            form = linear_form(entry)
-            if form is None:
-                return None
-            entries.append(({k[1:]: v for k, v in form[0]}, form[1]))
-        terms.append(entries)
-    return VectorPlan(op, out_letters, red, ranges, terms, geo.where)
+    return VectorPlan(op, out_letters, red, geo.ranges, terms, geo.where)
 
 
 class _Eval(ExprVisitor[Any]):
@@ -251,7 +239,7 @@ def evaluate(plan: VectorPlan, operands: list[np.ndarray], threads: int) -> np.n
             red = stmt.reduction
             fill = identity(red, out_t) if red else 0
             if plan.where:
-                value = np.where(_where_mask(plan.where, letters, plan.ranges, first, lo, hi), value,
+                value = np.where(letter_mask(plan.where, letters, plan.ranges, (first, lo, hi)), value,
                                  _scalar(fill, ctx))
             axes = tuple(range(len(plan.out_letters), len(letters)))
             if red is None and len(op.body) == 1:
@@ -307,27 +295,3 @@ def _drop_reduced(array: Any, keep: int) -> Any:
     if any(d != 1 for d in a.shape[keep:]):
         raise UnsupportedError("an einsum epilogue reads an operand along a reduced index")
     return a.reshape(a.shape[:keep])
-
-
-def _where_mask(constraints: list[ex.Binary], letters: list[str], ranges: dict[str, int], first: str, lo: int,
-                hi: int) -> np.ndarray:
-    rank = len(letters)
-    grids: dict[str, np.ndarray] = {}
-    for n, k in enumerate(letters):
-        values = np.arange(lo, hi) if k == first else np.arange(ranges[k])
-        grids[k] = values.reshape([-1 if d == n else 1 for d in range(rank)])
-    mask: Any = True
-    for c in constraints:
-        lhs, rhs = _linear(c.lhs, grids), _linear(c.rhs, grids)
-        mask = mask & {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-                       "==": np.equal}[c.op](lhs, rhs)
-    return np.asarray(mask)
-
-
-def _linear(e: Expr, grids: dict[str, np.ndarray]) -> Any:
-    form = linear_form(e)
-    assert form is not None
-    total: Any = form[1]
-    for k, v in form[0]:
-        total = total + v * grids[k[1:]]
-    return total

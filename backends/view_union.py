@@ -15,7 +15,8 @@ import islpy as isl
 from solar.ir.analysis.formula import Number, fmax, fmax_of
 from solar.ir.analysis.isl_model import UnsupportedForISL, dim_text, evaluate, isl_expr, isl_name
 from solar.ir.expr import Expr
-from solar.ir.ops import GroupOp, PermuteOp, ReshapeOp, SliceOp, Value
+from solar.ir.index_map import NotAffine
+from solar.ir.ops import GroupOp, Op, SliceOp, Value
 
 from .loop_reads import slice_mentions
 
@@ -44,16 +45,26 @@ def slice_root(v: Value) -> tuple[Value, list[SliceOp]]:
 
 
 def one_to_one(root: Value) -> bool:
-    """Whether every element of `root` is a distinct element of the tensor it views: only reshapes and
-    permutes (and fusion groups) between them, no broadcast that shows one element several times."""
+    """Whether every element of `root` is a distinct element of the tensor it views: only views whose
+    declared index map is a bijection (reshapes, permutes, flips) and fusion groups between them, no
+    broadcast that shows one element several times, no window."""
     while True:
         inner = _through_group(root)
+        owner = root.owner
         if inner is not None:
             root = inner
-        elif isinstance(root.owner, ReshapeOp | PermuteOp):
-            root = root.owner.operands[0]
+        elif owner is not None and owner.is_view and owner.operands and _bijective(owner):
+            root = owner.operands[0]
         else:
-            return root.owner is None or not root.owner.is_view or not root.owner.operands
+            return owner is None or not owner.is_view or not owner.operands
+
+
+def _bijective(view: Op) -> bool:
+    try:
+        imap = view.index_map({})
+    except (KeyError, NotAffine, TypeError, ValueError):  # a map that needs the sizes' values: a window
+        return False
+    return imap is not None and imap.one_to_one
 
 
 def _box_text(v: Value, chain: Sequence[SliceOp], names: dict[str, str]) -> str:

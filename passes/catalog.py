@@ -1,17 +1,22 @@
 """Every pass, as plain data: where its class is and what `--help` and `--list-passes` say about it. It is
-the one list of passes (the registry in `solar.passes` is made from it), and reading it imports no pass
-module (a pass can pull in scipy, islpy or numba, which costs a second of start-up for a command that
-never runs it). The entries are what the classes give: tests/unit/test_pass_registry.py finds every pass
-class in passes/ and prints the entry to add or replace where this table differs;
-`python -m solar.passes.catalog` prints the whole table."""
+the one list of passes (the registry in `solar.passes` is made from it), derived from the pass classes
+(their `name`, `summary`, `primary_option`, `free_options` and option fields), which are the one copy: a
+new pass is its file. Reading it imports no pass module (a pass can pull in scipy, islpy or numba, a second
+of start-up for a command that never runs it): the table is derived once, in a child process, and kept
+beside the bytecode (or in the user's cache) until a file of passes/ changes.
+`python -m solar.passes.catalog` prints it as JSON."""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
 import json
+import os
+import sys
 import typing
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from solar.ir.pass_manager import option_type_name
@@ -33,111 +38,114 @@ class PassInfo:
     free_options: bool = False
 
 
-CATALOG: dict[str, PassInfo] = {
-    "bind-params": PassInfo(
-        "solar.passes.bind_params:BindParams",
-        "Bind size parameters to values (M=64 ...), or all to their defaults",
-        (),
-        None, True),
-    "fuse": PassInfo(
-        "solar.passes.fuse:Fuse",
-        "Group units of execution into fusion groups (mode=greedy|producer-consumer|none)",
-        (OptionInfo("mode", "greedy|producer-consumer|none", "'greedy'"),),
-        "mode", False),
-    "inline": PassInfo(
-        "solar.passes.inline:Inline",
-        "Inline every solar.call",
-        (),
-        None, False),
-    "lift-affine": PassInfo(
-        "solar.passes.lift_affine:LiftAffine",
-        "ISL model of every kernel: bounds proofs, exact iteration counts, full writes, footprints",
-        (OptionInfo("annotate", "bool", "True"),),
-        None, False),
-    "lift-einsum": PassInfo(
-        "solar.passes.lift_einsum:LiftEinsum",
-        "Rewrite liftable kernels into solar.einsum chains, with exact FLOP and byte counts",
-        (OptionInfo("counts", "bool", "True"),),
-        None, False),
-    "list-params": PassInfo(
-        "solar.passes.list_params:ListParams",
-        "List the size parameters: default, and the arguments, values and loops they size",
-        (),
-        None, False),
-    "print-counts": PassInfo(
-        "solar.passes.print_counts:PrintCounts",
-        "Print exact points, MACs, FLOPs and bytes per op and for the module (=symbolic: as formulas)",
-        (OptionInfo("form", "exact|symbolic", "'exact'"),),
-        "form", False),
-    "print-intensity": PassInfo(
-        "solar.passes.print_intensity:PrintIntensity",
-        "Print the arithmetic intensity (FLOP/byte) of each einsum unit and fusion group",
-        (OptionInfo("min", "float", "0.0"),),
-        "min", False),
-    "print-op-stats": PassInfo(
-        "solar.passes.print_op_stats:PrintOpStats",
-        "Print the number of ops of each kind",
-        (),
-        None, False),
-    "quantize": PassInfo(
-        "solar.passes.quantize:Quantize",
-        "Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations (fp8)",
-        (OptionInfo("weights", "none|int8|int4|fp8|nvfp4|mxfp4", "'none'"),
-         OptionInfo("group_size", "int", "0"),
-         OptionInfo("kv_cache", "none|fp8|int8|int4", "'none'"),
-         OptionInfo("activations", "none|fp8", "'none'"),
-         OptionInfo("zero_point", "bool", "False"),
-         OptionInfo("exclude", "str", "''"),
-         OptionInfo("block_rows", "int", "0")),
-        "weights", False),
-    "reorder-einsum": PassInfo(
-        "solar.passes.reorder_einsum:ReorderEinsum",
-        "Re-associate einsum chains to cut FLOPs (objective=flops|bytes|sol, recompute=false)",
-        (OptionInfo("objective", "str", "'flops'"),
-         OptionInfo("target", "str", "''"),
-         OptionInfo("allow_tf32", "bool", "False"),
-         OptionInfo("recompute", "bool", "False")),
-        "objective", False),
-    "sol": PassInfo(
-        "solar.passes.sol:SOL",
-        "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)",
-        (OptionInfo("target", "str", "'h100'"),
-         OptionInfo("fp32_precision", "str", "'framework'"),
-         OptionInfo("allow_tf32", "bool", "False"),
-         OptionInfo("report", "str", "''"),
-         OptionInfo("html", "str", "''"),
-         OptionInfo("command", "str", "''"),
-         OptionInfo("plot", "str", "''"),
-         OptionInfo("latency", "str", "''"),
-         OptionInfo("annotate", "bool", "True"),
-         OptionInfo("formula", "bool", "False"),
-         OptionInfo("sweep", "str", "''"),
-         OptionInfo("sweep_report", "str", "''"),
-         OptionInfo("sweep_plot", "str", "''"),
-         OptionInfo("design_space", "str", "''"),
-         OptionInfo("design_plot", "str", "''"),
-         OptionInfo("max_points", "int", "0")),
-        "target", False),
-    "strip-debuginfo": PassInfo(
-        "solar.passes.strip_debuginfo:StripDebuginfo",
-        "Remove source locations (loc(...)) from every op",
-        (),
-        None, False),
-    "symbol-dce": PassInfo(
-        "solar.passes.symbol_dce:SymbolDCE",
-        "Remove functions unreachable from the entry function",
-        (OptionInfo("entry", "str", "''"),),
-        "entry", False),
-    "tile-search": PassInfo(
-        "solar.passes.tile_search:TileSearch",
-        "Least DRAM traffic of each einsum and fusion group under a buffer (buffer=l2|smem|<bytes>), by MILP",
-        (OptionInfo("buffer", "str", "'l2'"),
-         OptionInfo("target", "str", "'h100'"),
-         OptionInfo("curve", "str", "''"),
-         OptionInfo("annotate", "bool", "True"),
-         OptionInfo("budget", "float", "2.0")),
-        "buffer", False),
-}
+_CHILD = "SOLAR_DERIVING_PASS_CATALOG"  # set in the child process that imports the pass classes
+
+
+def _sources() -> list[Path]:
+    return sorted(p for p in Path(__file__).parent.glob("*.py") if p.name not in ("__init__.py", "catalog.py"))
+
+
+def _key() -> list[list[Any]]:
+    """What the derived table depends on: every pass module's name, size and modification time."""
+    out: list[list[Any]] = []
+    for path in _sources():
+        stat = path.stat()
+        out.append([path.name, stat.st_size, stat.st_mtime_ns])
+    return out
+
+
+def _cache_files() -> Iterator[Path]:
+    """Where the derived table is kept: beside the bytecode, else in the user's cache (a read-only install)."""
+    here = Path(__file__).resolve().parent
+    yield here / "__pycache__" / "catalog.json"
+    import hashlib  # start-up: only when the first place cannot be written
+
+    tag = hashlib.sha256(str(here).encode()).hexdigest()[:16]
+    yield Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "solar" / f"catalog-{tag}.json"
+
+
+def _encode(catalog: dict[str, PassInfo]) -> dict[str, Any]:
+    return {name: dataclasses.asdict(info) for name, info in catalog.items()}
+
+
+def _decode(data: dict[str, Any]) -> dict[str, PassInfo]:
+    return {name: PassInfo(d["target"], d["summary"], tuple(OptionInfo(**o) for o in d["options"]),
+                           d["primary_option"], d["free_options"]) for name, d in data.items()}
+
+
+def _from_classes() -> dict[str, PassInfo]:
+    """The table from the pass classes themselves: every `Pass` subclass with a name in passes/."""
+    from solar.ir.pass_manager import Pass
+
+    found: dict[str, PassInfo] = {}
+    for path in _sources():
+        try:
+            module = importlib.import_module(f"solar.passes.{path.stem}")
+        except ImportError:  # an optional library missing: that pass is not offered (nothing else breaks)
+            continue
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, Pass) and value.__module__ == module.__name__
+                    and getattr(value, "name", "")):
+                found[value.name] = info_of_class(value)
+    return dict(sorted(found.items()))
+
+
+def _derive() -> dict[str, PassInfo]:
+    """The table, from its cache when no pass module changed since; else from the classes, imported in a
+    child process so that this one stays free of every pass's libraries, and cached."""
+    if os.environ.get(_CHILD):
+        return {}  # the child reads the classes themselves (its `solar.passes` registry stays empty)
+    key = _key()
+    for path in _cache_files():
+        try:
+            data = json.loads(path.read_text())
+            if data["key"] == key:
+                return _decode(data["catalog"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    import subprocess  # start-up: only when the table is derived again
+    import tempfile
+
+    child = subprocess.run([sys.executable, "-m", "solar.passes.catalog"], capture_output=True, text=True,
+                           env={**os.environ, _CHILD: "1"}, timeout=300)
+    if child.returncode != 0:
+        raise RuntimeError(f"the pass classes could not be read: {child.stderr.strip().splitlines()[-1:]}")
+    catalog = _decode(json.loads(child.stdout))
+    text = json.dumps({"key": key, "catalog": _encode(catalog)})
+    for path in _cache_files():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+                tmp.write(text)
+            os.replace(tmp.name, path)
+            break
+        except OSError:
+            continue
+    return catalog
+
+
+class _Catalog(Mapping[str, PassInfo]):
+    """CATALOG: derived on first use (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self._table: dict[str, PassInfo] | None = None
+
+    def _get(self) -> dict[str, PassInfo]:
+        if self._table is None:
+            self._table = _derive()
+        return self._table
+
+    def __getitem__(self, name: str) -> PassInfo:
+        return self._get()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+CATALOG: Mapping[str, PassInfo] = _Catalog()
 
 
 def info_of_class(cls: Any) -> PassInfo:
@@ -153,32 +161,5 @@ def info_of_class(cls: Any) -> PassInfo:
                     cls.free_options)
 
 
-def _quoted(value: str | None) -> str:
-    return "None" if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def catalog_entry(name: str, info: PassInfo) -> str:
-    """`info` as the lines of its entry in CATALOG, ready to paste."""
-    lines = [f"    {_quoted(name)}: PassInfo(", f"        {_quoted(info.target)},", f"        {_quoted(info.summary)},"]
-    options = [f"OptionInfo({_quoted(o.name)}, {_quoted(o.type)}, {_quoted(o.default)})" for o in info.options]
-    if len(options) == 1:
-        lines.append(f"        ({options[0]},),")
-    elif options:
-        lines += [f"        ({options[0]},", *(f"         {o}," for o in options[1:-1]), f"         {options[-1]}),"]
-    else:
-        lines.append("        (),")
-    lines.append(f"        {_quoted(info.primary_option)}, {info.free_options}),")
-    return "\n".join(lines)
-
-
-def _table_from_classes() -> str:  # pragma: no cover - a maintainer's helper
-    lines = ["CATALOG: dict[str, PassInfo] = {"]
-    for name, info in sorted(CATALOG.items()):
-        module, _, cls = info.target.partition(":")
-        lines.append(catalog_entry(name, info_of_class(getattr(importlib.import_module(module), cls))))
-    lines.append("}")
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    print(_table_from_classes())
+if __name__ == "__main__":  # the child of _derive
+    json.dump(_encode(_from_classes()), sys.stdout)

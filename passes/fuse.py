@@ -97,12 +97,19 @@ class _FuseBlock:
                 self.top[inner] = op
         self.defined_by = {r: op for op in block for r in op.results}
         self.succ: dict[Op, set[Op]] = {op: set() for op in block}
+        # Every read of each value (nested readers included) and the names taken: asked per candidate
+        # group and per output, which walked the whole block each time (quadratic on a whole network).
+        self.readers_of: dict[Value, list[Op]] = {}
+        taken: list[str] = []
         for op in block:
             for inner in op.walk():
+                taken += [r.name for r in inner.results]
                 for v in inner.operands:
+                    self.readers_of.setdefault(v, []).append(inner)
                     producer = self.defined_by.get(v)
                     if producer is not None and producer is not op:
                         self.succ[producer].add(op)
+        self.names = NameGenerator(taken)
         self.reach = self._reachability()
 
     def _reachability(self) -> dict[Op, int]:
@@ -161,12 +168,17 @@ class _FuseBlock:
         for op in members:
             mask |= 1 << self.position[op]
         # Convexity: nothing outside the merged set both depends on it and feeds it (a layout op on such a
-        # path is fine: it joins the group).
-        for op in self.block:
+        # path is fine: it joins the group). Only an op between the first and last member can (block order
+        # is a topological order).
+        below = 0  # every op some member reaches
+        for op in members:
+            below |= self.reach[op]
+        positions = [self.position[op] for op in members]
+        for op in self.block[min(positions):max(positions) + 1]:
             bit = 1 << self.position[op]
             if bit & mask or op.is_view:
                 continue
-            if self._between(op, members, mask):
+            if bit & below and self.reach[op] & mask:
                 return False
         if self.mode == "producer-consumer":
             for x in group:
@@ -180,22 +192,19 @@ class _FuseBlock:
                 return False
         return True
 
-    def _between(self, op: Op, members: set[Op], mask: int) -> bool:
-        """Whether `op` is reachable from a member and reaches a member."""
-        bit = 1 << self.position[op]
-        return bool(self.reach[op] & mask) and any(self.reach[m] & bit for m in members)
-
     def _readers(self, v: Value, unit_of_op: dict[Op, Unit]) -> list[Unit | Op]:
         """The units (or other ops) that read `v`, looking through layout ops."""
         out: list[Unit | Op] = []
-        for op in self.block:
-            for inner in op.walk():
-                if v in inner.operands:
-                    if inner.is_view:
-                        out.extend(self._readers(inner.results[0], unit_of_op))
-                    else:
-                        out.append(unit_of_op.get(self.top[inner], self.top[inner]))
+        for inner in dict.fromkeys(self.readers_of.get(v, [])):
+            if inner.is_view:
+                out.extend(self._readers(inner.results[0], unit_of_op))
+            else:
+                out.append(unit_of_op.get(self.top[inner], self.top[inner]))
         return out
+
+    def _top_readers(self, v: Value) -> list[Op]:
+        """The ops of the block that read `v` (themselves or in their regions), once per reading op."""
+        return [self.top[inner] for inner in dict.fromkeys(self.readers_of.get(v, []))]
 
     def _materialize(self, group: list[Unit]) -> None:
         members = {op for u in group for op in u.ops}
@@ -203,7 +212,11 @@ class _FuseBlock:
         for op in members:
             mask |= 1 << self.position[op]
         # Layout ops on a path between members, or whose readers are all members, come along (free there).
-        path_views = {op for op in self.block if op.is_view and self._between(op, members, mask)}
+        below = 0  # every op some member reaches
+        for op in members:
+            below |= self.reach[op]
+        path_views = {op for op in self.block
+                      if op.is_view and below & (1 << self.position[op]) and self.reach[op] & mask}
         members |= path_views
         changed = True
         while changed:
@@ -211,7 +224,7 @@ class _FuseBlock:
             for op in self.block:
                 if op in members or not op.is_view:
                     continue
-                readers = [self.top[inner] for x in self.block for inner in x.walk() if op.results[0] in inner.operands]
+                readers = self._top_readers(op.results[0])
                 # A view nobody reads (a dead one) joins the group that makes its operand (else that value
                 # would be written out of the group for nothing).
                 dead_view_of_member = self._dead(op) and any(self.defined_by.get(v) in members for v in op.operands)
@@ -226,7 +239,7 @@ class _FuseBlock:
         outputs: list[Value] = []
         for op in ordered:
             for r in op.results:
-                used_outside = any(r in inner.operands for x in self.block if x not in members for inner in x.walk())
+                used_outside = any(x not in members for x in self._top_readers(r))
                 if used_outside:
                     outputs.append(r)
         symbol = self._symbol()
@@ -242,21 +255,21 @@ class _FuseBlock:
             r.name = self._inner_name(r.name)
         new_block = self.block[:first] + before + [group_op] + after + self.block[last + 1:]
         self.block[:] = new_block
-        rest = self.block[self.block.index(group_op) + 1:]
         for old, new in zip(outputs, group_op.results, strict=True):
-            replace_all_uses_with(old, new, rest)
+            for inner in dict.fromkeys(self.readers_of.get(old, [])):
+                if self.top[inner] not in members:  # later in the block (SSA): the group's result now
+                    replace_all_uses_with(old, new, [inner])
         # Positions changed: recompute the block's bookkeeping for the next group.
         self._index()
 
     def _dead(self, view: Op) -> bool:
         """Whether nothing reads the view's result but other dead views."""
-        readers = [self.top[inner] for x in self.block for inner in x.walk() if view.results[0] in inner.operands]
+        readers = self._top_readers(view.results[0])
         return all(r.is_view and self._dead(r) for r in readers)
 
     def _symbol(self) -> str:
         return self.symbols.numbered("group")
 
     def _inner_name(self, name: str) -> str:
-        names = NameGenerator(r.name for op in self.block for inner in op.walk() for r in inner.results)
-        return names.numbered(f"{name}_")
+        return self.names.numbered(f"{name}_")
 

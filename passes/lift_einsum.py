@@ -70,19 +70,25 @@ class LiftEinsum(Pass):
         values = module.param_values()
         for func in module.funcs:
             _masks_as_where_clauses(ctx, func, params)
+            names = _Names(NameGenerator.values_of(func), NameGenerator.symbols_of(func, (KernelOp, EinsumOp)))
             for block in list(blocks(func)):
-                rewriter = Rewriter(block.ops)
+                rewriter = Rewriter(block.ops, track_uses=True)
                 while rewriter.index < len(block.ops):
                     op = block.ops[rewriter.index]
                     if not isinstance(op, KernelOp):
                         rewriter.index += 1
                         continue
+                    lifter: _Lifter | None = None
                     try:
                         if block.in_loop:
                             raise Unliftable("it is inside a solar.for (einsums have no loop-carried index)")
                         model = build_model(op, params, {})
-                        einsums, finals = _Lifter(op, model, func, params).lift()
+                        lifter = _Lifter(op, model, names, params)
+                        einsums, finals = lifter.lift()
                     except (Unliftable, UnsupportedForISL) as why:
+                        if lifter is not None:
+                            for name in lifter.taken:  # the names of a failed lift are free again
+                                names.values.release(name)
                         ctx.diagnostics.remark(f"kernel @{op.symbol} stays a loop nest: {why}", op.loc)
                         op.attrs[attr_names.NOT_LIFTED] = str(why)
                         rewriter.index += 1
@@ -92,7 +98,10 @@ class LiftEinsum(Pass):
                             if isinstance(e, EinsumOp):
                                 e.attrs[attr_names.COUNTS] = einsum_counts(e, params, values).as_attr()
                     for old, new in zip(op.results, finals, strict=True):
+                        names.values.release(new.name)
                         new.name = old.name  # the kernel's result keeps its name for readers of the IR
+                    if len(einsums) > 1 or not einsums:
+                        names.symbols.release(op.symbol)  # its einsums are @kernel.0, @kernel.1 ...
                     rewriter.replace_op(op, einsums, finals)
 
 
@@ -144,8 +153,17 @@ def _assignments(body: list[KStmt], loops: list[AffineFor], guards: list[Expr]) 
     return out
 
 
+@dataclass
+class _Names:
+    """The SSA names and symbols taken in the function, shared by every kernel's lifter (taking them anew per
+    kernel walked the whole function 650 times for a ResNet-101)."""
+
+    values: NameGenerator
+    symbols: NameGenerator
+
+
 class _Lifter:
-    def __init__(self, kernel: KernelOp, model: KernelModel, func: FuncOp, params: list[str]) -> None:
+    def __init__(self, kernel: KernelOp, model: KernelModel, names: _Names, params: list[str]) -> None:
         self.kernel = kernel
         self.params = set(params)  # where-clauses may name them (`j<=CONTEXT`); subscripts may not
         self.model = model
@@ -153,8 +171,9 @@ class _Lifter:
         self.inputs = {b.name: b.value for b in kernel.inputs}
         self.versions: dict[str, Value] = {}
         self.writers: dict[str, list[StatementModel]] = {}
-        self.names = NameGenerator.values_of(func)
-        self.symbols = NameGenerator.symbols_of(func, (KernelOp, EinsumOp))
+        self.names = names.values
+        self.taken: list[str] = []  # the SSA names this lift took
+        self.symbols = names.symbols
         self.einsums: list[EinsumOp] = []
         self.views: dict[EinsumOp, list[Op]] = {}  # slices an einsum reads (the part of an operand it reads)
         self.filled: dict[str, bool] = {}  # tensors zero-filled whole by a statement that no einsum keeps
@@ -191,7 +210,9 @@ class _Lifter:
         return [op for e in self.einsums for op in [*self.views.get(e, []), e]], finals
 
     def _fresh(self, hint: str) -> str:
-        return self.names.fresh(hint.lower())
+        name = self.names.fresh(hint.lower())
+        self.taken.append(name)
+        return name
 
     # ---- one statement ---------------------------------------------------------------------------
     def _statement(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:

@@ -6,17 +6,22 @@ declaration instead of a list of op classes, so a new view op (a flip, a diagona
     Broadcast(dims)      source dim i is result dim dims[i]; a size-1 one is 0    solar.broadcast
     Window(dims)         source dim i is a fixed index, or start + step · a dim   solar.slice
     Regroup()            row-major split or merge of dimensions                   solar.reshape
-    Flip(axes)           along each axis, index i reads n - 1 - i                 (any flip)
+    Flip(axes)           along each axis, index i reads n - 1 - i                 solar.flip
+    Roll(axes, shifts)   along each axis, index i reads (i - shift) mod n          solar.roll
 
 `source_entries` turns the subscripts of a read of the result into those of the operand. A merge of
-dimensions has no affine inverse: it raises NotAffine."""
+dimensions has no affine inverse: it raises NotAffine. `one_to_one`: every result element is a distinct
+source element (a bijection); `repeats`: a source element shows several times (the cost model divides the
+reads of such a view by its copies)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .expr import Binary, Expr, IntLit
+from .types import Dim
 
 
 class NotAffine(ValueError):
@@ -33,6 +38,8 @@ def _times(k: int, e: Expr) -> Expr:
 
 @dataclass(frozen=True)
 class Permutation:
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
     perm: tuple[int, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
@@ -44,6 +51,8 @@ class Permutation:
 
 @dataclass(frozen=True)
 class Broadcast:
+    one_to_one: ClassVar[bool] = False
+    repeats: ClassVar[bool] = True
     dims: tuple[int, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
@@ -61,6 +70,8 @@ class WindowDim:
 
 @dataclass(frozen=True)
 class Window:
+    one_to_one: ClassVar[bool] = False
+    repeats: ClassVar[bool] = False
     dims: tuple[WindowDim, ...]
 
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
@@ -78,6 +89,8 @@ class Window:
 
 @dataclass(frozen=True)
 class Regroup:
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
     def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
         """Each source dimension is a run of result dimensions whose sizes multiply to its size (a split;
         row-major, so the entry is Σ stride·entry), size-1 dimensions on either side taking no part."""
@@ -109,10 +122,34 @@ class Regroup:
 
 @dataclass(frozen=True)
 class Flip:
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
     axes: tuple[int, ...]
 
-    def source_entries(self, entries: Sequence[Expr], shape: Sequence[int], source: Sequence[int]) -> list[Expr]:
-        return [Binary("-", IntLit(shape[d] - 1), e) if d in self.axes else e for d, e in enumerate(entries)]
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[Dim], source: Sequence[Dim]) -> list[Expr]:
+        """Also for symbolic sizes (an index-value analysis reads it over size parameters)."""
+        def last(n: Dim) -> Expr:
+            return IntLit(n - 1) if isinstance(n, int) else Binary("-", n, IntLit(1))
+        return [Binary("-", last(shape[d]), e) if d in self.axes else e for d, e in enumerate(entries)]
 
 
-IndexMap = Permutation | Broadcast | Window | Regroup | Flip
+@dataclass(frozen=True)
+class Roll:
+    """Along each axis, index i reads (i - shift) mod n: the elements rotated by `shift` (sizes known)."""
+
+    one_to_one: ClassVar[bool] = True
+    repeats: ClassVar[bool] = False
+    axes: tuple[int, ...]
+    shifts: tuple[int, ...]
+
+    def source_entries(self, entries: Sequence[Expr], shape: Sequence[Dim], source: Sequence[Dim]) -> list[Expr]:
+        out = list(entries)
+        for d, s in zip(self.axes, self.shifts, strict=True):
+            n = shape[d]
+            if not isinstance(n, int):
+                raise NotAffine("a roll along a symbolic dimension")
+            out[d] = Binary("mod", _plus(entries[d], IntLit((n - s % n) % n)), IntLit(n)) if n and s % n else entries[d]
+        return out
+
+
+IndexMap = Permutation | Broadcast | Window | Regroup | Flip | Roll

@@ -105,6 +105,10 @@ class NameGenerator:
         self.taken.add(candidate)
         return candidate
 
+    def release(self, name: str) -> None:
+        """Frees a name whose value or symbol is gone (renamed or erased), for a later `fresh` to take again."""
+        self.taken.discard(name)
+
     def numbered(self, prefix: str) -> str:
         n = self._counters.get(prefix, 0)
         while f"{prefix}{n}" in self.taken:
@@ -123,16 +127,22 @@ class Rewriter:
     are replaced in every op after it in the block (and in their regions), which is where SSA lets them be
     read."""
 
-    def __init__(self, block: list[Op], index: int = 0) -> None:
+    def __init__(self, block: list[Op], index: int = 0, track_uses: bool = False) -> None:
+        """`track_uses`: keep the block's use lists while rewriting, for a caller that edits the block only
+        through this rewriter: a replacement then touches the uses of the replaced results, instead of walking
+        every later op (a whole network lifts 650 kernels in one block, which was quadratic)."""
         self.block = block
         self.index = index
         self.changed = False
+        self._uses: dict[Value, list[tuple[Op, int]]] | None = uses_of(block) if track_uses else None
 
     def set_insertion_point(self, op: Op) -> None:
         """Before `op` (which must be in the block)."""
         self.index = self._position(op)
 
     def _position(self, op: Op) -> int:
+        if self.index < len(self.block) and self.block[self.index] is op:
+            return self.index  # the op at the insertion point, as a walking pass replaces it
         return next(k for k, o in enumerate(self.block) if o is op)
 
     def insert(self, ops: Sequence[Op]) -> None:
@@ -146,10 +156,25 @@ class Rewriter:
         k = self._position(op)
         self.block[k:k + 1] = list(new_ops)
         self.index = k + len(new_ops)
-        rest = self.block[self.index:]
-        for old, new in zip(op.results, new_results, strict=False):
-            replace_all_uses_with(old, new, rest)
+        if self._uses is None:
+            rest = self.block[self.index:]
+            for old, new in zip(op.results, new_results, strict=False):
+                replace_all_uses_with(old, new, rest)
+        else:
+            self._replace_tracked(op, new_ops, new_results)
         self.changed = True
+
+    def _replace_tracked(self, op: Op, new_ops: Sequence[Op], new_results: Sequence[Value]) -> None:
+        uses = self._uses
+        assert uses is not None
+        gone = {id(o) for o in op.walk()}  # the replaced op's own nested reads go with it
+        for value, users in uses_of(new_ops).items():
+            uses.setdefault(value, []).extend(users)
+        for old, new in zip(op.results, new_results, strict=False):
+            for user, k in uses.pop(old, []):
+                if id(user) not in gone and user.operands[k] is old:  # a stale entry no longer reads it
+                    user.set_operand(k, new)
+                    uses.setdefault(new, []).append((user, k))
 
     def erase_op(self, op: Op) -> None:
         """Removes an op whose results nothing reads."""

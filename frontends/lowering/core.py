@@ -10,7 +10,7 @@ once serves full-size analysis and small-size validation alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +31,7 @@ from solar.ir.expr import (
     NameRef,
     as_expr,
 )
-from solar.ir.ops import GenericOp, Op, SliceEntry, Value
+from solar.ir.ops import FlipOp, GenericOp, Op, RollOp, SliceEntry, Value
 from solar.ir.rewriter import NameGenerator
 from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal, format_dim
 
@@ -261,6 +261,24 @@ class Emitter:
         if perm == list(range(t.rank)):
             return x
         self.block.permute(x, perm, hint="perm")
+        return self._last()
+
+    def flip(self, x: Value, dims: Iterable[int]) -> Value:
+        """`x` reversed along `dims` (a view: torch.flip and jax.lax.rev give the same IR)."""
+        axes = sorted(set(dims))
+        if not axes:
+            return x
+        self.block.generic(FlipOp, [x], {"dims": axes}, hint="flip")
+        return self._last()
+
+    def roll(self, x: Value, shifts: Sequence[int], dims: Sequence[int]) -> Value:
+        """`x` rotated by each shift along its dimension (a view), shifts taken modulo known sizes."""
+        t = _type(x)
+        kept = [(d, s % n) for s, d in zip(shifts, dims, strict=True) if isinstance(n := t.shape[d], int) and n
+                and s % n]
+        if not kept:
+            return x
+        self.block.generic(RollOp, [x], {"dims": [d for d, _ in kept], "shifts": [s for _, s in kept]}, hint="roll")
         return self._last()
 
     def broadcast_to(self, x: Value, shape: Shape) -> Value:

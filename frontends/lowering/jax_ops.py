@@ -265,15 +265,7 @@ def lower_split(n: JaxNode) -> list[Value]:
 
 @jax_prim("rev")
 def lower_rev(n: JaxNode) -> Value:
-    x = n.tensor(0)
-    t = vtype(x)
-    dims = set(n.params["dimensions"])
-    kb = n.em.kernel([(x, "X")], [("Y", t)])
-    with loops(kb, t.shape) as idx:
-        src = [Binary("-", IntLit(int(d) - 1), i) if k in dims else i for k, (d, i) in enumerate(zip(t.shape, idx,
-                                                                                                     strict=True))]
-        kb.assign(access("Y", idx), access("X", src))
-    return kb.results[0]
+    return n.em.flip(n.tensor(0), (int(d) for d in n.params["dimensions"]))
 
 
 @jax_prim("pad")

@@ -318,14 +318,7 @@ def lower_repeat(n: TorchNode) -> Value:
 @torch_op("flip")
 def lower_flip(n: TorchNode) -> Value:
     x = n.tensor("self")
-    t = vtype(x)
-    dims = {norm_dim(d, t.rank) for d in n["dims"]}
-    kb = n.em.kernel([(x, "X")], [("Y", t)])
-    with loops(kb, t.shape) as idx:
-        src = [dexpr(canon(Binary("-", Binary("-", dexpr(d), IntLit(1)), i))) if k in dims else i
-               for k, (d, i) in enumerate(zip(t.shape, idx, strict=True))]
-        kb.assign(access("Y", idx), access("X", src))
-    return kb.results[0]
+    return n.em.flip(x, (norm_dim(d, vtype(x).rank) for d in n["dims"]))
 
 
 @torch_op("roll")
@@ -346,18 +339,13 @@ def lower_roll(n: TorchNode) -> Value:
             return x
         a, b = split_sizes(n, flat, 0, [total - s, s])
         return n.em.reshape(n.em.concat([b, a], 0), list(t.shape))
-    y = x
+    total: dict[int, int] = {}  # a dimension named twice rolls by the sum of its shifts
     for s, d in zip(shifts, dims, strict=True):
-        d = norm_dim(d, t.rank)
-        size = t.shape[d]
-        if not isinstance(size, int):
-            raise n.unsupported("roll along a symbolic dimension")
-        s %= size
-        if s == 0:
-            continue
-        a, b = split_sizes(n, y, d, [size - s, s])
-        y = n.em.concat([b, a], d)
-    return y
+        axis = norm_dim(d, t.rank)
+        total[axis] = total.get(axis, 0) + s
+    if not all(isinstance(t.shape[d], int) for d in total):
+        raise n.unsupported("roll along a symbolic dimension")
+    return n.em.roll(x, list(total.values()), list(total))
 
 
 @torch_op("constant_pad_nd", "pad")

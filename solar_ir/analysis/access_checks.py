@@ -15,11 +15,11 @@ from solar.ir.analysis.counts import einsum_model, mentioned_params
 from solar.ir.analysis.isl_model import KernelModel, UnsupportedForISL, isl_name, param_text, point_text
 from solar.ir.analysis.kernel_models import model_kernels
 from solar.ir.diagnostics import Location
-from solar.ir.einsum_spec import parse_spec
-from solar.ir.expr import format_expr
+from solar.ir.einsum_spec import SpecError, index_ranges, parse_spec, parse_where
+from solar.ir.expr import IndexRef, format_expr
 from solar.ir.ops import EinsumOp, KernelOp, ModuleOp
 from solar.ir.pass_manager import PassContext
-from solar.ir.types import format_dim
+from solar.ir.types import TensorType, dims_equal, format_dim
 
 
 @dataclass(frozen=True)
@@ -138,8 +138,27 @@ def write_problems(model: KernelModel, own: dict[str, int] | None = None) -> lis
     return out
 
 
+def _writes_inside(op: EinsumOp) -> bool:
+    """Whether every output subscript is an index alone whose range is that dimension of the result: then no
+    write can leave it, without building the ISL model (a network's thousand einsums are mostly so)."""
+    spec = parse_spec(op.spec)
+    types = [b.value.type for b in op.inputs]
+    out_shape = op.outputs[0].type.shape
+    if len(spec.output) != len(out_shape) or not all(isinstance(t, TensorType) for t in types):
+        return False
+    try:
+        ranges = index_ranges(spec, [*(t.shape for t in types if isinstance(t, TensorType)), out_shape],
+                              parse_where(op.where, spec.indices) if op.where else [])
+    except SpecError:
+        return False
+    return all(isinstance(e, IndexRef) and dims_equal(ranges[e.name], d)
+               for e, d in zip(spec.output, out_shape, strict=True))
+
+
 def einsum_write_problems(op: EinsumOp, params: list[str], own: dict[str, int] | None = None) -> list[AccessProblem]:
     """An operand read outside its bounds is padding (it reads 0); a result written outside is a problem."""
+    if _writes_inside(op):
+        return []
     used = mentioned_params(op)
     model = einsum_model(op, [p for p in params if p in used])
     outside = model.write_unclipped.subtract(model.write)

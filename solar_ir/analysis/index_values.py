@@ -24,17 +24,16 @@ import islpy as isl
 
 from solar.ir.expr import Access, Binary, BoolLit, Call, Cast, Expr, FloatLit, IndexRef, IntLit, NameRef, Unary
 from solar.ir.expr_visitor import ExprVisitor
+from solar.ir.index_map import Regroup
 from solar.ir.ops import (
     AffineFor,
     Assign,
-    BroadcastOp,
     ConcatOp,
     ConstantOp,
     GatherOp,
     KernelOp,
     LocalDecl,
-    PermuteOp,
-    ReshapeOp,
+    Op,
     SliceOp,
     Value,
 )
@@ -111,18 +110,8 @@ class IndexValues:
             return self._constant(op, t.rank)
         if isinstance(op, KernelOp):
             return self._kernel(op, op.results.index(value))
-        if isinstance(op, ReshapeOp):
-            return self._reshape(op.args[0], t.shape)
-        if isinstance(op, PermuteOp):
-            perm = op.attrs["perm"]
-            inverse = [perm.index(k) for k in range(len(perm))]
-            return self._pull(self._need(op.args[0]), self._map(t.rank, [f"x{inverse[k]}" for k in range(t.rank)]))
-        if isinstance(op, BroadcastOp):
-            src = op.args[0]
-            assert src.type is not None
-            exprs = ["0" if src.type.shape[k] == 1 and t.shape[d] != 1 else f"x{d}" for k, d in
-                     enumerate(op.attrs["dims"])]
-            return self._pull(self._need(src), self._map(t.rank, exprs))
+        if op.is_view and not isinstance(op, SliceOp):
+            return self._view(op, t.shape)
         if isinstance(op, SliceOp):
             return self._slice(op, t.rank)
         if isinstance(op, ConcatOp):
@@ -130,6 +119,19 @@ class IndexValues:
         if isinstance(op, GatherOp):
             return self._gather(op, t.rank)
         raise _NoValue
+
+    def _view(self, op: Op, shape: tuple[Dim, ...]) -> IndexValue:
+        """Through a layout op, by the index map it declares (a new view op needs nothing here): its
+        operand's value at the source index of each result index."""
+        imap = op.index_map({})
+        src = op.operands[0]
+        assert src.type is not None
+        if isinstance(imap, Regroup):
+            return self._reshape(src, shape)  # a merge of dims has no affine inverse: quasi-affine here
+        xs = [IndexRef(f"x{k}") for k in range(len(shape))]
+        entries = imap.source_entries(xs, shape, src.type.shape)  # type: ignore[arg-type]
+        names = {**self.names, **{f"%x{k}": f"x{k}" for k in range(len(shape))}}
+        return self._pull(self._need(src), self._map(len(shape), [isl_expr(e, names) for e in entries]))
 
     def _need(self, value: Value) -> IndexValue:
         v = self.of(value)

@@ -125,10 +125,14 @@ class KernelModel:
     statements: list[StatementModel] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     loop_params: list[str] = field(default_factory=list)  # ISL names of the solar.for indices modelled
+    _outside: dict[str, isl.Set] = field(default_factory=dict, repr=False, compare=False)
 
     def out_of_bounds(self, rel: isl.Map, tensor: str) -> isl.Map:
         """The part of an access relation that touches elements outside `tensor`'s shape."""
-        return rel.intersect_range(self.boxes[tensor].complement())
+        outside = self._outside.get(tensor)
+        if outside is None:  # the complement once per tensor: a lift asks for every access
+            outside = self._outside[tensor] = self.boxes[tensor].complement()
+        return rel.intersect_range(outside)
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
         maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]

@@ -39,10 +39,12 @@ from .shape import (
     SCATTER_REDUCTIONS,
     BroadcastOp,
     ConcatOp,
+    FlipOp,
     GatherOp,
     GenericOp,
     PermuteOp,
     ReshapeOp,
+    RollOp,
     ScatterOp,
 )
 from .structural import CallOp, ForOp, FuncOp, GroupOp, IfOp, ModuleOp, Param, ReturnOp, TerminatorOp, YieldOp
@@ -66,6 +68,7 @@ __all__ = [
     "EinsumOp",
     "EinsumStmt",
     "ExprFn",
+    "FlipOp",
     "ForOp",
     "FuncOp",
     "GatherOp",
@@ -86,6 +89,7 @@ __all__ = [
     "PermuteOp",
     "ReshapeOp",
     "ReturnOp",
+    "RollOp",
     "ScatterOp",
     "SelectionOp",
     "SliceEntry",

@@ -1,5 +1,5 @@
-"""The shape ops written `%r = solar.NAME %a, ... {attrs} : type` (`GenericOp`): reshape, permute, concat,
-broadcast, gather and scatter. Each class declares its operand count and attributes and infers its result
+"""The shape ops written `%r = solar.NAME %a, ... {attrs} : type` (`GenericOp`): reshape, permute, flip,
+roll, concat, broadcast, gather and scatter. Each class declares its operand count and attributes and infers its result
 type (`infer`); the parser, printer and verifier need nothing more to handle a new one."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..attr_values import AttrValue, Word
 from ..diagnostics import UNKNOWN, Location
 from ..expr import Binary, Expr
-from ..index_map import Broadcast, IndexMap, Permutation, Regroup
+from ..index_map import Broadcast, Flip, IndexMap, Permutation, Regroup, Roll
 from ..printer import Printer, format_attr_dict, format_attr_value, format_types, format_values
 from ..types import Dim, TensorType, canonical_dim, dims_equal, format_dim, types_equal
 from ..verify_base import as_expr, suggest
@@ -236,6 +236,56 @@ class BroadcastOp(GenericOp):
 
     def index_map(self, values: Mapping[str, int]) -> IndexMap:
         return Broadcast(tuple(self.attrs["dims"]))
+
+
+class FlipOp(GenericOp):
+    """`solar.flip %x {dims = [...]}`: `%x` with the order of its elements reversed along each of `dims` (a
+    view: index i of such a dimension of size n reads n - 1 - i)."""
+
+    opname = "solar.flip"
+    is_view = True
+    forwards_values = True
+    required = ("dims",)
+    __slots__ = ()
+
+    def infer(self, v: Verifier, args: list[TensorType], declared: TensorType | None) -> TensorType | None:
+        dims = self.attrs["dims"]
+        src = args[0]
+        if not (isinstance(dims, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in dims)
+                and all(0 <= d < src.rank for d in dims) and len(set(dims)) == len(dims)):
+            v.error(f"solar.flip dims {format_attr_value(dims)} must be distinct dimensions below {src.rank}",
+                    self.loc)
+            return None
+        return src
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Flip(tuple(self.attrs["dims"]))
+
+
+class RollOp(GenericOp):
+    """`solar.roll %x {dims = [...], shifts = [...]}`: `%x` rotated by each shift along its dimension (a view:
+    index i of such a dimension of size n reads (i - shift) mod n)."""
+
+    opname = "solar.roll"
+    is_view = True
+    forwards_values = True
+    required = ("dims", "shifts")
+    __slots__ = ()
+
+    def infer(self, v: Verifier, args: list[TensorType], declared: TensorType | None) -> TensorType | None:
+        dims, shifts = self.attrs["dims"], self.attrs["shifts"]
+        src = args[0]
+        ints = all(isinstance(d, int) and not isinstance(d, bool) for d in [*dims, *shifts]) \
+            if isinstance(dims, list) and isinstance(shifts, list) else False
+        if not (ints and len(dims) == len(shifts) and all(0 <= d < src.rank for d in dims)
+                and len(set(dims)) == len(dims)):
+            v.error(f"solar.roll dims {format_attr_value(dims)} must be distinct dimensions below {src.rank}, "
+                    f"one integer shift each (shifts {format_attr_value(shifts)})", self.loc)
+            return None
+        return src
+
+    def index_map(self, values: Mapping[str, int]) -> IndexMap:
+        return Roll(tuple(self.attrs["dims"]), tuple(self.attrs["shifts"]))
 
 
 class GatherOp(GenericOp):
