@@ -192,7 +192,8 @@ def _gather_reads(model: CostQueries, op: GatherOp, v: Value, full: int, loops: 
 
 def least_distinct_ids(model: CostQueries, index: Value) -> Number:
     """How many distinct ids `index` must hold, at least, for every input: k for the indices of a top-k
-    (experts a router picks: any routing may send every token to the same k), n for those of a sort along
+    (experts a router picks: any routing may send every token to the same k) and for their sorted values
+    (grouped experts, frontends/torch_grouped_experts.py), n for those of a sort along
     an axis of n (each line is a permutation), the size of the image for ids that are a function of their
     positions (`index_values`), and one for ids that are data, which may all repeat (padding tokens, an
     embedding bag). A gather with no ids reads nothing, which the bytes it produces already cap."""
@@ -203,6 +204,8 @@ def least_distinct_ids(model: CostQueries, index: Value) -> Number:
     if isinstance(owner, TopkOp) and index is owner.results[-1]:
         k = owner.attrs.get("k")
         return k if isinstance(k, int) else 1
+    if type(owner) is SortOp and index is owner.results[0] and owner.operands:
+        return least_distinct_ids(model, owner.operands[0])  # sorted values: the same ids, reordered
     if isinstance(owner, SortOp) and index is owner.results[-1] and owner.operands:
         source = owner.operands[0].type
         line = source.shape[owner.attrs["axis"]] if source is not None and source.rank else 1

@@ -47,6 +47,7 @@ from .torch_problem import (
     made_in_forward,
     quiet_framework,
 )
+from .torch_grouped_experts import rewrite_grouped_experts
 from .torch_ring import rewrite_ring_appends
 from .torch_symbols import SizeNames, SymbolNames
 
@@ -539,6 +540,7 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: Size
     """Lowers `ep`; where ops lack a lowering, decomposes them (keeping the ops we lower whole) and retries.
     Raises TranslationError listing every op left unsupported, each with its source line."""
     rewrite_ring_appends(ep)  # a ring buffer's shift as the append it computes (frontends/torch_ring.py)
+    rewrite_grouped_experts(ep)  # grouped experts products as per-row ones (frontends/torch_grouped_experts.py)
     first = GraphLowering(ep, name, size_names)
     missing = first.unsupported_nodes()
     if not missing:
