@@ -167,7 +167,7 @@ def _drop_sort(graph: torch.fx.Graph, sort: torch.fx.Node) -> bool:
             stand_in = spread
         node.replace_all_uses_with(stand_in)
     for node in reversed(list(graph.nodes)):  # what fell dead, users before what they use
-        if node in _closure(sort) and not node.users or (_is_assert(node) and node.args
+        if (node in _closure(sort) and not node.users) or (_is_assert(node) and node.args
                                                           and node.args[0] in _closure(sort)):
             graph.erase_node(node)
     return True
@@ -234,7 +234,7 @@ def _perm_uses(perm: torch.fx.Node, keys: torch.fx.Node) -> list[tuple[torch.fx.
 
 def _inverts(store: torch.fx.Node, perm: torch.fx.Node, n: Any) -> bool:
     """`store` is `inv[perm] = arange(n)` into a fresh tensor: the inverse permutation."""
-    dest, indices, source = (store.args + (None, None, None))[:3]
+    dest, indices, source = (*store.args, None, None, None)[:3]
     accumulate = _arg(store, 3, "accumulate", False)
     if accumulate or not isinstance(indices, list | tuple) or len(indices) != 1 or indices[0] is not perm:
         return False
