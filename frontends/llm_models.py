@@ -46,6 +46,7 @@ from .llm_config_checks import (
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
 from .lowering.core import LoweringError
+from .torch_mla import absorb_latent_attention
 from .torch_export import lower_exported
 from .torch_problem import quiet_framework
 
@@ -438,6 +439,8 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
         raise _export_problem(err, cfg) from None
     # Every layer's cache is one context: named so, it is one size parameter even where export kept the
     # layers' lengths apart (a sliding-window layer reads only the last W − 1 of its cache's P tokens).
+    if phase == "decode":  # latent attention priced at its least work, absorbed (frontends/torch_mla.py)
+        absorb_latent_attention(ep)
     names = ({(1 + k, 2): CONTEXT_PARAM for k in range(2 * layers)} if phase == "decode" and not static else None)
     try:
         translation = lower_exported(ep, f"{shape.model_type}_{phase}", names)
