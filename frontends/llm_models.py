@@ -46,8 +46,8 @@ from .llm_config_checks import (
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
 from .lowering.core import LoweringError
-from .torch_mla import absorb_latent_attention
 from .torch_export import lower_exported
+from .torch_mla import absorb_latent_attention
 from .torch_problem import quiet_framework
 
 PHASES = ("prefill", "decode")
