@@ -447,8 +447,9 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
     except (TranslationError, LoweringError) as err:
         hint = ""
         if shape.experts and "grouped_mm" in str(err):
-            hint = ("\nthe grouped experts kernel has no lowering; set \"experts_implementation\": \"batched_mm\" "
-                    "in the config (every token through its top-k experts as one batched product)")
+            hint = ("\nthis grouped experts kernel's groups are not counted from sorted expert ids as transformers "
+                    "counts them (frontends/torch_grouped_experts.py); \"experts_implementation\": \"batched_mm\" "
+                    "in the config puts every token through its top-k experts as one batched product")
         raise LlmError(str(err).rstrip() + hint) from None
     module = translation.module
     sizes = _size_names(translation.param_dims, phase, static)
