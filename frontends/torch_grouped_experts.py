@@ -166,9 +166,9 @@ def _drop_sort(graph: torch.fx.Graph, sort: torch.fx.Node) -> bool:
             spread.meta.update(val=node.meta["val"], stack_trace=node.meta.get("stack_trace"))
             stand_in = spread
         node.replace_all_uses_with(stand_in)
+    fed = _closure(sort)
     for node in reversed(list(graph.nodes)):  # what fell dead, users before what they use
-        if (node in _closure(sort) and not node.users) or (_is_assert(node) and node.args
-                                                          and node.args[0] in _closure(sort)):
+        if (node in fed and not node.users) or (_is_assert(node) and node.args and node.args[0] in fed):
             graph.erase_node(node)
     return True
 
