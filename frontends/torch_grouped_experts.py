@@ -37,7 +37,8 @@ _CASTS = ("aten::to", "aten::_to_copy", "prims::convert_element_type")
 _SORTS = ("aten::sort",)
 
 
-def _key(node: Any) -> str:
+def node_op(node: Any) -> str:
+    """The ATen schema name of an FX node's op (`aten::sort`); empty for anything else."""
     schema = getattr(getattr(node, "target", None), "_schema", None)
     return schema.name if schema is not None else ""
 
@@ -51,7 +52,7 @@ def rewrite_grouped_experts(ep: torch.export.ExportedProgram) -> int:
     graph = ep.graph
     rewritten = 0
     sorts: dict[torch.fx.Node, None] = {}  # the sorts that grouped the rewritten products, in order
-    for node in [n for n in graph.nodes if n.op == "call_function" and _key(n) in _GROUPED]:
+    for node in [n for n in graph.nodes if n.op == "call_function" and node_op(n) in _GROUPED]:
         match = _match(node)
         if match is None:
             continue
@@ -87,7 +88,7 @@ def _match(node: torch.fx.Node) -> tuple[torch.fx.Node, torch.fx.Node, torch.fx.
     """(the rows, the experts' weights, the rows' sorted expert ids, the nodes that may fall dead) where
     `node` is a grouped product over groups counted from sorted ids, else None."""
     x, w, offs = node.args[0], node.args[1], _arg(node, 2, "offs")
-    if _key(node) == "aten::_grouped_mm" and (_arg(node, 3, "bias") is not None
+    if node_op(node) == "aten::_grouped_mm" and (_arg(node, 3, "bias") is not None
                                               or _arg(node, 4, "out_dtype") is not None):
         return None
     if not all(isinstance(a, torch.fx.Node) for a in (x, w, offs)):
@@ -96,24 +97,24 @@ def _match(node: torch.fx.Node) -> tuple[torch.fx.Node, torch.fx.Node, torch.fx.
     if not isinstance(xv, torch.Tensor) or not isinstance(wv, torch.Tensor) or xv.dim() != 2 or wv.dim() != 3:
         return None
     experts = wv.shape[0]
-    if _key(offs) != "aten::cumsum" or _arg(offs, 1, "dim") not in (0, -1):
+    if node_op(offs) != "aten::cumsum" or _arg(offs, 1, "dim") not in (0, -1):
         return None
     histc = offs.args[0]
-    if not isinstance(histc, torch.fx.Node) or _key(histc) != "aten::histc":
+    if not isinstance(histc, torch.fx.Node) or node_op(histc) != "aten::histc":
         return None
     bins, low, high = _arg(histc, 1, "bins", 100), _arg(histc, 2, "min", 0), _arg(histc, 3, "max", 0)
     if not isinstance(experts, int) or bins != experts or low != 0 or high != experts - 1 or experts < 2:
         return None
     chain = [offs, histc]
     ids = histc.args[0]
-    while isinstance(ids, torch.fx.Node) and _key(ids) in _CASTS:
+    while isinstance(ids, torch.fx.Node) and node_op(ids) in _CASTS:
         chain.append(ids)
         ids = ids.args[0]
     # The ids: the sorted values (ascending) of integer expert indices, one per row.
     if not isinstance(ids, torch.fx.Node) or ids.target is not operator.getitem or ids.args[1] != 0:
         return None
     sort = ids.args[0]
-    if not isinstance(sort, torch.fx.Node) or _key(sort) not in _SORTS:
+    if not isinstance(sort, torch.fx.Node) or node_op(sort) not in _SORTS:
         return None
     descending = sort.kwargs.get("descending", False)
     if sort.target is _ATEN.sort.default and len(sort.args) > 2:
@@ -179,7 +180,7 @@ def _closure(sort: torch.fx.Node) -> set[torch.fx.Node]:
     frontier = [sort]
     while frontier:
         for user in frontier.pop().users:
-            if user not in out and (user.target is operator.getitem or _key(user) in (
+            if user not in out and (user.target is operator.getitem or node_op(user) in (
                     "aten::floor_divide", "aten::index_put_", "aten::index_put", "aten::index", *_CASTS,
                     "aten::histc", "aten::cumsum", "aten::empty_like", "aten::_assert_tensor_metadata")):
                 out.add(user)
@@ -188,12 +189,12 @@ def _closure(sort: torch.fx.Node) -> set[torch.fx.Node]:
 
 
 def _is_assert(node: torch.fx.Node) -> bool:
-    return _key(node) == "aten::_assert_tensor_metadata"
+    return node_op(node) == "aten::_assert_tensor_metadata"
 
 
 def _indexes_with(node: torch.fx.Node, ids: torch.fx.Node) -> bool:
     """`node` is `t[ids]`, ids the only index, on the first dimension."""
-    if _key(node) != "aten::index" or len(node.args) < 2:
+    if node_op(node) != "aten::index" or len(node.args) < 2:
         return False
     indices = node.args[1]
     return isinstance(indices, list | tuple) and len(indices) == 1 and indices[0] is ids and node.args[0] is not ids
@@ -210,19 +211,19 @@ def _perm_uses(perm: torch.fx.Node, keys: torch.fx.Node) -> list[tuple[torch.fx.
     n = _rows(keys)
     edits: list[tuple[torch.fx.Node, Any]] = []
     for use in perm.users:
-        if _is_assert(use) or (_key(use) == "aten::empty_like" and all(
-                _key(u) in ("aten::index_put_", "aten::index_put") and u.args[0] is use for u in use.users)):
+        if _is_assert(use) or (node_op(use) == "aten::empty_like" and all(
+                node_op(u) in ("aten::index_put_", "aten::index_put") and u.args[0] is use for u in use.users)):
             continue  # the inverse's fresh tensor, checked with the store below
         if _indexes_with(use, perm) and _same(_rows(use.args[0]), n):
             edits.append((use, use.args[0]))  # t[perm] -> t
-        elif _key(use) == "aten::floor_divide" and use.args[0] is perm and isinstance(use.args[1], int):
+        elif node_op(use) == "aten::floor_divide" and use.args[0] is perm and isinstance(use.args[1], int):
             times = use.args[1]
             for gather in use.users:
                 rows = gather.args[0] if _indexes_with(gather, use) else None
                 if rows is None or _rows(rows) is None or not _same(_rows(rows) * times, n):
                     return None
                 edits.append((gather, (rows, times)))  # h[perm // k] -> h, each row k times
-        elif _key(use) in ("aten::index_put_", "aten::index_put") and _inverts(use, perm, n):
+        elif node_op(use) in ("aten::index_put_", "aten::index_put") and _inverts(use, perm, n):
             for gather in use.users:
                 if not _indexes_with(gather, use) or not _same(_rows(gather.args[0]), n):
                     return None
@@ -238,7 +239,7 @@ def _inverts(store: torch.fx.Node, perm: torch.fx.Node, n: Any) -> bool:
     accumulate = _arg(store, 3, "accumulate", False)
     if accumulate or not isinstance(indices, list | tuple) or len(indices) != 1 or indices[0] is not perm:
         return False
-    if not isinstance(dest, torch.fx.Node) or _key(dest) not in ("aten::empty_like", "aten::empty"):
+    if not isinstance(dest, torch.fx.Node) or node_op(dest) not in ("aten::empty_like", "aten::empty"):
         return False
     if not isinstance(source, torch.fx.Node) or not _same(_rows(source), n):
         return False

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from .torch_grouped_experts import _key
+from .torch_grouped_experts import node_op
 
 _ATEN = torch.ops.aten
 _END = 9223372036854775807
@@ -42,7 +42,7 @@ def absorb_latent_attention(ep: torch.export.ExportedProgram) -> int:
     returns how many."""
     graph = ep.graph
     done = 0
-    for sdpa in [n for n in graph.nodes if _key(n) == "aten::scaled_dot_product_attention"]:
+    for sdpa in [n for n in graph.nodes if node_op(n) == "aten::scaled_dot_product_attention"]:
         match = _match(sdpa)
         if match is None:
             continue
@@ -63,7 +63,7 @@ def _match(sdpa: torch.fx.Node) -> tuple[Any, ...] | None:
     query, key, value = sdpa.args[:3]
     if not all(isinstance(a, torch.fx.Node) for a in (query, key, value)):
         return None
-    if _key(query) != "aten::cat" or _dim(query.args[1] if len(query.args) > 1 else 0, 4) != 3:
+    if node_op(query) != "aten::cat" or _dim(query.args[1] if len(query.args) > 1 else 0, 4) != 3:
         return None
     q_parts = query.args[0]
     if not isinstance(q_parts, list | tuple) or len(q_parts) != 2:
@@ -72,35 +72,35 @@ def _match(sdpa: torch.fx.Node) -> tuple[Any, ...] | None:
     if value.target is not operator.getitem or value.args[1] != 1:
         return None
     split = value.args[0]
-    if _key(split) != "aten::split_with_sizes" or _dim(split.args[2] if len(split.args) > 2 else 0, 4) != 3:
+    if node_op(split) != "aten::split_with_sizes" or _dim(split.args[2] if len(split.args) > 2 else 0, 4) != 3:
         return None
     dn, dv = split.args[1]
     transpose, = split.args[:1]
-    if _key(transpose) != "aten::transpose" or sorted(_dim(d, 4) for d in transpose.args[1:3]) != [1, 2]:
+    if node_op(transpose) != "aten::transpose" or sorted(_dim(d, 4) for d in transpose.args[1:3]) != [1, 2]:
         return None
     view = transpose.args[0]
-    if _key(view) not in ("aten::view", "aten::reshape"):
+    if node_op(view) not in ("aten::view", "aten::reshape"):
         return None
     linear = view.args[0]
-    if _key(linear) != "aten::linear" or (len(linear.args) > 2 and linear.args[2] is not None):
+    if node_op(linear) != "aten::linear" or (len(linear.args) > 2 and linear.args[2] is not None):
         return None
     latent, weight = linear.args[:2]
     k_nope = next((u for u in split.users if u.target is operator.getitem and u.args[1] == 0), None)
     # The keys: a fresh tensor written with k_nope in its first dn features and the expanded k_rot after.
-    if _key(key) != "aten::new_empty" or k_nope is None:
+    if node_op(key) != "aten::new_empty" or k_nope is None:
         return None
     writes: dict[int, torch.fx.Node] = {}
     for use in key.users:
         if use is sdpa:
             continue
-        if _key(use) != "aten::slice" or _dim(use.args[1], 4) != 3 or len(use.users) != 1:
+        if node_op(use) != "aten::slice" or _dim(use.args[1], 4) != 3 or len(use.users) != 1:
             return None
         copy = next(iter(use.users))
-        if _key(copy) != "aten::copy_" or copy.args[0] is not use or copy.users:
+        if node_op(copy) != "aten::copy_" or copy.args[0] is not use or copy.users:
             return None
         writes[use.args[2]] = copy.args[1]  # type: ignore[index]
     rot = writes.get(dn)
-    if writes.get(0) is not k_nope or rot is None or _key(rot) != "aten::expand":
+    if writes.get(0) is not k_nope or rot is None or node_op(rot) != "aten::expand":
         return None
     k_rot = rot.args[0]
     lv, kv, wv = (x.meta.get("val") for x in (latent, k_rot, weight))
