@@ -19,9 +19,13 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Run as a script, this folder is first on the path, and its coverage.py would shadow the `coverage` package
+# that numba imports when the IR executor compiles a kernel.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 CONFIGS = os.path.join(ROOT, "tests", "unit", "data", "hf_configs")
 CONFIG = os.path.join(CONFIGS, "llama-2-7b.json")
 PRESETS = {"dense": (CONFIG, 60), "moe": (os.path.join(CONFIGS, "mixtral-8x7b.json"), 90),
