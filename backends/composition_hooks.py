@@ -214,7 +214,8 @@ def least_distinct_ids(model: CostQueries, index: Value) -> Number:
 
 def known_distinct_ids(model: CostQueries, index: Value) -> Number | None:
     """The distinct ids `index` holds for every input where the program fixes it: k for the indices of a
-    top-k (experts a router picks: any routing may send every token to the same k), n for those of a sort
+    top-k (experts a router picks: any routing may send every token to the same k) and for their sorted values
+    (grouped experts, frontends/torch_grouped_experts.py), n for those of a sort
     along an axis of n (each line is a permutation), the size of the image for ids that are a function of
     their positions (`index_values`); None for ids that are data."""
     # Through the views that keep every element (a slice of a sort's indices may name only a few rows).
@@ -224,6 +225,8 @@ def known_distinct_ids(model: CostQueries, index: Value) -> Number | None:
     if isinstance(owner, TopkOp) and index is owner.results[-1]:
         k = owner.attrs.get("k")
         return k if isinstance(k, int) else 1
+    if type(owner) is SortOp and index is owner.results[0] and owner.operands:
+        return known_distinct_ids(model, owner.operands[0])  # sorted values: the same ids, reordered
     if isinstance(owner, SortOp) and index is owner.results[-1] and owner.operands:
         source = owner.operands[0].type
         line = source.shape[owner.attrs["axis"]] if source is not None and source.rank else 1

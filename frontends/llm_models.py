@@ -14,6 +14,7 @@ written once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -42,8 +43,11 @@ from .llm_config_checks import (
     read_config,
     text_fields,
 )
+from .llm_mla import cache_dims as layer_cache_dims
+from .llm_mla import latent_token_bytes
 from .lowering.core import LoweringError
 from .torch_export import lower_exported
+from .torch_mla import absorb_latent_attention
 from .torch_problem import quiet_framework
 
 PHASES = ("prefill", "decode")
@@ -197,10 +201,12 @@ def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     window = getattr(cfg, "sliding_window", None)
     experts = declared(cfg, "num_local_experts") or declared(cfg, "num_experts") or 0
-    return LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads,
-                    getattr(cfg, "num_key_value_heads", None) or heads, head_dim, cfg.vocab_size, dtype,
-                    int(experts), int(declared(cfg, "num_experts_per_tok") or 0) if experts else 0,
-                    int(window) if isinstance(window, int) and window > 0 else None)
+    shape = LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads,
+                     getattr(cfg, "num_key_value_heads", None) or heads, head_dim, cfg.vocab_size, dtype,
+                     int(experts), int(declared(cfg, "num_experts_per_tok") or 0) if experts else 0,
+                     int(window) if isinstance(window, int) and window > 0 else None)
+    latent = latent_token_bytes(cfg, shape.layers, shape.dtype_bytes)  # MLA: the cache holds the latent
+    return shape if latent is None else dataclasses.replace(shape, kv_token_bytes=latent)
 
 
 def build_model(config: Any, dtype: torch.dtype, path: str = "") -> torch.nn.Module:
@@ -414,8 +420,9 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             slots = length + 1 if static else length
             rings = sliding_layers(config) if static and shape.sliding_window else [False] * layers
             windows = [shape.sliding_window if ring else None for ring in rings for _ in range(2)]
-            cache = [torch.zeros(batch, shape.kv_heads, window or slots, shape.head_dim, dtype=shape.dtype)
-                     for window in windows]
+            widths = layer_cache_dims(config, shape.kv_heads, shape.head_dim) * layers  # keys', values', ...
+            cache = [torch.zeros(batch, heads, window or slots, width, dtype=shape.dtype)
+                     for window, (heads, width) in zip(windows, widths, strict=True)]
             cache_dims = [{0: auto} if window else {0: auto, 2: auto} for window in windows]
             if static:
                 model = _StaticDecode(lm, config)
@@ -432,14 +439,17 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
         raise _export_problem(err, cfg) from None
     # Every layer's cache is one context: named so, it is one size parameter even where export kept the
     # layers' lengths apart (a sliding-window layer reads only the last W − 1 of its cache's P tokens).
+    if phase == "decode":  # latent attention priced at its least work, absorbed (frontends/torch_mla.py)
+        absorb_latent_attention(ep)
     names = ({(1 + k, 2): CONTEXT_PARAM for k in range(2 * layers)} if phase == "decode" and not static else None)
     try:
         translation = lower_exported(ep, f"{shape.model_type}_{phase}", names)
     except (TranslationError, LoweringError) as err:
         hint = ""
         if shape.experts and "grouped_mm" in str(err):
-            hint = ("\nthe grouped experts kernel has no lowering; set \"experts_implementation\": \"batched_mm\" "
-                    "in the config (every token through its top-k experts as one batched product)")
+            hint = ("\nthis grouped experts kernel's groups are not counted from sorted expert ids as transformers "
+                    "counts them (frontends/torch_grouped_experts.py); \"experts_implementation\": \"batched_mm\" "
+                    "in the config puts every token through its top-k experts as one batched product")
         raise LlmError(str(err).rstrip() + hint) from None
     module = translation.module
     sizes = _size_names(translation.param_dims, phase, static)

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from .diagnostics import TranslationError
+from .llm_mla import cache_dims
 from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
 from .lowering.core import LoweringError
 from .reference_model import build_reference
@@ -205,11 +206,12 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
         ids = torch.randint(0, config.vocab_size, (batch, 1), generator=gen)
         if static:  # P + 1 slots, or a sliding layer's ring of W: the step's first input after the ids
             slots = [config.sliding_window if ring else length + 1 for ring in sliding_layers(config)]
-            cache = [torch.randn(batch, config.num_key_value_heads, n, config.head_dim, generator=gen).to(dtype)
-                     for n in slots for _ in range(2)]
+            dims = cache_dims(config, config.num_key_value_heads, config.head_dim)
+            cache = [torch.randn(batch, heads, n, width, generator=gen).to(dtype)
+                     for n in slots for heads, width in dims]
             return [ids, torch.arange(length), *cache]
-        shape = (batch, config.num_key_value_heads, length, config.head_dim)
-        cache = [torch.randn(shape, generator=gen).to(dtype) for _ in range(2 * config.num_hidden_layers)]
+        dims = cache_dims(config, config.num_key_value_heads, config.head_dim) * config.num_hidden_layers
+        cache = [torch.randn((batch, heads, length, width), generator=gen).to(dtype) for heads, width in dims]
         return [ids, *cache]
 
     return TorchProblem(make_model, make_inputs, f"{s.model_type}_{phase}_reduced"), reduced

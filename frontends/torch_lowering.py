@@ -37,7 +37,9 @@ from .lowering.core import Emitter, InternalLoweringError, LoweringError, ttype
 from .lowering.random import RANDOM_OPS
 from .lowering.registry import OutMeta, TorchNode, op_key
 from .torch_bounded import DATA_SIZE, bounded_counts, data_dependent, refuse_reading_bounded
+from .torch_complex import rewrite_complex
 from .torch_control import WHILE_LOOP, lower_while_loop, subgraphs
+from .torch_grouped_experts import rewrite_grouped_experts
 from .torch_mutations import Mutation, buffer_order, plan_mutations
 from .torch_problem import (
     MODULE_CONSTANT_LIMIT,
@@ -497,12 +499,26 @@ _ALIASES_OF_FRESH = (torch.ops.aten.detach_.default, torch.ops.aten.detach.defau
                      torch.ops.aten.to.dtype, torch.ops.aten.to.dtype_layout)
 
 
+# `y[..., :n].copy_(a)`: a write through a view into the tensor viewed, which the `copy_` lowering (its
+# result is `a`) would drop. No lowering has this key, so the graph is decomposed: functionalization makes
+# it a `slice_scatter` into the viewed tensor, which lowers.
+COPY_INTO_VIEW = "aten::copy_ (into a view)"
+
+
+def _writes_into_view(node: torch.fx.Node) -> bool:
+    dest = node.args[0] if node.args else None
+    return isinstance(dest, torch.fx.Node) and dest.op == "call_function" and bool(getattr(dest.target, "is_view",
+                                                                                          False))
+
+
 def functional_key(node: torch.fx.Node) -> str:
     """The lowering key of `node`: its op's, or for an in-place binary op (`aten::div_`) the functional op's
     where that is what it computes: it overwrites a fresh tensor (no view of another, no input) of which no
     view was taken and that nothing reads after it, so every later reader reads its result. Other in-place
     ops are left to decomposition (functionalization)."""
     key = op_key(node.target)
+    if key == "aten::copy_" and _writes_into_view(node):
+        return COPY_INTO_VIEW
     name = key.removeprefix("aten::")
     if key == name or not name.endswith("_") or name[:-1] not in _IN_PLACE_BINARY or not node.args:
         return key
@@ -539,6 +555,8 @@ def lower_exported(ep: torch.export.ExportedProgram, name: str, size_names: Size
     """Lowers `ep`; where ops lack a lowering, decomposes them (keeping the ops we lower whole) and retries.
     Raises TranslationError listing every op left unsupported, each with its source line."""
     rewrite_ring_appends(ep)  # a ring buffer's shift as the append it computes (frontends/torch_ring.py)
+    rewrite_grouped_experts(ep)  # grouped experts products as per-row ones (frontends/torch_grouped_experts.py)
+    rewrite_complex(ep)  # complex rotary embeddings in real arithmetic (frontends/torch_complex.py)
     first = GraphLowering(ep, name, size_names)
     missing = first.unsupported_nodes()
     if not missing:

@@ -269,3 +269,22 @@ def lower_repeat_interleave(n: TorchNode) -> Value:
     spread = (*shape[:dim + 1], repeats, *shape[dim + 1:])
     y = n.em.broadcast_to(n.em.reshape(x, unit), spread)
     return n.em.reshape(y, n.out.shape)
+
+
+@torch_op("slice_scatter", "select_scatter")
+def lower_slice_scatter(n: TorchNode) -> Value:
+    """`x` with `src` written over one slice (or one index) of it: functionalization's form of a write into a
+    view (`y[..., :n].copy_(a)`), a `solar.insert` (the destination updated where `src` lands)."""
+    from .shape import _bound, full_entries, select_index
+
+    x, src = n.tensor("self"), n.tensor("src")
+    t = vtype(x)
+    dim = norm_dim(n.get("dim", 0), t.rank)
+    if n.op == "aten::select_scatter":
+        return n.em.insert(src, x, select_index(x, dim, n["index"]))
+    size = t.shape[dim]
+    step = n.get("step", 1)
+    entries = full_entries(t.shape)
+    entries[dim] = SliceEntry(start=_bound(n.args.get("start"), size, 0), stop=_bound(n.args.get("end"), size, size),
+                              step=IntLit(step) if step != 1 else None)
+    return n.em.insert(src, x, entries)

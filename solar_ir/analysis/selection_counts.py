@@ -8,6 +8,7 @@ the op's axis (L lines in all):
 |---|---|---|
 | sort, argsort | ⌈log₂ n!⌉ | a comparison sort tells n! orders apart, one bit per comparison |
 | topk (sorted) | (n − k) + ⌈log₂ k!⌉ | each of the n − k others loses once, the k chosen are ordered |
+| topk (`sorted = false`) | n − k | each of the n − k others loses once |
 | kthvalue (median) | n − 1 + min(k − 1, n − k) | the selection bound of Blum, Floyd, Pratt, Rivest and Tarjan |
 | cummax, cummin | n − 1 | every running value after the first compares one element |
 | nonzero, masked_select | n (all elements) | every element (mask element) is tested once |
@@ -75,7 +76,7 @@ def selection_counts(op: SelectionOp, values: dict[str, int]) -> SelectionCounts
         per_line = ceil_log2_factorial(n)
     elif isinstance(op, TopkOp):
         k = op.attrs["k"]
-        per_line = (n - k) + ceil_log2_factorial(k)
+        per_line = (n - k) + (ceil_log2_factorial(k) if op.attrs.get("sorted", True) else 0)
     elif isinstance(op, KthvalueOp):
         k = op.attrs["k"]
         per_line = n - 1 + min(k - 1, n - k)

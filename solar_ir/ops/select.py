@@ -138,12 +138,14 @@ class ArgsortOp(SortOp):
 
 class TopkOp(SelectionOp):
     """The `k` largest (`largest = false`: smallest) elements along `axis` and their indices, in descending
-    (ascending) order; among equal elements the lower index first."""
+    (ascending) order; among equal elements the lower index first. `sorted = false`: the k in an order the
+    program does not depend on (torch's `sorted=False`, a router's top-k that its sum makes order-free); a
+    run may give them in any order, so only choosing them is priced."""
 
     opname = "solar.topk"
     __slots__ = ()
     required = ("k", "axis")
-    optional = ("largest",)
+    optional = ("largest", "sorted")
 
     def expected_types(self, args: list[TensorType], error: ErrorSink) -> list[TensorType] | None:
         x = args[0]
@@ -152,6 +154,7 @@ class TopkOp(SelectionOp):
         if axis is None or k is None:
             return None
         self.flag("largest", True, error)
+        self.flag("sorted", True, error)
         shape = (*x.shape[:axis], k, *x.shape[axis + 1:])
         return [TensorType(shape, x.dtype), TensorType(shape, self.index_dtype(1, error))]
 

@@ -1,6 +1,7 @@
 """Qwen2-MoE (top-k routed experts beside a gated shared expert) from a configuration alone. Its experts run
-as `batched_mm` (each token's k experts' weights gathered, then batched products): the default
-`grouped_mm` has no lowering, and the eager loop over the experts hit depends on the data."""
+as `batched_mm` (each token's k experts' weights gathered, then batched products); the default grouped
+kernel is rewritten into the same products (tests/unit/test_llm_grouped_experts.py), and the eager loop
+over the experts hit depends on the data."""
 
 from _hf import dead_attention_macs, hf_model, token_ids
 from transformers import Qwen2MoeConfig, Qwen2MoeModel

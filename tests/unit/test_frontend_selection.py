@@ -113,9 +113,19 @@ def test_computing_on_a_data_dependent_size_is_refused() -> None:
         translate_problem(callable_problem(lambda v: v[v > 0].sum(), [torch.randn(3, 8)], "dd"))
 
 
-def test_topk_sorted_false_is_reported() -> None:
-    with pytest.raises(TranslationError, match=r"topk with sorted=False"):
-        translate_problem(callable_problem(lambda v: torch.topk(v, 2, sorted=False), [torch.randn(2, 16)], "u"))
+def test_topk_sorted_false_prices_only_the_choice() -> None:
+    """A router's `topk(sorted=False)` (DeepSeek's): any order is torch's, the sorted one among them; only
+    choosing the k is priced: n − k comparisons per line, not n − k + ⌈log₂ k!⌉."""
+    from solar.ir.analysis.selection_counts import selection_counts
+
+    def picked(flag: bool) -> int:
+        tr = translate_problem(callable_problem(lambda v: torch.topk(v, 4, sorted=flag).values.sum(-1),
+                                                [torch.randn(2, 16)], "u"), "none")
+        op = next(op for op in tr.module.entry.walk() if op.opname == "solar.topk")
+        assert op.attrs.get("sorted", True) is flag
+        return selection_counts(op, {}).comparisons
+
+    assert picked(False) == 2 * (16 - 4) and picked(True) == 2 * (16 - 4 + 5)  # ⌈log₂ 4!⌉ = 5
 
 
 X = jnp.asarray(np.random.default_rng(0).standard_normal((4, 7)), jnp.float32)

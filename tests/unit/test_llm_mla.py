@@ -1,0 +1,75 @@
+"""Multi-head latent attention (DeepSeek-V2/V3) in solar-llm, from stock-shaped configs with no edit: the
+complex rotary, the grouped experts kernel, the latent cache and a decode step priced in its absorbed form
+(frontends/torch_mla.py): W_UK absorbed into the query, W_UV into the output, attention over the latent.
+MACs are checked against closed forms of that form; the cache is the latent (docs/llm.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("transformers.models.deepseek_v3", reason="this transformers has no DeepSeek-V3")
+
+from solar.bench.llm_serving import model_memory, price_phase, serving_point
+from solar.frontends.llm_models import load_config
+from solar.frontends.llm_validate import validate_step
+from solar.targets.loader import load_target
+
+CONFIGS = Path(__file__).parent / "data" / "hf_configs"
+H100 = load_target("h100")
+
+
+def _absorbed_decode_macs(raw: dict[str, Any], batch: int, context: int) -> int:
+    """One decode step's MACs, absorbed: per layer the query (direct, or through its low-rank `q_lora_rank`
+    pair), the latent's down-projection, q_nope·W_UK, scores over the latent and rotary key (r + dr wide)
+    and values over the latent (r) for P + 1 keys, the output through W_UV and o_proj; a dense MLP in the
+    first `first_k_dense_replace` layers, then the router, the shared experts and k routed experts; the LM
+    head of the one position kept."""
+    h, heads, layers = raw["hidden_size"], raw["num_attention_heads"], raw["num_hidden_layers"]
+    dn, dr, dv, r = raw["qk_nope_head_dim"], raw["qk_rope_head_dim"], raw["v_head_dim"], raw["kv_lora_rank"]
+    q_rank = raw.get("q_lora_rank")
+    query = h * heads * (dn + dr) if q_rank is None else h * q_rank + q_rank * heads * (dn + dr)
+    keys = context + 1
+    attention = (query + h * (r + dr) + heads * dn * r + heads * keys * (r + dr) + heads * keys * r
+                 + heads * r * dv + heads * dv * h)
+    dense = 3 * h * raw["intermediate_size"]
+    moe = (h * raw["n_routed_experts"] + 3 * h * raw["moe_intermediate_size"] * raw["n_shared_experts"]
+           + raw["num_experts_per_tok"] * 3 * h * raw["moe_intermediate_size"])
+    first = raw["first_k_dense_replace"]
+    per_token = layers * attention + first * dense + (layers - first) * moe + raw["vocab_size"] * h
+    return batch * per_token
+
+
+@pytest.mark.parametrize("name", ["tiny-deepseek-v2.json", "small-deepseek-v3.json"])
+def test_decode_is_priced_absorbed(name: str) -> None:
+    cfg = load_config(str(CONFIGS / name))
+    raw, s = cfg.raw, cfg.shape
+    step = price_phase(cfg, "decode", [H100], 2, 16)
+    for batch, context in ((1, 16), (3, 40)):
+        cost = step.cost(batch, context, "h100-sxm", "whole_graph")
+        assert cost.macs == _absorbed_decode_macs(raw, batch, context)
+    # The cache holds the latent and the rotary key: (r + dr) per layer and token, not expanded K and V.
+    latent = s.layers * (raw["kv_lora_rank"] + raw["qk_rope_head_dim"]) * s.dtype_bytes
+    assert s.kv_bytes_per_token == latent
+    point = serving_point(step, cfg, model_memory(cfg), H100, "whole_graph", 3, 40)
+    assert point.kv_cache_bytes == 3 * 41 * latent
+
+
+@pytest.mark.parametrize("phase", ["prefill", "decode"])
+def test_deepseek_v2_validates_against_the_model(phase: str) -> None:
+    """The reduced twin runs HF's code (complex rotary, expand_kv's writes into a fresh tensor, grouped
+    experts) against the IR: the absorbed decode computes the same values."""
+    check = validate_step(load_config(str(CONFIGS / "tiny-deepseek-v2.json")), phase)
+    assert check.report.ok, check.report.error
+
+
+def test_deepseek_v2_lite_latent_cache() -> None:
+    """DeepSeek-V2-Lite's published config: 27 layers × (512 + 64) × 2 bytes = 31,104 B per token, against
+    27 × 16 heads × (192-wide keys + 128-wide values) × 2 = 276,480 B expanded."""
+    cfg = load_config(str(CONFIGS / "deepseek-v2-lite.json"))
+    s = cfg.shape
+    assert (s.experts, s.top_k, s.layers) == (64, 6, 27)
+    assert s.kv_bytes_per_token == 31_104
