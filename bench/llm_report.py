@@ -48,6 +48,7 @@ class LlmRequest:
     # Each phase's step also validated at reduced sizes (frontends/llm_validate.py): on unless opted out.
     validate: bool = True
     cache: str = "dynamic"  # the cache class: "dynamic" (DynamicCache) or "static" (StaticCache)
+    verbose: bool = False  # library warnings from building the reduced twins shown
 
 
 @dataclass
@@ -126,7 +127,8 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     validations: list[str] = []
     if request.validate:
         longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
-        validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
+        validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits,
+                                                     request.verbose)
         remarks += not_validated
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings)
 

@@ -51,6 +51,7 @@ def build_parser() -> Parser:
                         "per phase)")
     # Validation is the default: --validate is kept, a no-op, for scripts that pass it.
     p.add_argument("--validate", dest="validate", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--verbose", action="store_true", help="show the libraries' warnings while validating")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
     return p
@@ -107,7 +108,7 @@ def run(argv: Sequence[str]) -> int:
                              phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
-                             validate=args.validate, cache=args.cache)
+                             validate=args.validate, cache=args.cache, verbose=args.verbose)
         analysis = analyse_llm(request, warn=lambda line: sys.stderr.write(f"{PROG}: warning: {line}\n"))
         sys.stdout.write(render(analysis))
         if args.json:
