@@ -100,9 +100,9 @@ def twin_fields(config: Any, heads: int, kv: int, head_dim: int, hidden: int,
         if isinstance(value, int):
             put(key, sizes["num_attention_heads"] if value == heads else sizes["kv_heads"] if value == kv
                 else min(value, sizes["kv_heads"]))
-    for key in MLP_WIDTH_FIELDS:
+    for key in MLP_WIDTH_FIELDS:  # at most the twin's width, but as much wider than the hidden size as it was
         if isinstance(own.get(key), int):
-            put(key, min(own[key], sizes["mlp"]))
+            put(key, min(own[key], max(sizes["mlp"], sizes["hidden_size"] * own[key] // hidden)))
     proj = own.get("word_embed_proj_dim")  # OPT: embeddings projected to the hidden size where they differ
     if isinstance(proj, int):
         put("word_embed_proj_dim", sizes["hidden_size"] if proj == hidden

@@ -270,7 +270,12 @@ _UNBOUNDED = 1 << 62  # a static cache's room before each layer's is set: a slid
 def returned_cache(out: Any) -> Any:
     """The cache a forward pass returns: `cache` in transformers 5 (its `past_key_values` warns that the name
     is deprecated), `past_key_values` before."""
-    return out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401 (get would warn)
+    for name in ("cache", "past_key_values"):
+        if name in out.keys():  # noqa: SIM118 (the output's own fields: `in out` maps the old name to the new)
+            return out[name]
+    # Reformer keeps its own cache (hash buckets and states), which no server's KV cache is.
+    raise TypeError(f"{type(out).__name__} holds no transformers Cache (the model keeps a cache of its own "
+                    "kind): solar-llm prices models whose steps update a transformers Cache")
 
 
 class _Prefill(torch.nn.Module):

@@ -6,17 +6,20 @@ export, seconds): every layer is alike, and the scaling of twins to the full dep
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
 pytest.importorskip("transformers")
 
 from solar.backends.sweep import CostSurface
 from solar.bench.llm_serving import _at, lifted, model_memory
 from solar.frontends.llm_models import LlmConfig, build_model, export_phase, load_config, weight_bytes
+from solar.frontends.llm_validate import reduced_config
 from solar.targets.loader import load_target
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
@@ -118,3 +121,75 @@ def test_stock_config_weights_and_decode_closed_form(name: str) -> None:
                           + family.extra_bytes(raw, s.dtype_bytes) + BATCH * 8  # the token ids
                           + BATCH * CONTEXT * kv_token + BATCH * kv_token  # the cache read, the new token's
                           + BATCH * s.vocab * s.dtype_bytes)  # the last position's logits
+
+
+def _window_pairs(length: int, window: int) -> int:
+    """Live query-key pairs of a causal sliding window: Σ_i min(i + 1, W)."""
+    full = min(length, window)
+    return full * (full + 1) // 2 + (length - full) * window
+
+
+def test_gemma2_soft_capping_uses_eager_attention_and_counts_live_pairs() -> None:
+    """Gemma-2 soft-caps its scores (a tanh between Q·Kᵀ and the softmax), which SDPA cannot: its eager
+    attention is priced, and its mask's live pairs are all that Q·Kᵀ and P·V count, causal and sliding."""
+    cfg, family = _family("gemma-2-9b")
+    assert cfg.config._attn_implementation == "eager" and cfg.with_layers(1)._attn_implementation == "eager"
+    s = cfg.shape
+    exported = export_phase(cfg, "prefill", 1, 8192, 1)  # layer 0: a sliding layer of window 4096
+    module, _ = lifted(exported.module)
+    surface = CostSurface(module, [H100])
+    for prompt in (100, 5000, 8192):
+        cost = _at(surface, {exported.sizes["batch"]: 1, exported.sizes["prompt"]: prompt}, "h100-sxm", "fused")
+        attention = 2 * s.heads * _window_pairs(prompt, s.sliding_window) * s.head_dim
+        assert cost.macs == prompt * family.layer_macs(cfg.raw) + family.lm_head(cfg.raw) + attention
+
+
+def _structure(model) -> set[str]:
+    """The model's parameter names, layer indices left out: its modules, whatever their sizes."""
+    return {".".join(p for p in name.split(".") if not p.isdigit()) for name, _ in model.named_parameters()}
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("opt-1.3b.json", "num_hidden_layers 24→2, vocab_size 50272→256, hidden_size 2048→32, num_attention_heads 32→2, "
+                      "ffn_dim 8192→128, word_embed_proj_dim 2048→32"),
+    ("opt-350m.json", "num_hidden_layers 24→2, vocab_size 50272→256, hidden_size 1024→32, num_attention_heads 16→2, "
+                      "ffn_dim 4096→128, word_embed_proj_dim 512→16"),
+    ("gpt-j-6b.json", "n_layer 28→2, vocab_size 50400→256, n_embd 4096→32, n_head 16→2, rotary_dim 64→4"),
+    ("falcon-40b.json", "num_hidden_layers 60→2, vocab_size 65024→256, hidden_size 8192→512, "
+                        "num_attention_heads 128→32, num_kv_heads 8→2, ffn_hidden_size 32768→2048"),
+])
+def test_reduced_twin_is_the_priced_structure(name: str, shown: str) -> None:
+    """The validated twin has the modules of the priced model (OPT-1.3B's equal embedding width adds no
+    projections; OPT-350M's narrower one keeps them), every width field reduced under the config's own name,
+    and only fields the config has are named (no key-value heads for OPT)."""
+    cfg = load_config(str(CONFIGS / name))
+    twin, reduced = reduced_config(cfg)
+    assert ", ".join(f"{k} {a}→{b}" for k, (a, b) in reduced.items()) == shown
+    full = build_model(cfg.config, cfg.shape.dtype)
+    small = build_model(twin, cfg.shape.dtype)
+    assert _structure(small) == _structure(full)
+    for module_name, module in full.named_modules():  # each layer's projection keeps which side is wider
+        parts = module_name.split(".")
+        if isinstance(module, torch.nn.Linear) and "0" in parts and all(not p.isdigit() or p == "0" for p in parts):
+            twin_module = small.get_submodule(module_name)
+            assert (module.in_features > module.out_features) == (twin_module.in_features > twin_module.out_features)
+
+
+def test_model_types_that_cannot_be_priced_say_so_in_one_line(tmp_path: Path, capsys) -> None:
+    from solar.tools.solar_llm import run
+
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps({"model_type": "not_a_model", "hidden_size": 64, "num_hidden_layers": 2,
+                                   "num_attention_heads": 4, "vocab_size": 100}))
+    assert run([str(unknown), "--no-validate"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown model_type 'not_a_model'" in err
+    # Reformer's LSH attention keeps a cache of its own (hash buckets), not a transformers Cache.
+    reformer = tmp_path / "reformer.json"
+    reformer.write_text(json.dumps({"model_type": "reformer", "hidden_size": 64, "num_hidden_layers": 2,
+                                    "num_attention_heads": 2, "attention_head_size": 32, "attn_layers": ["lsh", "lsh"],
+                                    "vocab_size": 320, "axial_pos_shape": [16, 16], "axial_pos_embds_dim": [32, 32],
+                                    "feed_forward_size": 128, "is_decoder": True, "num_buckets": 8}))
+    assert run([str(reformer), "--no-validate", "--phase", "prefill", "--prompt", "32"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds no transformers Cache" in err and "Traceback" not in err
