@@ -135,10 +135,10 @@ def test_gemma2_soft_capping_uses_eager_attention_and_counts_live_pairs() -> Non
     cfg, family = _family("gemma-2-9b")
     assert cfg.config._attn_implementation == "eager" and cfg.with_layers(1)._attn_implementation == "eager"
     s = cfg.shape
-    exported = export_phase(cfg, "prefill", 1, 8192, 1)  # layer 0: a sliding layer of window 4096
+    exported = export_phase(cfg, "prefill", 2, 8192, 1)  # layer 0: a sliding layer of window 4096
     module, _ = lifted(exported.module)
     surface = CostSurface(module, [H100])
-    for prompt in (100, 5000, 8192):
+    for prompt in (5000, 8192):
         cost = _at(surface, {exported.sizes["batch"]: 1, exported.sizes["prompt"]: prompt}, "h100-sxm", "fused")
         attention = 2 * s.heads * _window_pairs(prompt, s.sliding_window) * s.head_dim
         assert cost.macs == prompt * family.layer_macs(cfg.raw) + family.lm_head(cfg.raw) + attention
