@@ -119,5 +119,32 @@ def twin_fields(config: Any, heads: int, kv: int, head_dim: int, hidden: int,
     return out
 
 
+def repeating_twins(types: Any, total: int) -> tuple[int, int] | None:
+    """Twins one period apart where the layers repeat a pattern of kinds (`layer_types`: Gemma 2's sliding
+    and full layers alternating, Gemma 3's five sliding to one full): `r + p` and `r + 2p` layers for a
+    period `p` and `r` layers past the last whole period, so that the full model is the first twin and
+    whole periods (the twins' difference). None where the layers do not repeat, or the model is as small."""
+    if not isinstance(types, list) or len(types) != total or not total:
+        return None
+    period = next(p for p in range(1, total + 1) if all(types[i] == types[i % p] for i in range(total)))
+    rest = total % period
+    if rest + 2 * period >= total:
+        return None
+    return rest + period, rest + 2 * period
+
+
+def returned_cache(out: Any) -> Any:
+    """The cache a forward pass returns: `cache` in transformers 5 (its `past_key_values` warns that the name
+    is deprecated), `past_key_values` before."""
+    for name in ("cache", "past_key_values"):
+        if name in out.keys():  # noqa: SIM118 (the output's own fields: `in out` maps the old name to the new)
+            return out[name]
+    # Reformer keeps its own cache (hash buckets and states), which no server's KV cache is.
+    raise TypeError(f"{type(out).__name__} holds no transformers Cache (the model keeps a cache of its own "
+                    "kind): solar-llm prices models whose steps update a transformers Cache")
+
+
+
 __all__ = ["HEAD_FIELDS", "MLP_WIDTH_FIELDS", "TOKEN_ID_FIELDS", "attention_implementation", "field_name",
-           "grouped_kv_heads", "kv_heads", "twin_fields", "with_fields"]
+           "grouped_kv_heads", "kv_heads", "repeating_twins", "returned_cache", "twin_fields",
+           "with_fields"]

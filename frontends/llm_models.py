@@ -42,7 +42,7 @@ from .llm_config_checks import (
     read_config,
     text_fields,
 )
-from .llm_families import attention_implementation, kv_heads, with_fields
+from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
 from .lowering.core import LoweringError
 from .torch_export import lower_exported
 from .torch_problem import quiet_framework
@@ -112,22 +112,13 @@ class LlmConfig:
         return with_fields(self.config, fields)
 
     def repeating_twins(self) -> tuple[int, int] | None:
-        """Twins one period apart where the layers repeat a pattern of kinds (Gemma 2's sliding and full
-        layers alternating, Gemma 3's five sliding to one full): `r + p` and `r + 2p` layers for a period `p`
-        and `r` layers past the last whole period, so that the full model is the first twin and whole periods
-        (the twins' difference). None where the layers do not repeat, or the full model is as small."""
+        """Twins one period of the layers' pattern apart (Gemma 2 and 3: `repeating_twins` of llm_families),
+        or None."""
         types = self.config.to_dict().get("layer_types") if self.source is None else None
-        if not isinstance(types, list) or len(types) != self.shape.layers:
-            return None
         fields = text_fields(self.raw)
         if any(fields.get(key) for key in _HETEROGENEOUS if key != "layer_types"):
             return None
-        total = len(types)
-        period = next(p for p in range(1, total + 1) if all(types[i] == types[i % p] for i in range(total)))
-        rest = total % period
-        if rest + 2 * period >= total:
-            return None
-        return rest + period, rest + 2 * period
+        return repeating_twins(types, self.shape.layers)
 
     @property
     def layers_alike(self) -> bool:
@@ -265,17 +256,6 @@ def weight_bytes(model: torch.nn.Module) -> int:
 
 
 _UNBOUNDED = 1 << 62  # a static cache's room before each layer's is set: a sliding layer keeps its window
-
-
-def returned_cache(out: Any) -> Any:
-    """The cache a forward pass returns: `cache` in transformers 5 (its `past_key_values` warns that the name
-    is deprecated), `past_key_values` before."""
-    for name in ("cache", "past_key_values"):
-        if name in out.keys():  # noqa: SIM118 (the output's own fields: `in out` maps the old name to the new)
-            return out[name]
-    # Reformer keeps its own cache (hash buckets and states), which no server's KV cache is.
-    raise TypeError(f"{type(out).__name__} holds no transformers Cache (the model keeps a cache of its own "
-                    "kind): solar-llm prices models whose steps update a transformers Cache")
 
 
 class _Prefill(torch.nn.Module):

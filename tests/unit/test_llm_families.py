@@ -9,15 +9,19 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("transformers")
 
 from solar.backends.sweep import CostSurface
-from solar.bench.llm_serving import _at, lifted, model_memory
+from solar.bench.llm_serving import _at, lifted, model_memory, price_phase
+from solar.frontends.llm_families import repeating_twins
 from solar.frontends.llm_models import LlmConfig, build_model, export_phase, load_config, weight_bytes
 from solar.frontends.llm_validate import reduced_config
 from solar.targets.loader import load_target
@@ -193,3 +197,36 @@ def test_model_types_that_cannot_be_priced_say_so_in_one_line(tmp_path: Path, ca
     assert run([str(reformer), "--no-validate", "--phase", "prefill", "--prompt", "32"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds no transformers Cache" in err and "Traceback" not in err
+
+
+@settings(max_examples=60)
+@given(st.lists(st.sampled_from("sf"), min_size=1, max_size=6), st.integers(3, 8), st.integers(0, 5))
+def test_repeating_twins_scale_each_kind_of_layer_exactly(pattern: list[str], periods: int, extra: int) -> None:
+    """Twins one period apart: the first twin plus whole periods (the twins' difference) is the model, so
+    linear scaling counts each kind of layer (sliding, full) exactly as often as the model has it."""
+    period = next(p for p in range(1, len(pattern) + 1)
+                  if all(pattern[i] == pattern[i % p] for i in range(len(pattern))))
+    pattern = pattern[:period]
+    total = periods * period + extra % period
+    types = [pattern[i % period] for i in range(total)]
+    twins = repeating_twins(types, total)
+    assert twins is not None and twins[1] - twins[0] == period
+    a, b = twins
+    for kind in set(pattern):
+        count = [types[:n].count(kind) for n in (a, b)]
+        assert types.count(kind) == count[0] + Fraction(total - a, b - a) * (count[1] - count[0])
+
+
+def test_gemma2_full_depth_prices_its_sliding_and_full_layers() -> None:
+    """Gemma-2-9B alternates sliding (window 4096) and full layers: past the window, a decode step's 21
+    sliding layers attend W keys and its 21 full layers P + 1 (twins of 2 and 4 layers, scaled by periods)."""
+    cfg, family = _family("gemma-2-9b")
+    s = cfg.shape
+    assert cfg.repeating_twins() == (2, 4)
+    step = price_phase(cfg, "decode", [H100], 2, 8192)
+    assert sorted(step.twins) == [2, 4]
+    batch, context = 2, 6000
+    cost = step.cost(batch, context, "h100-sxm", "whole_graph")
+    keys = 21 * s.sliding_window + 21 * (context + 1)
+    linear = s.layers * family.layer_macs(cfg.raw) + family.lm_head(cfg.raw)
+    assert cost.macs == batch * linear + 2 * batch * s.heads * keys * s.head_dim
