@@ -57,6 +57,7 @@ class LlmRequest:
     # Weights, KV cache and activations quantized (passes/quantize.py); None: the config's own
     # quantization_config, if it has one, else none.
     quantize: QuantizeOptions | None = None
+    verbose: bool = False  # library warnings from building the reduced twins shown
 
     @property
     def split(self) -> Split:
@@ -155,7 +156,8 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     validations: list[str] = []
     if request.validate:
         longest = {"prefill": max(request.prompts), "decode": max(request.contexts) + request.generate}
-        validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits)
+        validations, not_validated = validate_phases(cfg, request.phases, longest, request.all_logits,
+                                                     request.verbose)
         remarks += not_validated
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings,
                        quantize if quantize is not None and quantize.active else None)

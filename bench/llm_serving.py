@@ -293,7 +293,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
     exports batch 1 only; the symbolic export's least batch, 2, is no need there)."""
     total = cfg.shape.layers
-    counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
+    counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else cfg.repeating_twins() or (total,)
     buffer = "l2" if cache_aware else None
     remarks: list[str] = []
     length_key = "prompt" if phase == "prefill" else "context"

@@ -25,6 +25,10 @@ DTYPE_NAMES = ("float32", "bfloat16", "float16")
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 DEFAULT_DTYPE = "bfloat16"  # a config without a dtype, or with "auto" (the weights' own dtype, unknown here)
 REQUIRED_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+# The GPT-2 lineage's names of the required sizes, as their config classes map them (GPT-J's `n_embd`, BLOOM's
+# `n_layer` and `n_head`; `n_embed` the older BLOOM and Falcon files' hidden size).
+FIELD_ALIASES = {"hidden_size": ("n_embd", "n_embed"), "num_hidden_layers": ("n_layer",),
+                 "num_attention_heads": ("n_head",)}
 EXPERT_FIELDS = ("num_local_experts", "num_experts", "n_routed_experts")
 ACTIVATION_FIELDS = ("hidden_act", "hidden_activation", "activation_function")
 ROPE_FIELDS = ("rope_scaling", "rope_parameters")
@@ -68,6 +72,13 @@ def text_fields(raw: dict[str, Any]) -> dict[str, Any]:
     return text if isinstance(text, dict) else raw
 
 
+def standard_names(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with each required size under its common name too, where the file uses its family's alias."""
+    missing = {key: next(alias for alias in aliases if alias in fields) for key, aliases in FIELD_ALIASES.items()
+               if key not in fields and any(alias in fields for alias in aliases)}
+    return {**fields, **{key: fields[alias] for key, alias in missing.items()}} if missing else fields
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -89,7 +100,7 @@ def check_fields(path: str, raw: dict[str, Any], dtype: str | None = None) -> No
         if not -INT64_MAX - 1 <= value <= INT64_MAX:
             raise LlmError(f"{path}: field '{key}' {_count(value)} is too large to represent: torch's sizes are "
                            "64-bit, at most 2^63 - 1")
-    text = text_fields(raw)
+    text = standard_names(text_fields(raw))
     for key in REQUIRED_FIELDS:
         if key not in text:
             raise LlmError(f"{path}: missing field '{key}'")
@@ -221,6 +232,7 @@ def check_architecture(path: str, text: dict[str, Any], config_class: type) -> N
     """What transformers refuses while constructing the config, named by field: without a `head_dim` (the
     file's or the class's default) the hidden size is split evenly over the heads, and rotary position
     embeddings rotate pairs of dimensions, so the rotated part of a head is even."""
+    text = standard_names(text)
     hidden, heads = text["hidden_size"], text["num_attention_heads"]
     head_dim = text.get("head_dim")
     named = f"field 'head_dim' {head_dim}"
@@ -355,4 +367,5 @@ def long_context_warning(path: str, config: Any, tokens: int) -> str | None:
 
 __all__ = ["DEFAULT_DTYPE", "DTYPE_NAMES", "INT64_MAX", "REQUIRED_FIELDS", "LlmError", "check_architecture",
            "check_constructed", "check_experts", "check_fields", "check_kv_heads", "declared", "dtype_name",
-           "long_context_warning", "quiet_transformers", "read_config", "rope_types", "text_fields"]
+           "long_context_warning", "quiet_transformers", "read_config", "rope_types", "standard_names",
+           "text_fields"]

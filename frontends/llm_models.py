@@ -45,6 +45,7 @@ from .llm_config_checks import (
 )
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
+from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
 from .lowering.core import LoweringError
 from .torch_export import lower_exported
 from .torch_mla import absorb_latent_attention
@@ -108,22 +109,30 @@ class LlmConfig:
 
     def with_layers(self, layers: int) -> Any:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
-        fields = {**self.config.to_dict(), "num_hidden_layers": layers}
-        if isinstance(fields.get("layer_types"), list):  # derived per layer (Qwen2-MoE): as many as the layers
-            fields["layer_types"] = fields["layer_types"][:layers]
-        cfg = self.config.__class__.from_dict(fields)
-        cfg._attn_implementation = "sdpa"
-        # to_dict leaves the experts implementation out: keep the one the config asked for.
-        cfg._experts_implementation = self.config._experts_implementation
-        return cfg
+        fields: dict[str, Any] = {"num_hidden_layers": layers}
+        types = self.config.to_dict().get("layer_types")
+        if isinstance(types, list):  # derived per layer (Qwen2-MoE): as many as the layers
+            fields["layer_types"] = types[:layers]
+        return with_fields(self.config, fields)
+
+    def repeating_twins(self) -> tuple[int, int] | None:
+        """Twins one period of the layers' pattern apart (Gemma 2 and 3: `repeating_twins` of llm_families),
+        or None."""
+        types = self.config.to_dict().get("layer_types") if self.source is None else None
+        fields = text_fields(self.raw)
+        if any(fields.get(key) for key in _HETEROGENEOUS if key != "layer_types"):
+            return None
+        return repeating_twins(types, self.shape.layers)
 
     @property
     def layers_alike(self) -> bool:
         """Every decoder layer is the same computation, so costs grow by one layer's per layer."""
         if self.source is not None:
             return False  # code, not a config: no twin with fewer layers can be made
+        # The constructed config's fields too: Gemma 2 and 3 derive their sliding and full layers' pattern.
+        fields = {**text_fields(self.raw), **{k: v for k, v in self.config.to_dict().items() if v is not None}}
         for key in _HETEROGENEOUS:
-            value = text_fields(self.raw).get(key)
+            value = fields.get(key)
             if key == "layer_types" and isinstance(value, list) and len(set(value)) > 1:
                 return False
             if key in ("mlp_only_layers",) and value:
@@ -163,7 +172,7 @@ def load_config(path: str, dtype: str | None = None, cache: str = "dynamic") -> 
     if text_raw is not raw:  # a multimodal config: priced as its language model (the text decoder serves tokens)
         config, model_type = _text_config(path, model_type, config)
     check_constructed(path, raw, config)
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = attention_implementation(config)
     shape = _shape(config, model_type, DTYPES[dtype or dtype_name(path, raw)])
     return LlmConfig(path, raw, config, shape, cache)
 
@@ -201,8 +210,8 @@ def _shape(cfg: Any, model_type: str, dtype: torch.dtype) -> LlmShape:
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
     window = getattr(cfg, "sliding_window", None)
     experts = declared(cfg, "num_local_experts") or declared(cfg, "num_experts") or 0
-    shape = LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads,
-                     getattr(cfg, "num_key_value_heads", None) or heads, head_dim, cfg.vocab_size, dtype,
+    shape = LlmShape(model_type, cfg.num_hidden_layers, cfg.hidden_size, heads, kv_heads(cfg, heads), head_dim,
+                     cfg.vocab_size, dtype,
                      int(experts), int(declared(cfg, "num_experts_per_tok") or 0) if experts else 0,
                      int(window) if isinstance(window, int) and window > 0 else None)
     latent = latent_token_bytes(cfg, shape.layers, shape.dtype_bytes)  # MLA: the cache holds the latent
@@ -278,7 +287,7 @@ class _Prefill(torch.nn.Module):
             past, positions = DynamicCache(config=self.config), None
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=self.keep,
                       position_ids=positions)
-        cache = out.past_key_values
+        cache = returned_cache(out)
         return (out.logits, *[t for layer in cache.layers for t in (layer.keys, layer.values)])
 
 
@@ -295,7 +304,7 @@ class _Decode(torch.nn.Module):
         for layer in range(len(cache) // 2):
             past.update(cache[2 * layer], cache[2 * layer + 1], layer)
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1)
-        new = [t[:, :, -1:] for layer in out.past_key_values.layers for t in (layer.keys, layer.values)]
+        new = [t[:, :, -1:] for layer in returned_cache(out).layers for t in (layer.keys, layer.values)]
         return (out.logits, *new)
 
 
@@ -344,7 +353,7 @@ class _StaticDecode(torch.nn.Module):
         where = torch.arange(context, context + 1, device=ids.device).unsqueeze(0)
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1, position_ids=where)
         new = [t[:, :, -1:] if rolled else t[:, :, context:context + 1]
-               for layer, rolled in zip(out.past_key_values.layers, rolls, strict=True)
+               for layer, rolled in zip(returned_cache(out).layers, rolls, strict=True)
                for t in (layer.keys, layer.values)]
         return (out.logits, *new)
 

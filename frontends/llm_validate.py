@@ -14,6 +14,9 @@ numbers, as the 2-layer twin priced is.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +24,8 @@ import torch
 
 from .diagnostics import TranslationError
 from .llm_mla import cache_dims
+from .llm_config_checks import quiet_transformers
+from .llm_families import TOKEN_ID_FIELDS, grouped_kv_heads, kv_heads, twin_fields, with_fields
 from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
 from .lowering.core import LoweringError
 from .reference_model import build_reference
@@ -94,32 +99,31 @@ class StepValidation:
 def reduced_config(cfg: LlmConfig, layers: int = 2, window: int | None = None
                    ) -> tuple[Any, dict[str, tuple[int, int]]]:
     """The config with every dimension reduced (module docstring) and `layers` layers; a sliding window of
-    `window` tokens when given (one shorter than the sizes run, where the priced sizes pass the real one)."""
+    `window` tokens when given (one shorter than the sizes run, where the priced sizes pass the real one).
+    Every width field of the family is reduced with the others (frontends/llm_families.py: OPT's `ffn_dim`
+    and `word_embed_proj_dim`, GPT-J's `rotary_dim`), under the config's own names; what is returned beside
+    the config lists those its fields changed: field -> (full, reduced)."""
     s = cfg.shape
-    group = max(1, s.heads // s.kv_heads)  # query heads per key-value head, kept
-    kv_heads = min(s.kv_heads, KV_HEADS)
-    fields: dict[str, int] = {"num_hidden_layers": min(layers, s.layers), "num_attention_heads": kv_heads * group,
-                              "num_key_value_heads": kv_heads, "head_dim": min(s.head_dim, HEAD_SIZE),
-                              "vocab_size": min(s.vocab, VOCAB)}
-    fields["hidden_size"] = fields["num_attention_heads"] * fields["head_dim"]
+    grouped = grouped_kv_heads(cfg.config, s.heads)
+    group = max(1, s.heads // grouped)  # query heads per key-value head, kept
+    kv_heads = min(grouped, KV_HEADS)
+    head_dim = min(s.head_dim, HEAD_SIZE)
+    sizes = {"num_hidden_layers": min(layers, s.layers), "num_attention_heads": kv_heads * group,
+             "kv_heads": kv_heads, "head_dim": head_dim, "hidden_size": kv_heads * group * head_dim,
+             "vocab_size": min(s.vocab, VOCAB), "mlp": WIDTH}
+    changes = twin_fields(cfg.config, s.heads, grouped, s.head_dim, s.hidden, sizes)
     raw = cfg.config.to_dict()
     if window is not None and isinstance(raw.get("sliding_window"), int):
-        fields["sliding_window"] = min(raw["sliding_window"], window)
-    for width in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size"):
-        if isinstance(raw.get(width), int):
-            fields[width] = min(raw[width], WIDTH)
+        changes["sliding_window"] = (raw["sliding_window"], min(raw["sliding_window"], window))
     for experts in ("num_local_experts", "num_experts"):
         if isinstance(raw.get(experts), int) and raw[experts] > 0:
-            fields[experts] = max(min(raw[experts], EXPERTS), s.top_k)
-    reduced = {k: (raw[k] if isinstance(raw.get(k), int) else getattr(s, "head_dim", 0), v)
-               for k, v in fields.items()}
-    merged = {**raw, **fields}
-    if isinstance(merged.get("layer_types"), list):
-        merged["layer_types"] = merged["layer_types"][: fields["num_hidden_layers"]]
-    config = cfg.config.__class__.from_dict(merged)
-    config._attn_implementation = "sdpa"
-    config._experts_implementation = cfg.config._experts_implementation
-    return config, {k: v for k, v in reduced.items() if v[0] != v[1]}
+            changes[experts] = (raw[experts], max(min(raw[experts], EXPERTS), s.top_k))
+    fields: dict[str, Any] = {k: small for k, (_, small) in changes.items()}
+    if isinstance(raw.get("layer_types"), list):
+        fields["layer_types"] = raw["layer_types"][: sizes["num_hidden_layers"]]
+    config = with_fields(cfg.config, fields)
+    shown = {k: v for k, v in changes.items() if v[0] != v[1] and k not in TOKEN_ID_FIELDS}
+    return config, shown
 
 
 def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length: int = 8, seed: int = 0,
@@ -147,10 +151,25 @@ def validate_step(cfg: LlmConfig, phase: str = "decode", batch: int = 2, length:
 
 
 def validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest: dict[str, int] | None = None,
-                    all_logits: bool = False) -> tuple[list[str], list[str]]:
+                    all_logits: bool = False, verbose: bool = False) -> tuple[list[str], list[str]]:
     """Every phase's step validated: (one line per phase validated, one remark per phase that cannot be);
     `longest` the longest prompt and context priced, by phase (`validate_step`).
-    A run whose outputs differ from the model's, or whose IR fails to run, is an `LlmError` (one line)."""
+    A run whose outputs differ from the model's, or whose IR fails to run, is an `LlmError` (one line).
+    transformers' warnings about the reduced twin (its token ids, its deprecated fields) are the twin's, not
+    the user's config's: shown only when `verbose`."""
+    with contextlib.nullcontext() if verbose else _quiet_library():
+        return _validate_phases(cfg, phases, longest, all_logits)
+
+
+@contextlib.contextmanager
+def _quiet_library() -> Iterator[None]:
+    with quiet_transformers(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _validate_phases(cfg: LlmConfig, phases: tuple[str, ...] | list[str], longest: dict[str, int] | None,
+                     all_logits: bool) -> tuple[list[str], list[str]]:
     lines: list[str] = []
     remarks: list[str] = []
     for phase in phases:
@@ -199,6 +218,9 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
             return _Prefill(lm, config, all_logits, cfg.cache)
         return _FlatStaticDecode(_StaticDecode(lm, config)) if static else _FlatDecode(_Decode(lm, config))
 
+    heads = config.num_attention_heads
+    kv, head_dim = kv_heads(config, heads), getattr(config, "head_dim", None) or config.hidden_size // heads
+
     def make_inputs() -> list[Any]:
         gen = torch.Generator().manual_seed(seed)
         if phase == "prefill":
@@ -206,11 +228,11 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
         ids = torch.randint(0, config.vocab_size, (batch, 1), generator=gen)
         if static:  # P + 1 slots, or a sliding layer's ring of W: the step's first input after the ids
             slots = [config.sliding_window if ring else length + 1 for ring in sliding_layers(config)]
-            dims = cache_dims(config, config.num_key_value_heads, config.head_dim)
+            dims = cache_dims(config, kv, head_dim)
             cache = [torch.randn(batch, heads, n, width, generator=gen).to(dtype)
                      for n in slots for heads, width in dims]
             return [ids, torch.arange(length), *cache]
-        dims = cache_dims(config, config.num_key_value_heads, config.head_dim) * config.num_hidden_layers
+        dims = cache_dims(config, kv, head_dim) * config.num_hidden_layers
         cache = [torch.randn((batch, heads, length, width), generator=gen).to(dtype) for heads, width in dims]
         return [ids, *cache]
 

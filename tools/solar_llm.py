@@ -69,6 +69,7 @@ def build_parser() -> Parser:
                    help="elements per scale along the reduction axis (default: the format's; int4 128)")
     p.add_argument("--kv-cache-dtype", help="the KV cache stored as fp8, int8 or int4")
     p.add_argument("--activations", help="fp8: contractions read fp8 activations (the fp8 tensor peak)")
+    p.add_argument("--verbose", action="store_true", help="show the libraries' warnings while validating")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
     return p
@@ -155,7 +156,8 @@ def run(argv: Sequence[str]) -> int:
                              sizes(args.context, "--context"), args.generate, args.tensor_parallel,
                              args.pipeline_parallel, args.expert_parallel, args.data_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
-                             validate=args.validate, cache=args.cache, quantize=args.quantize)
+                             validate=args.validate, cache=args.cache, quantize=args.quantize,
+                             verbose=args.verbose)
         if args.slo:
             return _search(args)
         analysis = analyse_llm(request, warn=lambda line: sys.stderr.write(f"{PROG}: warning: {line}\n"))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, IntLit
-from solar.ir.ops import SliceEntry, Value
+from solar.ir.ops import ConstantOp, SliceEntry, Value
 from solar.ir.types import Dim
 
 from .core import (
@@ -147,9 +147,28 @@ def lower_index(n: TorchNode) -> Value:
     first, tensors = _index_tensors(n, x)
     em = n.em
     if len(tensors) == 1:
-        return em.gather(x, tensors[0], first)
+        return em.gather(x, _from_the_start(em, tensors[0], vtype(x).shape[first]), first)
     merged, f = _combined_index(em, x, first, tensors)
     return em.gather(merged, f, first)
+
+
+def _from_the_start(em: Emitter, idx: Value, size: Dim) -> Value:
+    """A constant index with negative entries (Falcon's `qkv[..., [-2], :]`: the keys after the queries),
+    counted from the end as Python does, folded into the constant; any other index is as given."""
+    owner = idx.owner
+    if not isinstance(owner, ConstantOp) or not isinstance(size, int):
+        return idx
+
+    def wrap(value: object) -> object:
+        if isinstance(value, list):
+            return [wrap(v) for v in value]
+        return value + size if isinstance(value, int) and value < 0 else value
+
+    value = wrap(owner.value)
+    if value == owner.value:
+        return idx
+    t = vtype(idx)
+    return em.constant(value if isinstance(value, list) else int(value), t.shape, t.dtype)  # type: ignore[arg-type]
 
 
 @torch_op("index_put", "_unsafe_index_put")

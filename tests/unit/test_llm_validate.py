@@ -23,7 +23,7 @@ def test_reduced_config_keeps_grouped_query_attention():
     assert (config.num_attention_heads, config.num_key_value_heads) == (8, 2)
     assert (config.head_dim, config.hidden_size, config.num_hidden_layers) == (16, 128, 2)
     assert reduced["num_hidden_layers"] == (32, 2) and reduced["vocab_size"] == (128256, 256)
-    assert reduced["intermediate_size"] == (14336, 96)
+    assert reduced["intermediate_size"] == (14336, 448)  # 3.5 times the hidden size, as at full size
 
 
 def test_llama2_7b_decode_validates_at_reduced_sizes():
