@@ -43,9 +43,9 @@ from .llm_config_checks import (
     read_config,
     text_fields,
 )
+from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
-from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
 from .lowering.core import LoweringError
 from .torch_export import lower_exported
 from .torch_mla import absorb_latent_attention

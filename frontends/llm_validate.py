@@ -23,9 +23,9 @@ from typing import Any
 import torch
 
 from .diagnostics import TranslationError
-from .llm_mla import cache_dims
 from .llm_config_checks import quiet_transformers
 from .llm_families import TOKEN_ID_FIELDS, grouped_kv_heads, kv_heads, twin_fields, with_fields
+from .llm_mla import cache_dims
 from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
 from .lowering.core import LoweringError
 from .reference_model import build_reference
