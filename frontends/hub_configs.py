@@ -88,8 +88,24 @@ def config_path(name: str | os.PathLike[str], cache_dir: str | None = None, revi
                              f"`hf download {name} {filename}` where there is a network")
     try:
         return str(hf_hub_download(name, filename, cache_dir=cache, revision=revision, token=token))
-    except Exception as err:  # noqa: BLE001 - every way the fetch fails is this one line
+    except Exception as err:  # every way the fetch fails is this one line
         raise HubConfigError(f"{where}, and the hub did not give it: {_fetch_failure(err)}") from None
+
+
+def store_config(name: str, config_json: str, cache: str, commit: str = "0" * 40) -> str:
+    """Writes `config_json` (the text of a config.json) into the hub cache `cache` as huggingface_hub lays out
+    a download of `name`'s config alone, and returns its path: a machine without a network gets a model's
+    config this way (and the tests their offline caches)."""
+    folder = os.path.join(cache, "models--" + name.replace("/", "--"))
+    snapshot = os.path.join(folder, "snapshots", commit)
+    os.makedirs(snapshot, exist_ok=True)
+    os.makedirs(os.path.join(folder, "refs"), exist_ok=True)
+    with open(os.path.join(folder, "refs", "main"), "w", encoding="utf-8") as f:
+        f.write(commit)
+    path = os.path.join(snapshot, CONFIG_FILE)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(config_json)
+    return path
 
 
 def _fetch_failure(err: Exception) -> str:
@@ -198,4 +214,4 @@ def configs_only() -> None:
     PreTrainedModel.from_pretrained = classmethod(_model)  # type: ignore[method-assign,assignment]
 
 
-__all__ = ["CONFIG_FILE", "HubConfigError", "config_path", "configs_only", "hub_cache", "hub_offline"]
+__all__ = ["CONFIG_FILE", "HubConfigError", "config_path", "configs_only", "hub_cache", "hub_offline", "store_config"]
