@@ -3,10 +3,16 @@ alone: an offline cache in tmp holding config files only, never weights, never t
 
 from __future__ import annotations
 
+import hashlib
+import http.server
 import json
 import os
 import re
+import subprocess
+import sys
+import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -150,3 +156,78 @@ def test_solar_translate_names_the_missing_model_at_its_line(hub_cache: Path,
                       "`hf download solar-test/no-such-model config.json` where there is a network")
     assert err[1].strip() == 'self.encoder = AutoModel.from_pretrained("solar-test/no-such-model")'
     assert len(err) == 3 and "Traceback" not in "".join(err)
+
+
+class _Hub(http.server.BaseHTTPRequestHandler):
+    """A hub on 127.0.0.1 that serves one config.json for any model and answers 404 for every other file;
+    it remembers each request."""
+
+    body = json.dumps({"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2}).encode()
+    requests: ClassVar[list[str]] = []
+
+    def _headers(self) -> bool:
+        self.requests.append(f"{self.command} {self.path}")
+        found = self.path.endswith("/resolve/main/config.json")
+        self.send_response(200 if found else 404)
+        if found:
+            self.send_header("X-Repo-Commit", "c" * 40)
+            self.send_header("ETag", f'"{hashlib.sha1(self.body).hexdigest()}"')
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.body) if found else 0))
+        self.end_headers()
+        return found
+
+    def do_HEAD(self) -> None:
+        self._headers()
+
+    def do_GET(self) -> None:
+        if self._headers():
+            self.wfile.write(self.body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_with_a_network_only_the_config_is_fetched(tmp_path: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cache = tmp_path / "hub"
+    # huggingface_hub reads HF_ENDPOINT once, when imported: a process of its own.
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}", "HF_HUB_CACHE": str(cache),
+           "HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0"}
+    code = "from solar.frontends.hub_configs import config_path; print(config_path('solar-test/fetched'))"
+    try:
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    assert run.returncode == 0, run.stderr
+    path = Path(run.stdout.strip())
+    assert path == cache / "models--solar-test--fetched" / "snapshots" / ("c" * 40) / "config.json"
+    assert json.loads(path.read_text())["n_embd"] == 32
+    model_requests = [r for r in _Hub.requests if "/solar-test/fetched/" in r]
+    assert model_requests and all(r.endswith("/resolve/main/config.json") for r in model_requests)
+    blobs = list((cache / "models--solar-test--fetched" / "blobs").iterdir())  # every file downloaded
+    assert len(blobs) == 1 and blobs[0].read_bytes() == _Hub.body
+
+
+def test_solar_llm_prices_a_hub_model_by_name(hub_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from solar.tools.solar_llm import run
+
+    llama = (DATA / "hf_configs" / "tiny-llama.json").read_text(encoding="utf-8")
+    path = store_config("solar-test/tiny-llama", llama, str(hub_cache))
+    assert run(["solar-test/tiny-llama", "--phase", "decode", "--no-validate"]) == 0
+    # 4 layers x 2 kv heads x 8 (head dim) x 2 (keys and values) x 2 bytes (bfloat16)
+    out = capsys.readouterr().out.replace("\n", "")  # the header wraps at the console's width
+    assert out.startswith(f"{path}: llama, 4 layers, hidden 32, 4 heads (2 key-value), bfloat16; KV cache 256B "
+                          "per token")
+
+
+def test_solar_llm_names_a_missing_hub_model_before_torch_is_imported(tmp_path: Path) -> None:
+    probe = ("import sys\nfrom solar.tools.solar_llm import run\n"
+             "print(run(['solar-test/absent']), 'torch' in sys.modules)\n")
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
+    assert done.stdout.split() == ["1", "False"]
+    assert done.stderr == (f"solar-llm: error: solar-test/absent: no config.json in the Hugging Face cache ({tmp_path}), "
+                           "and the hub may not be asked (HF_HUB_OFFLINE): fetch it once with `hf download "
+                           "solar-test/absent config.json` where there is a network\n")
