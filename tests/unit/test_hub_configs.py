@@ -228,6 +228,6 @@ def test_solar_llm_names_a_missing_hub_model_before_torch_is_imported(tmp_path: 
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
     assert done.stdout.split() == ["1", "False"]
-    assert done.stderr == (f"solar-llm: error: solar-test/absent: no config.json in the Hugging Face cache ({tmp_path}), "
-                           "and the hub may not be asked (HF_HUB_OFFLINE): fetch it once with `hf download "
-                           "solar-test/absent config.json` where there is a network\n")
+    assert done.stderr == (f"solar-llm: error: solar-test/absent: no config.json in the Hugging Face cache "
+                           f"({tmp_path}), and the hub may not be asked (HF_HUB_OFFLINE): fetch it once with "
+                           "`hf download solar-test/absent config.json` where there is a network\n")
