@@ -231,3 +231,15 @@ def test_solar_llm_names_a_missing_hub_model_before_torch_is_imported(tmp_path: 
     assert done.stderr == (f"solar-llm: error: solar-test/absent: no config.json in the Hugging Face cache "
                            f"({tmp_path}), and the hub may not be asked (HF_HUB_OFFLINE): fetch it once with "
                            "`hf download solar-test/absent config.json` where there is a network\n")
+
+
+def test_reformer_says_which_line_of_the_model_cannot_export(hub_cache: Path) -> None:
+    from solar.frontends.diagnostics import TranslationError
+    from solar.frontends.torch_export import load_problem, translate_problem
+
+    # Its axial position encodings are cut to `position_ids.max().item()`: a size only the data fixes.
+    with pytest.raises(TranslationError) as err:
+        translate_problem(load_problem(str(PROGRAMS / "tiny_reformer_lm.py")))
+    first = str(err.value).splitlines()[0]
+    assert re.search(r"tiny_reformer_lm.py:19:9: error: aten.slice.Tensor \(at transformers/models/reformer/"
+                     r"modeling_reformer.py:\d+\) reads floordiv, whose size depends on the data: ", first)
