@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -84,6 +85,7 @@ def main() -> None:
         with open(program, "w", encoding="utf-8") as f:
             f.write(PROGRAM.format(model=model, batch=batch, sequence=sequence))
         start = time.perf_counter()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             run = subprocess.run([TOOL, program, "--no-validate", "-o", program[:-3] + ".mlir"], env=env,
                                  capture_output=True, text=True, timeout=args.timeout)
@@ -92,7 +94,9 @@ def main() -> None:
                 f"ok, {os.path.getsize(program[:-3] + '.mlir')} bytes of SIR"
         except subprocess.TimeoutExpired:
             result = f"still translating after {args.timeout:.0f} s"
-        print(f"{name:48s} {time.perf_counter() - start:7.1f} s  {result}", flush=True)
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+        print(f"{name:46s} {time.perf_counter() - start:7.1f} s wall {cpu:6.1f} s CPU  {result}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 A program may build its model as KernelBench level 4 does, `AutoModelForCausalLM.from_pretrained("gpt2")` in
 `Model.__init__`. A bound needs the shapes only, and transformers refuses `from_pretrained` on the meta
-device (and would read, or download, every weight on the CPU). While `configs_only()` is installed:
+device (and would read, or download, every weight on the CPU). Once `configs_only()` has installed the
+interception (program_files.import_file does, before running a program that uses transformers; it stays for
+the rest of the process: SOLAR never wants a model's weights):
 
 - `AutoConfig.from_pretrained(name)` and `PretrainedConfig.from_pretrained(name)` read `config.json` from the
   local Hugging Face cache, or, with a network and without `HF_HUB_OFFLINE`, fetch that one file;
@@ -32,7 +34,7 @@ _WEIGHT_ARGS = ("state_dict", "device_map", "max_memory", "offload_folder", "off
                 "from_flax", "mirror", "_fast_init", "ignore_mismatched_sizes", "key_mapping", "gguf_file",
                 "adapter_kwargs", "adapter_name", "code_revision", "_from_auto", "_commit_hash", "tp_plan",
                 "tp_size", "device_mesh", "use_kernels", "kernel_config", "generation_config",
-                "quantization_config", "use_auth_token", "resume_download", "local_files_only")
+                "quantization_config", "use_auth_token", "resume_download")
 _BUILD_ARGS = ("attn_implementation", "experts_implementation", "trust_remote_code")
 
 
