@@ -243,3 +243,15 @@ def test_reformer_says_which_line_of_the_model_cannot_export(hub_cache: Path) ->
     first = str(err.value).splitlines()[0]
     assert re.search(r"tiny_reformer_lm.py:19:9: error: aten.slice.Tensor \(at transformers/models/reformer/"
                      r"modeling_reformer.py:\d+\) reads floordiv, whose size depends on the data: ", first)
+
+
+def test_a_config_transformers_does_not_know_is_one_line(hub_cache: Path) -> None:
+    from transformers import AutoConfig
+
+    path = store_config("solar-test/unknown-type", '{"model_type": "no_such_family", "hidden_size": 8}',
+                        str(hub_cache))
+    with pytest.raises(HubConfigError) as err:
+        AutoConfig.from_pretrained("solar-test/unknown-type")
+    message = str(err.value)
+    assert message.startswith(f"solar-test/unknown-type: transformers cannot read its config ({path}): ")
+    assert "no_such_family" in message and "\n" not in message
