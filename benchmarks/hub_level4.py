@@ -7,7 +7,7 @@ for one (model, batch, sequence) of level 4's, translated by `solar-translate --
 process with HF_HUB_OFFLINE=1. Printed per problem: the wall time and the result (the output's size, or the
 tool's one-line error).
 
-    python benchmarks/hub_level4.py [--only gpt2,bigbird] [--timeout 900]
+    python benchmarks/hub_level4.py [--only gpt2,bigbird] [--problems 5,19] [--dynamic batch] [--timeout 900]
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def get_init_inputs():
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated substrings of the model names to run")
+    ap.add_argument("--problems", default="", help="comma-separated problem numbers to run (1-20)")
+    ap.add_argument("--dynamic", default="all", help="solar-translate's --dynamic (default all)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per problem")
     args = ap.parse_args()
     from solar.frontends.hub_configs import store_config
@@ -80,6 +82,8 @@ def main() -> None:
     for number, (model, batch, sequence) in enumerate(PROBLEMS, 1):
         if wanted and not any(w in model for w in wanted):
             continue
+        if args.problems and str(number) not in args.problems.split(","):
+            continue
         name = f"{number}_{model.split('/')[-1].replace('.', 'p').replace('-', '_')}_bs{batch}_seq{sequence}"
         program = os.path.join(work, name + ".py")
         with open(program, "w", encoding="utf-8") as f:
@@ -87,7 +91,7 @@ def main() -> None:
         start = time.perf_counter()
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            run = subprocess.run([TOOL, program, "--no-validate", "-o", program[:-3] + ".mlir"], env=env,
+            run = subprocess.run([TOOL, program, "--no-validate", "--dynamic", args.dynamic, "-o", program[:-3] + ".mlir"], env=env,
                                  capture_output=True, text=True, timeout=args.timeout)
             error = [ln for ln in run.stderr.splitlines() if "error:" in ln]
             result = (error[0] if error else run.stderr.strip()[-200:]) if run.returncode else \
