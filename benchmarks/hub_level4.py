@@ -91,8 +91,8 @@ def main() -> None:
         start = time.perf_counter()
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            run = subprocess.run([TOOL, program, "--no-validate", "--dynamic", args.dynamic, "-o", program[:-3] + ".mlir"], env=env,
-                                 capture_output=True, text=True, timeout=args.timeout)
+            command = [TOOL, program, "--no-validate", "--dynamic", args.dynamic, "-o", program[:-3] + ".mlir"]
+            run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
             error = [ln for ln in run.stderr.splitlines() if "error:" in ln]
             result = (error[0] if error else run.stderr.strip()[-200:]) if run.returncode else \
                 f"ok, {os.path.getsize(program[:-3] + '.mlir')} bytes of SIR"
