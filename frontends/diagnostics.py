@@ -282,6 +282,12 @@ class SourceError(Exception):
             self._block("note", m, w) for m, w in self.notes)
 
 
+class ProgramError(Exception):
+    """A problem with what the user's program asks for, raised from inside it by a SOLAR hook (a model named
+    whose config cannot be found, frontends/hub_configs.py): its message is the whole diagnostic, located at
+    the program's line that asked."""
+
+
 # Modules whose distribution on PyPI has another name.
 _DISTRIBUTIONS = {"yaml": "pyyaml", "cv2": "opencv-python", "PIL": "pillow", "sklearn": "scikit-learn",
                   "skimage": "scikit-image", "bs4": "beautifulsoup4", "attr": "attrs", "google.protobuf": "protobuf"}
@@ -323,6 +329,8 @@ def user_code_error(err: BaseException, doing: str) -> SourceError:
         if where is not None and where.file != err.filename:
             notes.append((f"imported here, {doing}", where))
         return SourceError(f"syntax error: {err.msg}", syntax_at, notes)
+    if isinstance(err, ProgramError):
+        return SourceError(str(err), where)
     if isinstance(err, SystemExit):
         return SourceError(f"the program called sys.exit({err.code!r}) {doing}: a program to translate must "
                            "return, not exit", where)

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 from .diagnostics import user_code_error
+from .hub_configs import configs_only
 from .lowering.core import LoweringError
 
 
@@ -86,6 +87,10 @@ def import_file(path: str, name: str | None = None) -> ModuleType:
         raise LoweringError(f"cannot import {path}")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
+    # A Hugging Face model the program names is built from its config alone (hub_configs.py): installed before
+    # the program runs when it uses transformers (its own text says so), else once it has imported it.
+    if "transformers" in sys.modules or _mentions_transformers(path):
+        configs_only()
     try:
         with program_folder(path):
             spec.loader.exec_module(mod)
@@ -95,4 +100,14 @@ def import_file(path: str, name: str | None = None) -> ModuleType:
     except (Exception, SystemExit) as err:  # the file's own errors (and exits) are the user's: located
         sys.modules.pop(name, None)
         raise user_code_error(err, f"while importing {path}") from None
+    if "transformers" in sys.modules:  # through a sibling module: its models are built after the import
+        configs_only()
     return mod
+
+
+def _mentions_transformers(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "transformers" in f.read()
+    except OSError:
+        return False

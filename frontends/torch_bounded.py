@@ -14,6 +14,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from solar.ir.ops import ModuleOp, Value
 
+from .diagnostics import library_frame
 from .lowering.core import Emitter
 from .validate import BOUNDED_OUTPUTS
 
@@ -33,9 +34,12 @@ def refuse_reading_bounded(node: torch.fx.Node, env: dict[torch.fx.Node, Any], e
     reads = [a for a in node.all_input_nodes if env.get(a) is DATA_SIZE or env.get(a) in em.bounded]
     if not reads:
         return None
-    return (f"{name} reads {reads[0].name}, whose size depends on the data: SIR holds it padded to a static "
-            "bound, and work on the padding would be priced above what the program does; return it as an "
-            "output instead")
+    # Inside a library's model (Reformer's LSH buckets, say), its own line says which computation it is.
+    frame = library_frame(node.meta.get("stack_trace"))
+    at = f" (at {frame})" if frame else ""
+    return (f"{name}{at} reads {reads[0].name}, whose size depends on the data: SIR holds it padded to a "
+            "static bound, and work on the padding would be priced above what the program does; return it as "
+            "an output instead")
 
 
 def bounded_counts(outputs: list[Value], em: Emitter, module: ModuleOp) -> list[Value]:

@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from .diagnostics import SourceError, TranslationError, user_frames
+from .diagnostics import ProgramError, SourceError, TranslationError, user_code_error, user_frames
 from .export_dims import ExportDims, explain_fixed
 from .lowering import TORCH_LOWERINGS
 from .lowering.core import LoweringError
@@ -156,6 +156,8 @@ def _export(problem: TorchProblem, dynamic: str, dims: set[tuple[int, int]] | No
     """Export on the meta device, else on the CPU (some programs need real data to trace)."""
     try:
         return export_with_dims(problem, dynamic, dims=dims)
+    except ProgramError as err:  # what the program asks cannot be had (hub_configs.py): the same on the CPU
+        raise user_code_error(err, "while building the model") from None
     except Exception as err:
         try:
             return export_with_dims(problem, dynamic, device="cpu", dims=dims)

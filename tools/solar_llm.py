@@ -8,10 +8,11 @@
     solar-llm config.json --weights int4 --group-size 128 --kv-cache-dtype fp8   # docs/quantization.md
     solar-llm config.json --tensor-parallel 4 --pipeline-parallel 2 --generate 128
     solar-llm config.json --slo ttft=500ms,tpot=30ms --throughput 2000 --target h100,b200   # a search
+    solar-llm Qwen/Qwen2-7B                      # a hub model by name: its config.json only (cache or fetch)
     solar-llm config.json --no-validate          # skip validating each step at reduced sizes (on by default)
 
-The model is built on the meta device (no weights; nothing is downloaded). Exit status: 0 done; 1 a bad
-config, size or option (one line, no output file lost); 2 an internal error.
+The model is built on the meta device (no weights; a hub name fetches its config.json alone, unless cached).
+Exit status: 0 done; 1 a bad config, size or option (one line, no output file lost); 2 an internal error.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def build_parser() -> Parser:
     p = Parser(prog=PROG, allow_abbrev=False,
                description="Prefill and decode bounds (TTFT, TPOT, tokens/s, memory fit) of an LLM config.")
     add_version(p, PROG)
-    p.add_argument("config", help="a Hugging Face config.json (a local file) or a KernelBench-style FILE.py")
+    p.add_argument("config", help="a Hugging Face config.json (a local file), a hub model's name (org/name: its "
+                                   "config.json alone, cached or fetched) or a KernelBench-style FILE.py")
     p.add_argument("--target", default="h100", help="targets, comma-separated (default h100)")
     p.add_argument("--phase", default="both", help="prefill, decode or both (default)")
     p.add_argument("--batch", default="1", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2")
@@ -79,6 +81,15 @@ def _check_args(args: argparse.Namespace) -> None:
     """What can be checked before torch and transformers are imported (seconds): a mistyped config path, a
     config whose file alone shows it broken (not UTF-8 or JSON, a size missing, too large or not dividing
     the heads, an unknown dtype), or an output that cannot be written answers at once."""
+    if not os.path.exists(args.config) and not args.config.endswith((".json", ".py")):
+        # A hub model by name (org/name): its config.json from the Hugging Face cache, or that file alone
+        # fetched (frontends/hub_configs.py); never its weights.
+        from solar.frontends.hub_configs import HubConfigError, config_path
+
+        try:
+            args.config = config_path(args.config)
+        except HubConfigError as err:
+            raise UsageError(str(err)) from None
     if os.path.isdir(args.config):
         raise UsageError(f"{args.config}: is a directory, not a config.json or a Python file")
     if not os.path.isfile(args.config):
