@@ -25,7 +25,7 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
                    budget_s: float = 1.0, warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
     """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes)."""
     from solar.bench.bounds import BoundsError, compute_bounds
-    from solar.bench.html import sol_document
+    from solar.bench.html import sol_results
     from solar.bench.line_profile import add_measured, profile_lines
     from solar.bench.measure import (
         TimingOptions,
@@ -86,7 +86,7 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
             profile = profile_lines(lambda: program(*inputs))
         except SystemExit as err:
             raise _exited(err) from None
-        machine_doc, _, _ = sol_document(module, sizes, [machine], allow_tf32)
+        machine_doc = sol_results(module, sizes, [machine], allow_tf32).document
         add_measured(machine_doc, profile, name)
         add_measured(analysis.document, profile, name)
         rec["source_lines"] = machine_doc["targets"][0]["source_lines"]

@@ -4,7 +4,6 @@ built from (docs/python-api.md)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -13,8 +12,8 @@ from solar.errors import BadInputError, BadOptionError, OutputPathError, SweepSp
 
 if TYPE_CHECKING:
     from solar.backends.report import TargetReport
+    from solar.backends.sol_results import SolResults
     from solar.backends.source_lines import LineCost
-    from solar.ir.ops import ModuleOp
 
 MODES = ("unfused", "fused", "whole_graph")
 
@@ -69,8 +68,7 @@ class Analysis:
     """The speed of light of one program on one or more targets (what `solar.analyze` returns)."""
 
     def __init__(self, name: str, targets: list[str], totals: dict[str, dict[str, ModeTotal]], units: list[UnitCost],
-                 groups: list[GroupCost], sir: str, document: dict[str, Any], origin: Origin,
-                 reports: list[TargetReport], module: ModuleOp) -> None:
+                 groups: list[GroupCost], sir: str, origin: Origin, results: SolResults) -> None:
         self.name = name
         self.targets = targets  # the targets' catalogue names (h100-sxm for h100)
         self.totals = totals  # target → mode → ModeTotal
@@ -78,9 +76,9 @@ class Analysis:
         self.groups = groups
         self.sir = sir  # the analysed module's SIR text (as translated, before the passes)
         self.origin = origin
-        self._document = document
-        self._reports = reports
-        self._module = module
+        self.results = results  # the one model of the results (backends/sol_results.py); the rest are views
+        self._document = results.document
+        self._reports = results.reports
         self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
         self.make_live: Callable[[], tuple[Any, tuple[Any, ...]]] | None = None  # builds `live` when first needed
         self.measured: dict[str, Any] | None = None  # set by bench()
@@ -88,14 +86,11 @@ class Analysis:
         self._surface: Any = None  # the CostSurface, built on the first sweep
 
     @classmethod
-    def from_run(cls, module: ModuleOp, reports: list[TargetReport], sir: str, requested: list[str],
-                 origin: Origin, fp32_precision: str) -> Analysis:
-        from solar.backends.report import to_json
-        from solar.backends.source_lines import add_to_json, group_lines, unit_location
+    def from_run(cls, results: SolResults, sir: str, origin: Origin) -> Analysis:
+        """The API's view of the results model the --sol pass built."""
+        from solar.backends.source_lines import group_lines, unit_location
 
-        name = module.name or "module"
-        values = {p.name: p.default for p in module.params if p.default is not None}
-        doc = add_to_json(to_json(reports, name, values, fp32_precision), reports)
+        reports = results.reports
         totals = {r.name: {m: ModeTotal(r.name, m, res.seconds, res.bound, res.flops, res.bytes)
                            for m, res in r.modes.items()} for r in reports}
         for r in reports:
@@ -115,7 +110,7 @@ class Analysis:
         groups = [GroupCost(w.name, w.flops, w.total_bytes, {r.name: r.groups[k][1].seconds for r in reports},
                             {r.name: r.groups[k][1].bound for r in reports}, spans.get(w.name, []))
                   for k, (w, _) in enumerate(first.groups)]
-        return cls(name, [r.name for r in reports], totals, units, groups, sir, doc, origin, reports, module)
+        return cls(results.name, [r.name for r in reports], totals, units, groups, sir, origin, results)
 
     # ---- figures ----------------------------------------------------------------------------------------
     def total(self, mode: str = "fused", target: str | None = None) -> float:
@@ -161,12 +156,13 @@ class Analysis:
     # ---- views ------------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The `--sol-report` document (docs/sol.md), with the measurement and sweeps when there are any."""
-        doc = json.loads(json.dumps(self._document))  # a copy the caller may change
-        if self.measured is not None:
-            doc["measured"] = self.measured
-        if self.sweeps:
-            doc["sweeps"] = self.sweeps
-        return doc
+        return self.results.json(self.measured, self.sweeps)
+
+    @property
+    def verdict(self) -> list[str]:
+        """What bounds the program on each target, the headroom where measured, and the top three places to
+        act with their gains (docs/sol.md, "Verdict")."""
+        return self.results.verdict(self.measured)
 
     def save_json(self, path: str) -> None:
         from solar.backends.report import write_json
@@ -176,14 +172,13 @@ class Analysis:
 
     def to_html(self, path: str | None = None) -> str:
         """The HTML report (one self-contained page); written atomically to `path` when given."""
-        from solar.backends.html_report import dot_of, render_html, report_inputs, sir_of_units
+        from solar.backends.html_report import report_inputs
         from solar.backends.html_svg import sweep_curves
         from solar.ir.outputs import write_text_atomic
 
         inputs = report_inputs(self.origin.file, self.origin.params or self._document["params"], self.targets,
                                f"solar.analyze(<{self.origin.frontend} program>, targets={tuple(self.targets)!r})")
-        page = render_html(self._document, sir_of_units(self._reports[0]), dot_of(self._module), inputs,
-                           self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
+        page = self.results.html(inputs, self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
         if path is not None:
             with _output_errors():
                 write_text_atomic(_path(path), page, "the HTML report")
@@ -191,10 +186,8 @@ class Analysis:
 
     def plot(self, path: str) -> None:
         """The roofline PNG, one panel per target (labels never overlap)."""
-        from solar.backends.report import plot
-
         with _output_errors():
-            plot(self._reports, _path(path))
+            self.results.plot(_path(path))
 
     def to_pandas(self, table: str = "units") -> Any:
         """A DataFrame of `units`, `groups`, `lines` or `totals` (pandas is optional: installed, it works)."""
@@ -221,14 +214,7 @@ class Analysis:
         from rich.console import Group
         from rich.text import Text
 
-        from solar.backends.report import render_report
-        from solar.backends.source_lines import by_source_line, render_source_lines
-
-        text = render_report(self._reports, self.name)
-        lines = [by_source_line(r) for r in self._reports]
-        if lines[0].located:
-            text += render_source_lines(lines)
-        return Group(Text(text))
+        return Group(Text(self.results.terminal(self.measured)))
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -281,7 +267,7 @@ class Analysis:
                 raise SweepError("give at least one size to sweep, e.g. sweep(BATCH='1..64*2')")
             latency_s = parse_latency(latency) if latency else None
             if self._surface is None:
-                self._surface = CostSurface(self._module, [load_target(t) for t in self.targets],
+                self._surface = CostSurface(self.results.program, [load_target(t) for t in self.targets],
                                             fp32_precision=self._document["fp32_precision"])
             doc = sweep_json(run_sweep(self._surface, grid, latency_s), self.name)
         except SweepSpecError:

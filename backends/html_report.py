@@ -33,7 +33,9 @@ th.sorted-asc::after{content:" ▲"}th.sorted-desc::after{content:" ▼"}
 td.text,th.text{text-align:left}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 pre{background:#f6f8fa;padding:8px;overflow-x:auto;max-height:360px}
 details{margin:4px 0}summary{cursor:pointer}.note{color:#566;font-size:12px}
-.violation{color:#b00020;font-weight:600}.graph svg{max-width:100%;height:auto}
+.violation{color:#b00020;font-weight:600}
+.verdict{background:#f4f7fb;border-left:4px solid #3b6db3;padding:4px 14px;margin:8px 0 16px}
+.verdict p{margin:6px 0}.graph svg{max-width:100%;height:auto}
 """
 
 # Sorting: a click on a header orders the rows by that column (numbers by data-value, else by text); a
@@ -200,6 +202,7 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
     name = html.escape(doc["module"])
     out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SOLAR: @{name}</title>'
            f"<style>{_CSS}</style></head><body><h1>Speed of light of @{name}</h1>"]
+    out.append(_verdict(doc.get("verdict") or []))
     out.append("<h2>Totals</h2>" + _totals(doc))
     out.append(_measured(measured))
     for t in doc["targets"]:
@@ -233,6 +236,16 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
     out.append(f'<script type="application/json" id="solar-report">{_script_json(doc)}</script>')
     out.append(f"<script>{_JS}</script></body></html>\n")
     return "".join(out)
+
+
+def _verdict(sentences: list[str]) -> str:
+    """The verdict first (backends/sol_verdict.py): each sentence a paragraph, `code` spans as code."""
+    if not sentences:
+        return ""
+    paragraphs = "".join(
+        "<p>" + "".join(f"<code>{html.escape(part)}</code>" if k % 2 else html.escape(part)
+                        for k, part in enumerate(text.split("`"))) + "</p>" for text in sentences)
+    return f'<section id="verdict" class="verdict"><h2>Verdict</h2>{paragraphs}</section>'
 
 
 def _fact(value: Any) -> str:

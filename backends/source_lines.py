@@ -215,11 +215,12 @@ def _short(where: str) -> str:
     return f"{rel if not rel.startswith('..') else file}:{line}"
 
 
-def add_to_json(doc: dict[str, Any], reports: list[TargetReport], base_dir: str | None = None) -> dict[str, Any]:
-    """The `--sol-report` document with each target's lines (`source_lines`), each unit's location and each
-    group's lines (added in version 1; docs/sol.md)."""
-    for entry, r in zip(doc["targets"], reports, strict=True):
-        entry["source_lines"] = by_source_line(r, base_dir).to_json()
+def add_to_json(doc: dict[str, Any], reports: list[TargetReport], base_dir: str | None = None,
+                lines: list[SourceLines] | None = None) -> dict[str, Any]:
+    """The `--sol-report` document with each target's lines (`source_lines`; `lines` when computed already),
+    each unit's location and each group's lines (added in version 1; docs/sol.md)."""
+    for k, (entry, r) in enumerate(zip(doc["targets"], reports, strict=True)):
+        entry["source_lines"] = (lines[k] if lines is not None else by_source_line(r, base_dir)).to_json()
         for unit, (w, _) in zip(entry["units"], r.units, strict=True):
             loc = unit_location(w)
             unit["loc"] = None if loc is None else {"file": loc.file, "line": loc.line, "col": loc.col}
