@@ -23,7 +23,9 @@ class Measurable:
 
 def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",), device: str = "auto",
                    budget_s: float = 1.0, warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
-    """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes)."""
+    """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes). Longer than
+    most: it is one measurement's steps in order (device, bounds, timing, judgement, line shares), each a
+    call into bench/, kept together so the order they depend on reads top to bottom."""
     from solar.bench.bounds import BoundsError, compute_bounds
     from solar.bench.html import sol_results
     from solar.bench.line_profile import add_measured, profile_lines

@@ -95,54 +95,75 @@ def _format_intensity(w: Work) -> str:
     return "∞" if math.isinf(ai) else f"{ai:.3g}"
 
 
+_LABELS = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph"}
+
+
 def render_report(reports: list[TargetReport], module_name: str) -> str:
+    """The terminal tables: units, the peaks they are priced at, fusion groups, totals, the cache-aware
+    bound and the inverse roofline (each where it applies), every target side by side."""
     buf = StringIO()
     # Wide enough that no table wraps its cells (several targets side by side); tables keep their own width.
     console = Console(file=buf, width=1000, color_system=None)
     first = reports[0]
-    units = Table(title=f"Speed of light of @{module_name}: units of execution (unfused)", title_justify="left")
-    for col in ("unit", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
-        units.add_column(col, justify="left" if col in ("unit", "kind") else "right")
-    for r in reports:
-        units.add_column(f"{r.name} time", justify="right")
-        units.add_column("bound")
-    for k, (w, _) in enumerate(first.units):
-        row = [w.name + (f" ×{w.trips}" if w.trips > 1 else ""), w.kind,
-               quantity(sum(w.flops_tensor.values()) * w.trips), quantity(sum(w.flops_vector.values()) * w.trips),
-               quantity(w.total_bytes), _format_intensity(w)]
-        for r in reports:
-            t = r.units[k][1]
-            row += [seconds(t.seconds), t.bound]
-        units.add_row(*row)
-    console.print(units)
-    priced = [k for k, (w, _) in enumerate(first.units) if w.flops]
-    if priced:
-        # The peak behind every unit's compute time (docs/sol.md, "Which peak"): an f32 convolution that the
-        # framework runs on TF32 tensor cores reads "tf32 tensor".
-        peak_table = Table(title="Peaks used (the precision and unit FLOPs are priced at)",
-                           title_justify="left")
-        peak_table.add_column("unit")
-        for r in reports:
-            peak_table.add_column(f"{r.name} peaks")
-        for k in priced:
-            w = first.units[k][0]
-            peak_table.add_row(w.name, *(_peak_text(r.units[k][0], r.peaks) for r in reports))
-        console.print(peak_table)
+    console.print(_works_table(f"Speed of light of @{module_name}: units of execution (unfused)", "unit", reports,
+                               [w for w, _ in first.units], [[t for _, t in r.units] for r in reports], kind=True))
+    if any(w.flops for w, _ in first.units):
+        console.print(_peaks_table(reports))
     if first.groups:
-        groups = Table(title="Fusion groups", title_justify="left")
-        for col in ("group", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
-            groups.add_column(col, justify="left" if col == "group" else "right")
-        for r in reports:
-            groups.add_column(f"{r.name} time", justify="right")
-            groups.add_column("bound")
-        for k, (w, _) in enumerate(first.groups):
-            row = [w.name, quantity(sum(w.flops_tensor.values()) * w.trips),
-                   quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _format_intensity(w)]
-            for r in reports:
-                t = r.groups[k][1]
-                row += [seconds(t.seconds), t.bound]
-            groups.add_row(*row)
-        console.print(groups)
+        console.print(_works_table("Fusion groups", "group", reports, [w for w, _ in first.groups],
+                                   [[t for _, t in r.groups] for r in reports], kind=False))
+    console.print(_totals_table(reports))
+    aware = [r.cache_aware for r in reports if r.cache_aware is not None]
+    if aware:
+        console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
+                      + ", ".join(f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
+                                  for r in reports if r.cache_aware is not None)
+                      + "; bytes column: the first of them.")
+        console.print(_cache_aware_table(aware[0]))
+    if first.inverse is not None:
+        console.print(_inverse_table(reports))
+        console.print("compute ×: the factor every compute peak needs with infinitely fast memory; bandwidth ×: "
+                      "the DRAM bandwidth factor with infinitely fast compute; both ×: the common factor on both "
+                      "(≤ 1: the target already meets the latency).")
+    return buf.getvalue()
+
+
+def _works_table(title: str, first_col: str, reports: list[TargetReport], works: list[Work],
+                 timings: list[list[Timing]], kind: bool) -> Table:
+    """Units or groups: counts (contraction FLOPs are those tensor cores may run), then each target's time."""
+    table = Table(title=title, title_justify="left")
+    for col in (first_col, *(("kind",) if kind else ()), "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
+        table.add_column(col, justify="left" if col in (first_col, "kind") else "right")
+    for r in reports:
+        table.add_column(f"{r.name} time", justify="right")
+        table.add_column("bound")
+    for k, w in enumerate(works):
+        name = w.name + (f" ×{w.trips}" if w.trips > 1 and kind else "")
+        row = [name, *((w.kind,) if kind else ()), quantity(sum(w.flops_tensor.values()) * w.trips),
+               quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _format_intensity(w)]
+        for per_target in timings:
+            row += [seconds(per_target[k].seconds), per_target[k].bound]
+        table.add_row(*row)
+    return table
+
+
+def _peaks_table(reports: list[TargetReport]) -> Table:
+    """The peak behind every unit's compute time (docs/sol.md, "Which peak"): an f32 convolution that the
+    framework runs on TF32 tensor cores reads "tf32 tensor"."""
+    first = reports[0]
+    table = Table(title="Peaks used (the precision and unit FLOPs are priced at)", title_justify="left")
+    table.add_column("unit")
+    for r in reports:
+        table.add_column(f"{r.name} peaks")
+    for k, (w, _) in enumerate(first.units):
+        if w.flops:
+            table.add_row(w.name, *(_peak_text(r.units[k][0], r.peaks) for r in reports))
+    return table
+
+
+def _totals_table(reports: list[TargetReport]) -> Table:
+    """The modes' totals, the fusion gain, and (where computed) the cache-aware mode and the written order."""
+    first = reports[0]
     totals = Table(title="Totals", title_justify="left")
     totals.add_column("mode")
     totals.add_column("FLOPs", justify="right")
@@ -150,10 +171,9 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
     for r in reports:
         totals.add_column(f"{r.name} SOL", justify="right")
         totals.add_column("bound")
-    labels = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph"}
     for m in MODES:
         res = first.modes[m]
-        row = [labels[m], quantity(res.flops), quantity(res.bytes)]
+        row = [_LABELS[m], quantity(res.flops), quantity(res.bytes)]
         for r in reports:
             row += [seconds(r.modes[m].seconds), r.modes[m].bound]
         totals.add_row(*row)
@@ -174,7 +194,7 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
         # After --reorder-einsum (docs/reorder.md): the program as written, and what the new order gains.
         for m in MODES:
             res = first.before_reorder.modes[m]
-            row = [f"before reorder: {labels[m]}", quantity(res.flops), quantity(res.bytes)]
+            row = [f"before reorder: {_LABELS[m]}", quantity(res.flops), quantity(res.bytes)]
             for r in reports:
                 b = r.before_reorder
                 row += [seconds(b.modes[m].seconds), b.modes[m].bound] if b is not None else ["n/a", ""]
@@ -183,33 +203,27 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
         for r in reports:
             gain += [f"{reorder_gain(r)['fused']:.2f}×" if r.before_reorder is not None else "", ""]
         totals.add_row(*gain)
-    console.print(totals)
-    if aware:
-        console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
-                      + ", ".join(f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
-                                  for r in reports if r.cache_aware is not None)
-                      + "; bytes column: the first of them.")
-        console.print(_cache_aware_table(aware[0]))
-    if first.inverse is not None:
-        inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
-                    title_justify="left")
-        inv.add_column("mode")
+    return totals
+
+
+def _inverse_table(reports: list[TargetReport]) -> Table:
+    first = reports[0]
+    assert first.inverse is not None
+    inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
+                title_justify="left")
+    inv.add_column("mode")
+    for r in reports:
+        inv.add_column(f"{r.name}: compute ×", justify="right")
+        inv.add_column("bandwidth ×", justify="right")
+        inv.add_column("both ×", justify="right")
+    for m in MODES:
+        row = [_LABELS[m]]
         for r in reports:
-            inv.add_column(f"{r.name}: compute ×", justify="right")
-            inv.add_column("bandwidth ×", justify="right")
-            inv.add_column("both ×", justify="right")
-        for m in MODES:
-            row = [labels[m]]
-            for r in reports:
-                assert r.inverse is not None
-                i = r.inverse[m]
-                row += [f"{i.compute_factor:.3g}", f"{i.bandwidth_factor:.3g}", f"{i.both_factor:.3g}"]
-            inv.add_row(*row)
-        console.print(inv)
-        console.print("compute ×: the factor every compute peak needs with infinitely fast memory; bandwidth ×: "
-                      "the DRAM bandwidth factor with infinitely fast compute; both ×: the common factor on both "
-                      "(≤ 1: the target already meets the latency).")
-    return buf.getvalue()
+            assert r.inverse is not None
+            i = r.inverse[m]
+            row += [f"{i.compute_factor:.3g}", f"{i.bandwidth_factor:.3g}", f"{i.both_factor:.3g}"]
+        inv.add_row(*row)
+    return inv
 
 
 def _cache_aware_table(ca: CacheAware) -> Table:
