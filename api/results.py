@@ -49,7 +49,21 @@ class UnitCost:
     bytes: int
     seconds: dict[str, float]  # per target
     bound: dict[str, str]
-    source: str | None  # file:line of the user's code that made it
+    source: str | None  # file:line of the user's code that made it (relative to the working directory if inside)
+    module: str | None = None  # the model's module that made it (`attn.qkv`), where the frontend recorded one
+
+
+@dataclass(frozen=True)
+class ModuleCost:
+    """One node of the model's module tree (fvcore's table): the sums over the units made inside it."""
+
+    path: str  # "" for the model itself
+    depth: int
+    flops: int
+    bytes: int
+    unfused_s: float
+    fused_s: float  # its units' parts of the fusion groups' times (split as by_source_line splits them)
+    units: int
 
 
 @dataclass(frozen=True)
@@ -88,7 +102,8 @@ class Analysis:
     @classmethod
     def from_run(cls, results: SolResults, sir: str, origin: Origin) -> Analysis:
         """The API's view of the results model the --sol pass built."""
-        from solar.backends.source_lines import group_lines, unit_location
+        from solar.backends.report import unit_module, unit_place
+        from solar.backends.source_lines import group_lines
 
         reports = results.reports
         totals = {r.name: {m: ModeTotal(r.name, m, res.seconds, res.bound, res.flops, res.bytes)
@@ -101,11 +116,10 @@ class Analysis:
         first = reports[0]
         units = []
         for k, (w, _) in enumerate(first.units):
-            loc = unit_location(w)
             units.append(UnitCost(w.name, w.kind, w.flops, w.total_bytes,
                                   {r.name: r.units[k][1].seconds for r in reports},
-                                  {r.name: r.units[k][1].bound for r in reports},
-                                  f"{loc.file}:{loc.line}" if loc is not None else None))
+                                  {r.name: r.units[k][1].bound for r in reports}, unit_place(w) or None,
+                                  unit_module(w)))
         spans = group_lines(first)
         groups = [GroupCost(w.name, w.flops, w.total_bytes, {r.name: r.groups[k][1].seconds for r in reports},
                             {r.name: r.groups[k][1].bound for r in reports}, spans.get(w.name, []))
@@ -143,6 +157,33 @@ class Analysis:
         from solar.backends.source_lines import by_source_line
 
         return by_source_line(self._report(target)).lines
+
+    def by_module(self, target: str | None = None) -> list[ModuleCost]:
+        """The units rolled up the model's module tree, as fvcore's table shows it: the model (""), then each
+        module path and every prefix of it, in tree order; units with no module count at the model only."""
+        from solar.backends.sol_verdict import unit_shares
+
+        report = self._report(target)
+        fused = unit_shares(report)
+        nodes: dict[str, list[float]] = {"": [0, 0, 0.0, 0.0, 0]}
+        for k, (w, t) in enumerate(report.units):
+            path = self.units[k].module or ""
+            parts = path.split(".") if path else []
+            for n in range(len(parts) + 1):
+                node = nodes.setdefault(".".join(parts[:n]), [0, 0, 0.0, 0.0, 0])
+                node[0] += w.flops
+                node[1] += w.total_bytes
+                node[2] += t.seconds
+                node[3] += fused[k]
+                node[4] += 1
+        seen = {p: n for n, p in enumerate(nodes)}  # first appearance, in program order
+
+        def tree_order(path: str) -> list[int]:  # each ancestor's appearance, then its own: parents first
+            parts = path.split(".") if path else []
+            return [seen[".".join(parts[:n])] for n in range(1, len(parts) + 1)]
+
+        return [ModuleCost(p, p.count(".") + 1 if p else 0, int(v[0]), int(v[1]), v[2], v[3], int(v[4]))
+                for p, v in sorted(nodes.items(), key=lambda kv: tree_order(kv[0]))]
 
     def _report(self, target: str | None) -> TargetReport:
         name = self._target(target)
@@ -198,7 +239,8 @@ class Analysis:
         except ImportError:
             raise ImportError("Analysis.to_pandas needs pandas: pip install pandas") from None
         if table == "units":
-            rows = [{"name": u.name, "kind": u.kind, "flops": u.flops, "bytes": u.bytes, "source": u.source,
+            rows = [{"name": u.name, "module": u.module, "kind": u.kind, "flops": u.flops, "bytes": u.bytes,
+                     "source": u.source,
                      **{f"{t}_s": s for t, s in u.seconds.items()}} for u in self.units]
         elif table == "groups":
             rows = [{"name": g.name, "flops": g.flops, "bytes": g.bytes, "lines": ", ".join(g.lines),

@@ -14,7 +14,7 @@ import subprocess
 from typing import Any
 
 from solar.backends.html_svg import curves_svg, roofline_svg
-from solar.backends.report import TargetReport, quantity, seconds, strict_json
+from solar.backends.report import TargetReport, quantity, seconds, short_path, strict_json
 from solar.ir.ops import ModuleOp
 from solar.ir.outputs import write_text_atomic
 from solar.ir.printer import print_op
@@ -98,10 +98,10 @@ def _works(table_id: str, target: dict[str, Any], key: str) -> str:
         tensor = sum(w["flops_tensor"].values())
         vector = sum(w["flops_vector"].values())
         where = w.get("loc")
-        place = f'{where["file"]}:{where["line"]}' if where else ", ".join(w.get("lines", []))
+        place = f'{short_path(where["file"])}:{where["line"]}' if where else ", ".join(w.get("lines", []))
         ai = w["intensity"]
         rows.append("".join([
-            _cell(w["name"] + (f" ×{w['trips']}" if w["trips"] > 1 else ""), cls="text"),
+            _cell((w.get("module") or w["name"]) + (f" ×{w['trips']}" if w["trips"] > 1 else ""), cls="text"),
             _cell(w["kind"], cls="text"), _cell(quantity(tensor), tensor), _cell(quantity(vector), vector),
             _cell(quantity(w["bytes"]), w["bytes"]), _cell("∞" if ai is None else f"{ai:.3g}", ai if ai is not None
                                                            else float("inf")),
@@ -113,7 +113,7 @@ def _works(table_id: str, target: dict[str, Any], key: str) -> str:
 def _lines(target: dict[str, Any]) -> str:
     rows = []
     for ln in target.get("source_lines", []):
-        where = f'{ln["file"]}:{ln["line"]}' if ln["file"] else "<no source line>"
+        where = f'{short_path(ln["file"])}:{ln["line"]}' if ln["file"] else "<no source line>"
         code = ln["code"] + (f'  ← {", ".join(ln["library_frames"])}' if ln["library_frames"] else "")
         rows.append("".join([
             _cell(where, cls="text"), _cell(quantity(ln["flops"]), ln["flops"]),

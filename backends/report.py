@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from io import StringIO
 from typing import Any
@@ -12,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+from solar.ir import attr_names
+from solar.ir.diagnostics import Location
 from solar.ir.outputs import save_figure, write_text_atomic
 
 SCHEMA = "solar.sol-report"
@@ -68,6 +71,40 @@ def analyse(model: CostModel, peaks: Peaks, latency_s: float | None) -> TargetRe
         inverse = {m: inverse_roofline(m, works[m], peaks, latency_s) for m in MODES}
     return TargetReport(peaks, [(w, peaks.time(w)) for w in model.units],
                         [(w, peaks.time(w)) for w in model.groups if w.kind == "group"], modes, inverse)
+
+
+# ---- naming units ---------------------------------------------------------------------------------
+
+
+def unit_location(work: Work) -> Location | None:
+    """The frontend's location of a unit: that of its first op that has one."""
+    return next((op.src_loc for op in work.ops if op.src_loc is not None), None)
+
+
+def unit_module(work: Work) -> str | None:
+    """The model's module that made a unit (`attn.qkv`), where its frontend recorded one."""
+    return next((str(op.attrs[attr_names.MODULE_PATH]) for op in work.ops
+                 if attr_names.MODULE_PATH in op.attrs), None)
+
+
+def unit_label(work: Work) -> str:
+    """A unit as the tables name it: its module path when known, else its SIR name."""
+    return unit_module(work) or work.name
+
+
+def short_path(file: str) -> str:
+    """A path relative to the working directory when it is inside it, else as it is."""
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        return file
+    return file if rel.startswith("..") else rel
+
+
+def unit_place(work: Work) -> str:
+    """`file:line` of a unit's source (relative to the working directory where it can be), or ''."""
+    loc = unit_location(work)
+    return f"{short_path(loc.file)}:{loc.line}" if loc is not None else ""
 
 
 # ---- formatting -----------------------------------------------------------------------------------
@@ -132,18 +169,21 @@ def _works_table(title: str, first_col: str, reports: list[TargetReport], works:
                  timings: list[list[Timing]], kind: bool) -> Table:
     """Units or groups: counts (contraction FLOPs are those tensor cores may run), then each target's time."""
     table = Table(title=title, title_justify="left")
+    places = [unit_place(w) for w in works] if kind else []
     for col in (first_col, *(("kind",) if kind else ()), "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
         table.add_column(col, justify="left" if col in (first_col, "kind") else "right")
     for r in reports:
         table.add_column(f"{r.name} time", justify="right")
         table.add_column("bound")
+    if any(places):  # frontends' units: their source line beside their name
+        table.add_column("source")
     for k, w in enumerate(works):
-        name = w.name + (f" ×{w.trips}" if w.trips > 1 and kind else "")
+        name = (unit_label(w) if kind else w.name) + (f" ×{w.trips}" if w.trips > 1 and kind else "")
         row = [name, *((w.kind,) if kind else ()), quantity(sum(w.flops_tensor.values()) * w.trips),
                quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _format_intensity(w)]
         for per_target in timings:
             row += [seconds(per_target[k].seconds), per_target[k].bound]
-        table.add_row(*row)
+        table.add_row(*row, *([places[k]] if any(places) else []))
     return table
 
 
@@ -157,7 +197,7 @@ def _peaks_table(reports: list[TargetReport]) -> Table:
         table.add_column(f"{r.name} peaks")
     for k, (w, _) in enumerate(first.units):
         if w.flops:
-            table.add_row(w.name, *(_peak_text(r.units[k][0], r.peaks) for r in reports))
+            table.add_row(unit_label(w), *(_peak_text(r.units[k][0], r.peaks) for r in reports))
     return table
 
 

@@ -17,12 +17,11 @@ them (and a measurement, when there is one) from the document alone, so every vi
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections import Counter
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Work, mode_result
-from solar.backends.report import TargetReport, quantity, seconds
+from solar.backends.report import TargetReport, quantity, seconds, short_path
 from solar.ir.dtypes import DType
 from solar.ir.ops import Op
 
@@ -108,16 +107,7 @@ def _name(unit: dict[str, Any]) -> str:
     return f"`{shown}` ({short_path(loc['file'])}:{loc['line']})" if loc else f"`{shown}`"
 
 
-def short_path(file: str) -> str:
-    """A path relative to the working directory when it is inside it, else as it is."""
-    try:
-        rel = os.path.relpath(file)
-    except ValueError:
-        return file
-    return file if rel.startswith("..") else rel
-
-
-def _unit_shares(report: TargetReport) -> list[float]:
+def unit_shares(report: TargetReport) -> list[float]:
     """Each unit's part of the fused SOL: a group's time split among its units by their unfused times."""
     shares = [t.seconds for _, t in report.units]
     for group, timing in report.groups:
@@ -130,7 +120,7 @@ def _unit_shares(report: TargetReport) -> list[float]:
 
 
 def _top_unit(report: TargetReport, units_json: list[dict[str, Any]]) -> dict[str, Any] | None:
-    shares = _unit_shares(report)
+    shares = unit_shares(report)
     fused = report.modes["fused"].seconds
     if not shares or fused <= 0:
         return None
@@ -153,7 +143,7 @@ def _precision(model: CostModel, report: TargetReport, units_json: list[dict[str
     retimed = mode_result("fused", [_as_tf32(w) for w in model.groups], peaks).seconds
     fused = report.modes["fused"].seconds
     on_vector = [k for k, (w, _) in enumerate(report.units) if w.flops_tensor.get(DType.F32)]
-    shares = _unit_shares(report)
+    shares = unit_shares(report)
     k = max(on_vector, key=lambda i: shares[i]) if on_vector else None
     costliest = "" if k is None or fused <= 0 else \
         f"; the costliest, {_name(units_json[k])}, is {100 * shares[k] / fused:.0f} % of the fused SOL"
