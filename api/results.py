@@ -262,9 +262,11 @@ class Analysis:
         return self.to_html()
 
     def __repr__(self) -> str:
+        from solar.backends.report import seconds
+
         t = self.targets[0]
-        return (f"<Analysis @{self.name} on {', '.join(self.targets)}: unfused {self.total('unfused', t):.3g} s, "
-                f"fused {self.total('fused', t):.3g} s on {t}>")
+        return (f"<Analysis @{self.name} on {', '.join(self.targets)}: unfused {seconds(self.total('unfused', t))}, "
+                f"fused {seconds(self.total('fused', t))} on {t}>")
 
     # ---- more work on the same program ------------------------------------------------------------------
     def bench(self, frameworks: tuple[str, ...] = ("eager",), device: str = "auto", budget_s: float = 1.0,

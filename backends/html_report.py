@@ -106,7 +106,7 @@ def _works(table_id: str, target: dict[str, Any], key: str) -> str:
             _cell(quantity(w["bytes"]), w["bytes"]), _cell("∞" if ai is None else f"{ai:.3g}", ai if ai is not None
                                                            else float("inf")),
             _cell(seconds(w["time_s"]), w["time_s"]), _cell(w["bound"], cls="text"), _cell(place, cls="text")]))
-    return _table(table_id, ["name", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B", "SOL", "bound",
+    return _table(table_id, ["name", "kind", "contraction FLOPs", "other FLOPs", "bytes", "FLOP/B", "SOL", "bound",
                              "source"], rows, {0, 1, 7, 8})
 
 
@@ -132,12 +132,14 @@ def _per_unit(target: dict[str, Any], sir: dict[str, str]) -> str:
     parts = []
     for w in target["units"]:
         why = (f'{w["bound"]}-bound: tensor {seconds(w["tensor_s"])}, vector {seconds(w["vector_s"])}, memory '
-               f'{seconds(w["memory_s"])} ({quantity(w["bytes"])}B at {quantity(target["dram_bandwidth"])}B/s); '
+               f'{seconds(w["memory_s"])} ({quantity(w["bytes"], "B")} at '
+               f'{quantity(target["dram_bandwidth"], "B/s")}); '
                f'the SOL is the largest of the three')
         counts = (f'counts: {_dtype_counts(w["flops_tensor"])} contraction FLOPs (tensor-core eligible), '
                   f'{_dtype_counts(w["flops_vector"])} other FLOPs, {w["bytes"]} bytes'
                   + (f' (over {w["trips"]} runs)' if w["trips"] > 1 else ""))
-        peaks = "; ".join(f'{p["work"]} {p["dtype"]}: {p["precision"]} {p["unit"]} {quantity(p["flop_per_s"])}FLOP/s '
+        peaks = "; ".join(f'{p["work"]} {p["dtype"]}: {p["precision"]} {p["unit"]} '
+                          f'{quantity(p["flop_per_s"], "FLOP/s")} '
                           f'({p["reason"]})' for p in w["peaks"])
         parts.append(f'<details><summary><code>{html.escape(w["name"])}</code> — {html.escape(seconds(w["time_s"]))}'
                      f' ({html.escape(w["bound"])})</summary><p>{html.escape(counts)}</p><p>{html.escape(why)}</p>'

@@ -82,7 +82,7 @@ def roofline_svg(target: dict[str, Any]) -> str:
         d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(max(y, y_lo)):.1f}" for i, (x, y) in enumerate(path))
         out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
                    f'<text x="{right + 8}" y="{top + 14 + 14 * k}" fill="{colour}">{html.escape(precision)} '
-                   f'{html.escape(unit)}: {quantity(peak)}FLOP/s</text>')
+                   f'{html.escape(unit)}: {quantity(peak, "FLOP/s")}</text>')
     order = sorted(range(len(points)), key=lambda i: -points[i][4])  # the costliest keeps the nearest place
     screen = [(sx(points[i][0]), sy(points[i][1])) for i in order]
     sizes = [(label_width(points[i][2]), LABEL_H) for i in order]

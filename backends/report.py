@@ -111,19 +111,48 @@ def unit_place(work: Work) -> str:
 
 
 def seconds(t: float) -> str:
+    """A time as every output writes it: `1.94 ms`, `262 µs` (never scientific notation)."""
     if t == 0:
         return "0"
+    if t >= 999.5:
+        return f"{t:,.0f} s"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if t >= scale:
+        if t >= scale * 0.9995:
             return f"{t / scale:.3g} {unit}"
     return f"{t / 1e-12:.3g} ps"
 
 
-def quantity(n: float) -> str:
-    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g}{unit}"
-    return f"{n:.3g}" if isinstance(n, float) else str(n)
+_LARGE = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+_SMALL = (("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12))
+
+
+def quantity(n: float, unit: str = "") -> str:
+    """The one formatter of counts and rates: three significant figures with an SI prefix up to E, never in
+    scientific notation; with a unit, a space before it (`2.25 PFLOP/s`, `3.35 MB`), without one the bare
+    prefix as table cells show counts (`67.1M`)."""
+    sep = " " if unit else ""
+    if n == 0 or not math.isfinite(n):
+        return f"{n:g}{sep}{unit}" if isinstance(n, float) else f"{n}{sep}{unit}"
+    for prefix, scale in _LARGE:
+        if abs(n) >= scale * 0.9995:  # 999.7k reads 1M, never 1e+03k
+            value = n / scale
+            text = f"{value:.3g}" if abs(value) < 999.5 else f"{value:.0f}"  # past E: whole exa-units
+            return f"{text}{sep}{prefix}{unit}"
+    if abs(n) < 0.9995 and isinstance(n, float) and unit:
+        for prefix, scale in _SMALL:
+            if abs(n) >= scale * 0.9995:
+                return f"{n / scale:.3g}{sep}{prefix}{unit}"
+    text = f"{n:.3g}" if isinstance(n, float) else str(n)
+    return f"{text}{sep}{unit}" if "e" not in text else f"{n:.6f}".rstrip("0") + f"{sep}{unit}"
+
+
+def format_axis(axis: Any, label: Any) -> None:
+    """A matplotlib axis whose major ticks read as `label` writes them (`quantity`, `seconds`), with no
+    minor labels: no tick says `10^-5` or `1e+03`."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _format_intensity(w: Work) -> str:
@@ -153,7 +182,7 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
     aware = [r.cache_aware for r in reports if r.cache_aware is not None]
     if aware:
         console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
-                      + ", ".join(f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
+                      + ", ".join(f"{quantity(r.cache_aware.buffer, 'B')} ({r.cache_aware.label}) on {r.name}"
                                   for r in reports if r.cache_aware is not None)
                       + "; bytes column: the first of them.")
         console.print(_cache_aware_table(aware[0]))
@@ -170,7 +199,7 @@ def _works_table(title: str, first_col: str, reports: list[TargetReport], works:
     """Units or groups: counts (contraction FLOPs are those tensor cores may run), then each target's time."""
     table = Table(title=title, title_justify="left")
     places = [unit_place(w) for w in works] if kind else []
-    for col in (first_col, *(("kind",) if kind else ()), "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
+    for col in (first_col, *(("kind",) if kind else ()), "contraction FLOPs", "other FLOPs", "bytes", "FLOP/B"):
         table.add_column(col, justify="left" if col in (first_col, "kind") else "right")
     for r in reports:
         table.add_column(f"{r.name} time", justify="right")
@@ -269,7 +298,7 @@ def _inverse_table(reports: list[TargetReport]) -> Table:
 def _cache_aware_table(ca: CacheAware) -> Table:
     """Per group: the cache-aware bound and the argument that gives it, and apart from it the best tiling
     found, an estimate that a real schedule may beat, with the gap between them (docs/tiling.md)."""
-    table = Table(title=f"Cache-aware bound per group ({quantity(ca.buffer)}B, {ca.label}); the best tiling found "
+    table = Table(title=f"Cache-aware bound per group ({quantity(ca.buffer, 'B')}, {ca.label}); the best tiling found "
                   "is an estimate, not a bound", title_justify="left")
     for col in ("group", "fused bytes", "cache-aware bound", "bound from", "best tiling found (estimate)",
                 "gap (estimate ÷ bound)"):
@@ -301,12 +330,8 @@ def peaks_used(w: Work, peaks: Peaks) -> list[dict[str, Any]]:
 
 def _peak_text(w: Work, peaks: Peaks) -> str:
     kinds = {"tensor": "contractions", "vector": "other"}
-
-    def rate(x: float) -> str:
-        return f"{x / 1e15:.3g}P" if x >= 1e15 else quantity(x)
-
-    return "; ".join(f"{kinds[p['work']]} {p['dtype']}: {p['precision']} {p['unit']} {rate(p['flop_per_s'])}FLOP/s"
-                     for p in peaks_used(w, peaks))
+    return "; ".join(f"{kinds[p['work']]} {p['dtype']}: {p['precision']} {p['unit']} "
+                     f"{quantity(p['flop_per_s'], 'FLOP/s')}" for p in peaks_used(w, peaks))
 
 
 def _work_json(w: Work, t: Timing, peaks: Peaks) -> dict[str, Any]:
@@ -436,7 +461,7 @@ def draw_roofline(reports: list[TargetReport]) -> Any:
         # One roof per peak the program uses (e.g. f32 contractions on FP32 vector units, bf16 on tensor cores).
         roofs = {(c.precision, c.unit): c.flop_per_s for c in r.peaks.used()}
         for (precision, unit), peak in sorted(roofs.items()):
-            ax.plot(xs, [min(peak, beta * x) for x in xs], label=f"{precision} {unit}: {quantity(peak)}FLOP/s")
+            ax.plot(xs, [min(peak, beta * x) for x in xs], label=f"{precision} {unit}: {quantity(peak, 'FLOP/s')}")
         points = []
         for items, marker in ((r.units, "o"), (r.groups, "s")):
             for w, t in items:
@@ -449,7 +474,9 @@ def draw_roofline(reports: list[TargetReport]) -> Any:
         ax.set_xlim(lo, hi)
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("FLOP/s at the speed of light")
-        ax.set_title(f"{r.peaks.target.full_name}: β = {quantity(beta)}B/s")
+        format_axis(ax.xaxis, quantity)
+        format_axis(ax.yaxis, lambda v: quantity(v, "FLOP/s"))
+        ax.set_title(f"{r.peaks.target.full_name}: β = {quantity(beta, 'B/s')}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
         panels.append((ax, points))

@@ -174,7 +174,7 @@ def _fusions(report: TargetReport, pairs: list[tuple[int, int, Work]], units_jso
         saved = a[0].total_bytes + b[0].total_bytes - merged.total_bytes
         gain = a[1].seconds + b[1].seconds - report.peaks.time(merged).seconds
         joined = group_of.get(i) is not None and group_of.get(i) == group_of.get(j)
-        text = (f"fusing {_name(units_json[i])} into {_name(units_json[j])} saves {quantity(saved)}B of DRAM "
+        text = (f"fusing {_name(units_json[i])} into {_name(units_json[j])} saves {quantity(saved, 'B')} of DRAM "
                 f"traffic ({100 * saved / unfused_bytes:.0f} % of the unfused bytes) and {seconds(gain)} of SOL"
                 + (" (the fused SOL counts on it: a framework that runs them apart pays it)" if joined else
                    " (not in the fused SOL: --fuse did not join them)"))
@@ -206,8 +206,8 @@ def _cache_aware(report: TargetReport) -> list[dict[str, Any]]:
         gain = extra / report.peaks.bandwidth
         out.append({"kind": "cache_aware", "where": [row["name"]], "gain_s": gain, "saves_bytes": extra,
                     "text": f"`{row['name']}`: the best tiling found moves {row['gap']:.3g}× the bytes of the "
-                            f"cache-aware bound under {quantity(ca.buffer)}B ({ca.label}); a schedule at the bound "
-                            f"saves up to {quantity(extra)}B, {seconds(gain)}"})
+                            f"cache-aware bound under {quantity(ca.buffer, 'B')} ({ca.label}); a schedule at the bound "
+                            f"saves up to {quantity(extra, 'B')}, {seconds(gain)}"})
     return out
 
 
@@ -254,7 +254,8 @@ def sentences(doc: dict[str, Any], measured: dict[str, Any] | None = None) -> li
 
 def _bound_words(v: dict[str, Any]) -> str:
     b = v["bound"]
-    memory = f"{quantity(v['bytes'])}B of DRAM traffic at {quantity(b['bandwidth'])}B/s take {seconds(b['memory_s'])}"
+    memory = (f"{quantity(v['bytes'], 'B')} of DRAM traffic at {quantity(b['bandwidth'], 'B/s')} take "
+              f"{seconds(b['memory_s'])}")
     c = b.get("compute")
     if b["by"] == "memory" or c is None:
         tail = f"; compute takes {seconds(c['seconds'])}" if c else ""
