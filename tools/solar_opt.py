@@ -227,6 +227,23 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
 
 
+def _check_sol_targets(passes: list[Any]) -> None:
+    """A target named on the command line that the catalogue lacks is the command line's error (one
+    `solar-opt: error:` line), not one at the module's first line; files and `host` are the pass's to read."""
+    names = [n.strip() for p in passes if p.name == "sol" for n in str(p.target).split(",") if n.strip()]
+    if not names:
+        return
+    from solar.targets.loader import TargetError, load_target  # the catalogue: only when --sol is asked for
+
+    for name in names:
+        if name.lower() == "host" or name.endswith((".yaml", ".yml")) or "/" in name or os.path.isfile(name):
+            continue
+        try:
+            load_target(name)
+        except TargetError as err:
+            raise UsageError(f"sol: {err}") from None
+
+
 def _check_sweep_syntax(args: argparse.Namespace) -> None:
     """A bad --sweep or --design-space is a usage error before any work (the sizes' names are checked
     against the module by the --sol pass)."""
@@ -395,6 +412,7 @@ def run(argv: Sequence[str]) -> int:
             sys.stdout.write(_list_targets())
             return 0
         passes = _forward_sol_options(_build_pipeline(items), args, command)
+        _check_sol_targets(passes)
         passes = _forward_tile_options(passes, args)
         passes = _forward_reorder_target(passes)
         for name in args.print_ir_after:
