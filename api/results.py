@@ -211,15 +211,17 @@ class Analysis:
         with _output_errors():
             write_json(self.to_json(), _path(path))
 
-    def to_html(self, path: str | None = None) -> str:
-        """The HTML report (one self-contained page); written atomically to `path` when given."""
+    def to_html(self, path: str | None = None, fragment: bool = False) -> str:
+        """The HTML report (one self-contained page); written atomically to `path` when given. `fragment`:
+        the report's one root element with its scoped styles, as a notebook shows it."""
         from solar.backends.html_report import report_inputs
         from solar.backends.html_svg import sweep_curves
         from solar.ir.outputs import write_text_atomic
 
         inputs = report_inputs(self.origin.file, self.origin.params or self._document["params"], self.targets,
                                f"solar.analyze(<{self.origin.frontend} program>, targets={tuple(self.targets)!r})")
-        page = self.results.html(inputs, self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
+        page = self.results.html(inputs, self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)],
+                                 fragment)
         if path is not None:
             with _output_errors():
                 write_text_atomic(_path(path), page, "the HTML report")
@@ -259,7 +261,7 @@ class Analysis:
         return Group(Text(self.results.terminal(self.measured)))
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        return self.to_html(fragment=True)
 
     def __repr__(self) -> str:
         from solar.backends.report import seconds

@@ -65,12 +65,13 @@ class SolResults:
         return text
 
     def html(self, inputs: dict[str, Any], measured: dict[str, Any] | None = None,
-             curves: list[dict[str, Any]] | None = None) -> str:
-        """The HTML page (backends/html_report.py; imported here, as it is only needed for --report)."""
+             curves: list[dict[str, Any]] | None = None, fragment: bool = False) -> str:
+        """The HTML page, or (`fragment`) its one root element for a notebook (backends/html_report.py;
+        imported here, as it is only needed for --report)."""
         from solar.backends.html_report import dot_of, render_html, sir_of_units
 
         return render_html(self.json(measured), sir_of_units(self.reports[0]), dot_of(self.program), inputs,
-                           measured, curves)
+                           measured, curves, fragment)
 
     def plot(self, path: str) -> None:
         """The roofline PNG, one panel per target."""

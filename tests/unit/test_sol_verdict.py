@@ -100,3 +100,16 @@ def test_headroom_sentence_from_a_measurement() -> None:
                 "headroom": {"h100-sxm": {"eager": {"fused": {"median": 10.0, "min": 9.0}}}}}
     said = sentences(doc, measured)
     assert any(s.startswith("Measured eager: ") and "10× the fused SOL" in s for s in said)
+
+
+def test_notebook_view_is_one_scoped_root() -> None:
+    import re
+
+    import solar
+
+    fragment = solar.analyze(str(MLP), targets=("h100",))._repr_html_()
+    assert "<body" not in fragment and "<html" not in fragment
+    css = re.search(r"<style>(.*?)</style>", fragment, re.S).group(1)
+    selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", css) for sel in rule.split(",")]
+    assert selectors and all(sel.startswith(".solar-report") for sel in selectors), selectors
+    assert fragment[fragment.index("</style>") + 8:].startswith('<div class="solar-report">')
