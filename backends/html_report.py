@@ -186,7 +186,11 @@ def _measured(measured: dict[str, Any] | None) -> str:
                 rows.append(_cell(target, cls="text") + _cell(framework, cls="text") + _cell(mode, cls="text")
                             + _cell(f'{ratio["median"]:.3g}×', ratio["median"])
                             + _cell(f'{ratio["min"]:.3g}×', ratio["min"]))
-    out = "<h2>Measured</h2>" + _table("measured", ["framework mode", "device", "median", "min", "runs"], times,
+    conditions = measured.get("conditions") or {}
+    noisy = (f'<p class="violation" id="noisy">noisy: measured on a busy machine '
+             f'({html.escape("; ".join(conditions.get("reasons", [])))}): the times and headroom are not '
+             "trustworthy</p>") if measured.get("noisy") else ""
+    out = "<h2>Measured</h2>" + noisy + _table("measured", ["framework mode", "device", "median", "min", "runs"], times,
                                        {0, 1})
     if rows:
         out += "<h3>Headroom (measured ÷ SOL)</h3>" + _table(
