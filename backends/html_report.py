@@ -234,7 +234,7 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
     for t in doc["targets"]:
         tn = html.escape(t["name"])
         out.append(f'<h2>{tn} ({html.escape(t["full_name"])})</h2>')
-        out.append(f'<div class="roofline" id="roofline-{tn}">{roofline_svg(t)}</div>')
+        out.append(f'<div class="roofline" id="roofline-{tn}">{roofline_svg(t, measured)}</div>')
         out.append("<h3>Units of execution</h3>" + _works(f"units-{tn}", t, "units"))
         if t["groups"]:
             out.append("<h3>Fusion groups</h3>" + _works(f"groups-{tn}", t, "groups"))
