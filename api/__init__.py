@@ -22,22 +22,22 @@ if TYPE_CHECKING:
         TranslationFailed,
         UnknownTargetError,
     )
-    from solar.results import Analysis, GroupCost, ModeTotal, UnitCost
+    from solar.results import Analysis, GroupCost, ModeTotal, ModuleCost, UnitCost
 
 # Public name → the module of this package that defines it.
 _LAZY = {
     "analyze": "solar.entry",
     "Analysis": "solar.results", "ModeTotal": "solar.results", "UnitCost": "solar.results",
-    "GroupCost": "solar.results",
+    "GroupCost": "solar.results", "ModuleCost": "solar.results",
     "SolarError": "solar.errors", "BadInputError": "solar.errors", "BadOptionError": "solar.errors",
     "ModelError": "solar.errors",
     "TranslationFailed": "solar.errors", "UnknownTargetError": "solar.errors", "OutputPathError": "solar.errors",
     "SIRError": "solar.errors", "SweepSpecError": "solar.errors",
 }
 
-__all__ = ["Analysis", "BadInputError", "BadOptionError", "GroupCost", "ModeTotal", "ModelError", "OutputPathError",
-           "SIRError", "SolarError", "SweepSpecError", "TranslationFailed", "UnitCost", "UnknownTargetError",
-           "analyze"]
+__all__ = ["Analysis", "BadInputError", "BadOptionError", "GroupCost", "ModeTotal", "ModelError", "ModuleCost",
+           "OutputPathError", "SIRError", "SolarError", "SweepSpecError", "TranslationFailed", "UnitCost",
+           "UnknownTargetError", "analyze"]
 
 
 def __getattr__(name: str) -> Any:

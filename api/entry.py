@@ -395,7 +395,7 @@ def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool
             raise SIRError(f"error: {type(err).__name__}: {err}") from None
     if engine.has_errors:
         _raise(engine)
-    return Analysis.from_run(module, ctx.results["sol"], text, targets, origin, fp32_precision)
+    return Analysis.from_run(ctx.results["sol"], text, origin)
 
 
 def _raise(engine: Any) -> None:

@@ -23,12 +23,16 @@ class Measurable:
 
 def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",), device: str = "auto",
                    budget_s: float = 1.0, warmup: int = 2, min_runs: int = 3, lines: bool = True) -> dict[str, Any]:
-    """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes)."""
+    """The record (the shape of solar-bench's: measurements, headroom, violations, beats, notes). Longer than
+    most: it is one measurement's steps in order (device, bounds, timing, judgement, line shares), each a
+    call into bench/, kept together so the order they depend on reads top to bottom."""
     from solar.bench.bounds import BoundsError, compute_bounds
-    from solar.bench.html import sol_document
+    from solar.bench.conditions import Monitor, spread_of, system_probes
+    from solar.bench.html import sol_results
     from solar.bench.line_profile import add_measured, profile_lines
     from solar.bench.measure import (
         TimingOptions,
+        cpu_count,
         cuda_available,
         detect_gpu_target,
         measure_jax,
@@ -36,6 +40,7 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
         precision_flags,
         tf32_allowed,
     )
+    from solar.bench.problem import threads_measured
     from solar.bench.verdict import judge
     from solar.ir.parser import parse_module
     from solar.targets.loader import load_target
@@ -67,6 +72,10 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
         raise SolarError(f"error: {err}") from None
     timing = TimingOptions(budget_s=budget_s, warmup=warmup, min_runs=min_runs)
     llc = bounds.targets[load_target(machine).name].llc_bytes
+    # The machine's conditions around the timed runs, as solar-bench records them: a busy machine marks the
+    # record noisy (docs/bench.md, "Noise") and every view says so.
+    monitor = Monitor(system_probes(), cpu_count(), threads_measured(load_target(machine), device))
+    monitor.start()
     try:
         if analysis.frontend == "torch":
             measured = measure_torch(program.eval(), list(inputs), list(frameworks), device, timing, llc, None)
@@ -74,19 +83,22 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
             measured = [measure_jax(program, list(inputs), timing, llc)]
     except SystemExit as err:  # the program called sys.exit: its doing, never the caller's exit
         raise _exited(err) from None
+    conditions = monitor.finish({m.mode: spread_of(m.median_s, m.min_s) for m in measured
+                                 if m.median_s is not None and m.min_s is not None})
     name = load_target(machine).name
     headroom, beats = judge(bounds, name, measured)
     rec: dict[str, Any] = {"device": {"kind": device}, "bounds": {name: bounds.targets[name].seconds},
                            "measurements": {m.mode: m.to_json() for m in measured}, "headroom": {name: headroom},
                            "violations": [b.to_json() for b in beats if b.violation],
-                           "beats": [b.to_json() for b in beats if not b.violation], "notes": []}
+                           "beats": [b.to_json() for b in beats if not b.violation], "notes": [],
+                           "conditions": conditions.to_json(), "noisy": conditions.noisy}
     eager = rec["measurements"].get("eager", {})
     if lines and analysis.frontend == "torch" and device == "cpu" and eager.get("min_s") is not None:
         try:
             profile = profile_lines(lambda: program(*inputs))
         except SystemExit as err:
             raise _exited(err) from None
-        machine_doc, _, _ = sol_document(module, sizes, [machine], allow_tf32)
+        machine_doc = sol_results(module, sizes, [machine], allow_tf32).document
         add_measured(machine_doc, profile, name)
         add_measured(analysis.document, profile, name)
         rec["source_lines"] = machine_doc["targets"][0]["source_lines"]

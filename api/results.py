@@ -4,7 +4,6 @@ built from (docs/python-api.md)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -13,8 +12,8 @@ from solar.errors import BadInputError, BadOptionError, OutputPathError, SweepSp
 
 if TYPE_CHECKING:
     from solar.backends.report import TargetReport
+    from solar.backends.sol_results import SolResults
     from solar.backends.source_lines import LineCost
-    from solar.ir.ops import ModuleOp
 
 MODES = ("unfused", "fused", "whole_graph")
 
@@ -50,7 +49,21 @@ class UnitCost:
     bytes: int
     seconds: dict[str, float]  # per target
     bound: dict[str, str]
-    source: str | None  # file:line of the user's code that made it
+    source: str | None  # file:line of the user's code that made it (relative to the working directory if inside)
+    module: str | None = None  # the model's module that made it (`attn.qkv`), where the frontend recorded one
+
+
+@dataclass(frozen=True)
+class ModuleCost:
+    """One node of the model's module tree (fvcore's table): the sums over the units made inside it."""
+
+    path: str  # "" for the model itself
+    depth: int
+    flops: int
+    bytes: int
+    unfused_s: float
+    fused_s: float  # its units' parts of the fusion groups' times (split as by_source_line splits them)
+    units: int
 
 
 @dataclass(frozen=True)
@@ -69,8 +82,7 @@ class Analysis:
     """The speed of light of one program on one or more targets (what `solar.analyze` returns)."""
 
     def __init__(self, name: str, targets: list[str], totals: dict[str, dict[str, ModeTotal]], units: list[UnitCost],
-                 groups: list[GroupCost], sir: str, document: dict[str, Any], origin: Origin,
-                 reports: list[TargetReport], module: ModuleOp) -> None:
+                 groups: list[GroupCost], sir: str, origin: Origin, results: SolResults) -> None:
         self.name = name
         self.targets = targets  # the targets' catalogue names (h100-sxm for h100)
         self.totals = totals  # target → mode → ModeTotal
@@ -78,9 +90,9 @@ class Analysis:
         self.groups = groups
         self.sir = sir  # the analysed module's SIR text (as translated, before the passes)
         self.origin = origin
-        self._document = document
-        self._reports = reports
-        self._module = module
+        self.results = results  # the one model of the results (backends/sol_results.py); the rest are views
+        self._document = results.document
+        self._reports = results.reports
         self.live: tuple[Any, tuple[Any, ...]] | None = None  # the program and its inputs, for bench()
         self.make_live: Callable[[], tuple[Any, tuple[Any, ...]]] | None = None  # builds `live` when first needed
         self.measured: dict[str, Any] | None = None  # set by bench()
@@ -89,14 +101,12 @@ class Analysis:
         self._surface: Any = None  # the CostSurface, built on the first sweep
 
     @classmethod
-    def from_run(cls, module: ModuleOp, reports: list[TargetReport], sir: str, requested: list[str],
-                 origin: Origin, fp32_precision: str) -> Analysis:
-        from solar.backends.report import to_json
-        from solar.backends.source_lines import add_to_json, group_lines, unit_location
+    def from_run(cls, results: SolResults, sir: str, origin: Origin) -> Analysis:
+        """The API's view of the results model the --sol pass built."""
+        from solar.backends.report import unit_module, unit_place
+        from solar.backends.source_lines import group_lines
 
-        name = module.name or "module"
-        values = {p.name: p.default for p in module.params if p.default is not None}
-        doc = add_to_json(to_json(reports, name, values, fp32_precision), reports)
+        reports = results.reports
         totals = {r.name: {m: ModeTotal(r.name, m, res.seconds, res.bound, res.flops, res.bytes)
                            for m, res in r.modes.items()} for r in reports}
         for r in reports:
@@ -107,16 +117,15 @@ class Analysis:
         first = reports[0]
         units = []
         for k, (w, _) in enumerate(first.units):
-            loc = unit_location(w)
             units.append(UnitCost(w.name, w.kind, w.flops, w.total_bytes,
                                   {r.name: r.units[k][1].seconds for r in reports},
-                                  {r.name: r.units[k][1].bound for r in reports},
-                                  f"{loc.file}:{loc.line}" if loc is not None else None))
+                                  {r.name: r.units[k][1].bound for r in reports}, unit_place(w) or None,
+                                  unit_module(w)))
         spans = group_lines(first)
         groups = [GroupCost(w.name, w.flops, w.total_bytes, {r.name: r.groups[k][1].seconds for r in reports},
                             {r.name: r.groups[k][1].bound for r in reports}, spans.get(w.name, []))
                   for k, (w, _) in enumerate(first.groups)]
-        return cls(name, [r.name for r in reports], totals, units, groups, sir, doc, origin, reports, module)
+        return cls(results.name, [r.name for r in reports], totals, units, groups, sir, origin, results)
 
     # ---- figures ----------------------------------------------------------------------------------------
     def total(self, mode: str = "fused", target: str | None = None) -> float:
@@ -150,6 +159,33 @@ class Analysis:
 
         return by_source_line(self._report(target)).lines
 
+    def by_module(self, target: str | None = None) -> list[ModuleCost]:
+        """The units rolled up the model's module tree, as fvcore's table shows it: the model (""), then each
+        module path and every prefix of it, in tree order; units with no module count at the model only."""
+        from solar.backends.sol_verdict import unit_shares
+
+        report = self._report(target)
+        fused = unit_shares(report)
+        nodes: dict[str, list[float]] = {"": [0, 0, 0.0, 0.0, 0]}
+        for k, (w, t) in enumerate(report.units):
+            path = self.units[k].module or ""
+            parts = path.split(".") if path else []
+            for n in range(len(parts) + 1):
+                node = nodes.setdefault(".".join(parts[:n]), [0, 0, 0.0, 0.0, 0])
+                node[0] += w.flops
+                node[1] += w.total_bytes
+                node[2] += t.seconds
+                node[3] += fused[k]
+                node[4] += 1
+        seen = {p: n for n, p in enumerate(nodes)}  # first appearance, in program order
+
+        def tree_order(path: str) -> list[int]:  # each ancestor's appearance, then its own: parents first
+            parts = path.split(".") if path else []
+            return [seen[".".join(parts[:n])] for n in range(1, len(parts) + 1)]
+
+        return [ModuleCost(p, p.count(".") + 1 if p else 0, int(v[0]), int(v[1]), v[2], v[3], int(v[4]))
+                for p, v in sorted(nodes.items(), key=lambda kv: tree_order(kv[0]))]
+
     def _report(self, target: str | None) -> TargetReport:
         name = self._target(target)
         return next(r for r in self._reports if r.name == name)
@@ -162,12 +198,13 @@ class Analysis:
     # ---- views ------------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The `--sol-report` document (docs/sol.md), with the measurement and sweeps when there are any."""
-        doc = json.loads(json.dumps(self._document))  # a copy the caller may change
-        if self.measured is not None:
-            doc["measured"] = self.measured
-        if self.sweeps:
-            doc["sweeps"] = self.sweeps
-        return doc
+        return self.results.json(self.measured, self.sweeps)
+
+    @property
+    def verdict(self) -> list[str]:
+        """What bounds the program on each target, the headroom where measured, and the top three places to
+        act with their gains (docs/sol.md, "Verdict")."""
+        return self.results.verdict(self.measured)
 
     def save_json(self, path: str) -> None:
         from solar.backends.report import write_json
@@ -175,16 +212,17 @@ class Analysis:
         with _output_errors():
             write_json(self.to_json(), _path(path))
 
-    def to_html(self, path: str | None = None) -> str:
-        """The HTML report (one self-contained page); written atomically to `path` when given."""
-        from solar.backends.html_report import dot_of, render_html, report_inputs, sir_of_units
+    def to_html(self, path: str | None = None, fragment: bool = False) -> str:
+        """The HTML report (one self-contained page); written atomically to `path` when given. `fragment`:
+        the report's one root element with its scoped styles, as a notebook shows it."""
+        from solar.backends.html_report import report_inputs
         from solar.backends.html_svg import sweep_curves
         from solar.ir.outputs import write_text_atomic
 
         inputs = report_inputs(self.origin.file, self.origin.params or self._document["params"], self.targets,
                                f"solar.analyze(<{self.origin.frontend} program>, targets={tuple(self.targets)!r})")
-        page = render_html(self._document, sir_of_units(self._reports[0]), dot_of(self._module), inputs,
-                           self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)])
+        page = self.results.html(inputs, self.measured, [c for doc in self.sweeps for c in sweep_curves(doc)],
+                                 fragment)
         if path is not None:
             with _output_errors():
                 write_text_atomic(_path(path), page, "the HTML report")
@@ -192,10 +230,8 @@ class Analysis:
 
     def plot(self, path: str) -> None:
         """The roofline PNG, one panel per target (labels never overlap)."""
-        from solar.backends.report import plot
-
         with _output_errors():
-            plot(self._reports, _path(path))
+            self.results.plot(_path(path))
 
     def to_pandas(self, table: str = "units") -> Any:
         """A DataFrame of `units`, `groups`, `lines` or `totals` (pandas is optional: installed, it works)."""
@@ -206,7 +242,8 @@ class Analysis:
         except ImportError:
             raise ImportError("Analysis.to_pandas needs pandas: pip install pandas") from None
         if table == "units":
-            rows = [{"name": u.name, "kind": u.kind, "flops": u.flops, "bytes": u.bytes, "source": u.source,
+            rows = [{"name": u.name, "module": u.module, "kind": u.kind, "flops": u.flops, "bytes": u.bytes,
+                     "source": u.source,
                      **{f"{t}_s": s for t, s in u.seconds.items()}} for u in self.units]
         elif table == "groups":
             rows = [{"name": g.name, "flops": g.flops, "bytes": g.bytes, "lines": ", ".join(g.lines),
@@ -222,22 +259,17 @@ class Analysis:
         from rich.console import Group
         from rich.text import Text
 
-        from solar.backends.report import render_report
-        from solar.backends.source_lines import by_source_line, render_source_lines
-
-        text = render_report(self._reports, self.name)
-        lines = [by_source_line(r) for r in self._reports]
-        if lines[0].located:
-            text += render_source_lines(lines)
-        return Group(Text(text))
+        return Group(Text(self.results.terminal(self.measured)))
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        return self.to_html(fragment=True)
 
     def __repr__(self) -> str:
+        from solar.backends.report import seconds
+
         t = self.targets[0]
-        return (f"<Analysis @{self.name} on {', '.join(self.targets)}: unfused {self.total('unfused', t):.3g} s, "
-                f"fused {self.total('fused', t):.3g} s on {t}>")
+        return (f"<Analysis @{self.name} on {', '.join(self.targets)}: unfused {seconds(self.total('unfused', t))}, "
+                f"fused {seconds(self.total('fused', t))} on {t}>")
 
     # ---- more work on the same program ------------------------------------------------------------------
     def bench(self, frameworks: tuple[str, ...] = ("eager",), device: str = "auto", budget_s: float = 1.0,
@@ -282,7 +314,7 @@ class Analysis:
                 raise SweepError("give at least one size to sweep, e.g. sweep(BATCH='1..64*2')")
             latency_s = parse_latency(latency) if latency else None
             if self._surface is None:
-                self._surface = CostSurface(self._module, [load_target(t) for t in self.targets],
+                self._surface = CostSurface(self.results.program, [load_target(t) for t in self.targets],
                                             fp32_precision=self._document["fp32_precision"])
             doc = sweep_json(run_sweep(self._surface, grid, latency_s), self.name)
         except SweepSpecError:

@@ -14,6 +14,7 @@ from solar.ir.ops import GatherOp
 
 from .composition_hooks import known_distinct_ids
 from .cost import CostModel
+from .report import quantity
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class GatherEstimate:
         name = f"%{self.op.results[0].name}"
         return (f"gather {name} is priced at 1 row of its {self.rows:,}-row table, since its ids are data and may "
                 f"all repeat; {self.ids:,} ids drawn uniformly would name about {self.uniform_rows:,.0f} rows "
-                f"({_bytes(self.uniform_bytes)}): an estimate, not part of the bound")
+                f"({quantity(self.uniform_bytes, 'B')}): an estimate, not part of the bound")
 
 
 def data_id_gathers(model: CostModel) -> list[GatherEstimate]:
@@ -61,10 +62,3 @@ def data_id_gathers(model: CostModel) -> list[GatherEstimate]:
         if estimate.rows > 1 and estimate.ids > 1:
             found.append(estimate)
     return found
-
-
-def _bytes(n: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"

@@ -14,7 +14,7 @@ import subprocess
 from typing import Any
 
 from solar.backends.html_svg import curves_svg, roofline_svg
-from solar.backends.report import TargetReport, quantity, seconds, strict_json
+from solar.backends.report import TargetReport, quantity, seconds, short_path, strict_json
 from solar.ir.ops import ModuleOp
 from solar.ir.outputs import write_text_atomic
 from solar.ir.printer import print_op
@@ -22,18 +22,31 @@ from solar.ir.printer import print_op
 _LABELS = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph",
            "cache_aware": "cache-aware (Σ groups)"}
 
+# Every rule is scoped under the report's one root element, so that the notebook view (`_repr_html_`, a
+# fragment inside Jupyter's page) styles nothing of its host. Wide tables scroll inside their own box and
+# numbers never wrap between figure and unit: the page fits 1,000 px without scrolling sideways.
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1d2430;
-background:#fff;max-width:1400px}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dde;padding-bottom:4px}
-table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}
-th,td{border:1px solid #d6dbe4;padding:3px 8px;text-align:right;vertical-align:top}
-th{background:#eef2f8;cursor:pointer;user-select:none;white-space:nowrap}
-th.sorted-asc::after{content:" ▲"}th.sorted-desc::after{content:" ▼"}
-td.text,th.text{text-align:left}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
-pre{background:#f6f8fa;padding:8px;overflow-x:auto;max-height:360px}
-details{margin:4px 0}summary{cursor:pointer}.note{color:#566;font-size:12px}
-.violation{color:#b00020;font-weight:600}.graph svg{max-width:100%;height:auto}
+.solar-report{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1d2430;
+max-width:1400px}
+.solar-report h1{font-size:22px}
+.solar-report h2{font-size:18px;margin-top:28px;border-bottom:1px solid #dde;padding-bottom:4px}
+.solar-report table{border-collapse:collapse;margin:8px 0 16px;font-size:13px;display:block;max-width:100%;
+overflow-x:auto}
+.solar-report th,.solar-report td{border:1px solid #d6dbe4;padding:3px 8px;text-align:right;vertical-align:top;
+white-space:nowrap}
+.solar-report th{background:#eef2f8;cursor:pointer;user-select:none}
+.solar-report th.sorted-asc::after{content:" ▲"}.solar-report th.sorted-desc::after{content:" ▼"}
+.solar-report td.text,.solar-report th.text{text-align:left}
+.solar-report td.text{white-space:normal;min-width:6em}
+.solar-report code,.solar-report pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.solar-report pre{background:#f6f8fa;padding:8px;overflow-x:auto;max-height:360px}
+.solar-report details{margin:4px 0}.solar-report summary{cursor:pointer}
+.solar-report .note{color:#566;font-size:12px}
+.solar-report .violation{color:#b00020;font-weight:600}
+.solar-report .verdict{background:#f4f7fb;border-left:4px solid #3b6db3;padding:4px 14px;margin:8px 0 16px}
+.solar-report .verdict p{margin:6px 0}
+.solar-report .graph{max-height:600px;overflow:auto}.solar-report .graph svg{max-width:100%;height:auto}
+.solar-report svg{max-width:100%;height:auto}
 """
 
 # Sorting: a click on a header orders the rows by that column (numbers by data-value, else by text); a
@@ -96,46 +109,53 @@ def _works(table_id: str, target: dict[str, Any], key: str) -> str:
         tensor = sum(w["flops_tensor"].values())
         vector = sum(w["flops_vector"].values())
         where = w.get("loc")
-        place = f'{where["file"]}:{where["line"]}' if where else ", ".join(w.get("lines", []))
+        place = f'{short_path(where["file"])}:{where["line"]}' if where else ", ".join(w.get("lines", []))
         ai = w["intensity"]
         rows.append("".join([
-            _cell(w["name"] + (f" ×{w['trips']}" if w["trips"] > 1 else ""), cls="text"),
+            _cell((w.get("module") or w["name"]) + (f" ×{w['trips']}" if w["trips"] > 1 else ""), cls="text"),
             _cell(w["kind"], cls="text"), _cell(quantity(tensor), tensor), _cell(quantity(vector), vector),
             _cell(quantity(w["bytes"]), w["bytes"]), _cell("∞" if ai is None else f"{ai:.3g}", ai if ai is not None
                                                            else float("inf")),
             _cell(seconds(w["time_s"]), w["time_s"]), _cell(w["bound"], cls="text"), _cell(place, cls="text")]))
-    return _table(table_id, ["name", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B", "SOL", "bound",
+    return _table(table_id, ["name", "kind", "contraction FLOPs", "other FLOPs", "bytes", "FLOP/B", "SOL", "bound",
                              "source"], rows, {0, 1, 7, 8})
 
 
 def _lines(target: dict[str, Any]) -> str:
+    """The by-source-line table; the measured columns only where a measurement filled them."""
+    lines = target.get("source_lines", [])
+    measured = any(ln.get("measured_share") is not None or ln.get("headroom") is not None for ln in lines)
     rows = []
-    for ln in target.get("source_lines", []):
-        where = f'{ln["file"]}:{ln["line"]}' if ln["file"] else "<no source line>"
+    for ln in lines:
+        where = f'{short_path(ln["file"])}:{ln["line"]}' if ln["file"] else "<no source line>"
         code = ln["code"] + (f'  ← {", ".join(ln["library_frames"])}' if ln["library_frames"] else "")
-        rows.append("".join([
-            _cell(where, cls="text"), _cell(quantity(ln["flops"]), ln["flops"]),
-            _cell(quantity(ln["bytes"]), ln["bytes"]), _cell(seconds(ln["unfused_s"]), ln["unfused_s"]),
-            _cell(f'{100 * ln["unfused_share"]:.1f}%', ln["unfused_share"]),
-            _cell(seconds(ln["fused_s"]), ln["fused_s"]), _cell(f'{100 * ln["fused_share"]:.1f}%', ln["fused_share"]),
-            _cell("" if ln.get("measured_share") is None else f'{100 * ln["measured_share"]:.1f}%',
-                  ln.get("measured_share")),
-            _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom")),
-            _cell(", ".join(ln["groups"]), cls="text"), _cell(code, cls="text")]))
-    return _table(f'lines-{target["name"]}', ["line", "FLOPs", "bytes", "unfused", "share", "fused", "share",
-                                              "measured share", "headroom", "groups", "source"], rows, {0, 9, 10})
+        cells = [_cell(where, cls="text"), _cell(quantity(ln["flops"]), ln["flops"]),
+                 _cell(quantity(ln["bytes"]), ln["bytes"]), _cell(seconds(ln["unfused_s"]), ln["unfused_s"]),
+                 _cell(f'{100 * ln["unfused_share"]:.1f}%', ln["unfused_share"]),
+                 _cell(seconds(ln["fused_s"]), ln["fused_s"]),
+                 _cell(f'{100 * ln["fused_share"]:.1f}%', ln["fused_share"])]
+        if measured:
+            cells += [_cell("" if ln.get("measured_share") is None else f'{100 * ln["measured_share"]:.1f}%',
+                            ln.get("measured_share")),
+                      _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom"))]
+        rows.append("".join([*cells, _cell(", ".join(ln["groups"]), cls="text"), _cell(code, cls="text")]))
+    headers = ["line", "FLOPs", "bytes", "unfused", "share of unfused", "fused", "share of fused",
+               *(["measured share", "headroom"] if measured else []), "groups", "source"]
+    return _table(f'lines-{target["name"]}', headers, rows, {0, len(headers) - 2, len(headers) - 1})
 
 
 def _per_unit(target: dict[str, Any], sir: dict[str, str]) -> str:
     parts = []
     for w in target["units"]:
         why = (f'{w["bound"]}-bound: tensor {seconds(w["tensor_s"])}, vector {seconds(w["vector_s"])}, memory '
-               f'{seconds(w["memory_s"])} ({quantity(w["bytes"])}B at {quantity(target["dram_bandwidth"])}B/s); '
+               f'{seconds(w["memory_s"])} ({quantity(w["bytes"], "B")} at '
+               f'{quantity(target["dram_bandwidth"], "B/s")}); '
                f'the SOL is the largest of the three')
         counts = (f'counts: {_dtype_counts(w["flops_tensor"])} contraction FLOPs (tensor-core eligible), '
                   f'{_dtype_counts(w["flops_vector"])} other FLOPs, {w["bytes"]} bytes'
                   + (f' (over {w["trips"]} runs)' if w["trips"] > 1 else ""))
-        peaks = "; ".join(f'{p["work"]} {p["dtype"]}: {p["precision"]} {p["unit"]} {quantity(p["flop_per_s"])}FLOP/s '
+        peaks = "; ".join(f'{p["work"]} {p["dtype"]}: {p["precision"]} {p["unit"]} '
+                          f'{quantity(p["flop_per_s"], "FLOP/s")} '
                           f'({p["reason"]})' for p in w["peaks"])
         parts.append(f'<details><summary><code>{html.escape(w["name"])}</code> — {html.escape(seconds(w["time_s"]))}'
                      f' ({html.escape(w["bound"])})</summary><p>{html.escape(counts)}</p><p>{html.escape(why)}</p>'
@@ -166,7 +186,11 @@ def _measured(measured: dict[str, Any] | None) -> str:
                 rows.append(_cell(target, cls="text") + _cell(framework, cls="text") + _cell(mode, cls="text")
                             + _cell(f'{ratio["median"]:.3g}×', ratio["median"])
                             + _cell(f'{ratio["min"]:.3g}×', ratio["min"]))
-    out = "<h2>Measured</h2>" + _table("measured", ["framework mode", "device", "median", "min", "runs"], times,
+    conditions = measured.get("conditions") or {}
+    noisy = (f'<p class="violation" id="noisy">noisy: measured on a busy machine '
+             f'({html.escape("; ".join(conditions.get("reasons", [])))}): the times and headroom are not '
+             "trustworthy</p>") if measured.get("noisy") else ""
+    out = "<h2>Measured</h2>" + noisy + _table("measured", ["framework mode", "device", "median", "min", "runs"], times,
                                        {0, 1})
     if rows:
         out += "<h3>Headroom (measured ÷ SOL)</h3>" + _table(
@@ -193,19 +217,24 @@ def _measured(measured: dict[str, Any] | None) -> str:
 
 def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg: str | None = None,
                 inputs: dict[str, Any] | None = None, measured: dict[str, Any] | None = None,
-                sweep: list[dict[str, Any]] | None = None) -> str:
+                sweep: list[dict[str, Any]] | None = None, fragment: bool = False) -> str:
     """The page. `sir`: each unit's SIR by name; `dot_svg`: the fusion graph (None: a list of groups);
     `measured`: a solar-bench record (headroom, violations); `sweep`: curves, each {"name", "x", "series"}."""
     doc = strict_json(doc)
     name = html.escape(doc["module"])
-    out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SOLAR: @{name}</title>'
-           f"<style>{_CSS}</style></head><body><h1>Speed of light of @{name}</h1>"]
+    # A fragment (the notebook view) is the root element alone, its styles inside it.
+    head = f"<style>{_CSS}</style>" if fragment else (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+        f'content="width=device-width"><title>SOLAR: @{name}</title><style>body{{margin:0;background:#fff}}{_CSS}'
+        f'</style></head><body>')
+    out = [f'{head}<div class="solar-report"><h1>Speed of light of @{name}</h1>']
+    out.append(_verdict(doc.get("verdict") or []))
     out.append("<h2>Totals</h2>" + _totals(doc))
     out.append(_measured(measured))
     for t in doc["targets"]:
         tn = html.escape(t["name"])
         out.append(f'<h2>{tn} ({html.escape(t["full_name"])})</h2>')
-        out.append(f'<div class="roofline" id="roofline-{tn}">{roofline_svg(t)}</div>')
+        out.append(f'<div class="roofline" id="roofline-{tn}">{roofline_svg(t, measured)}</div>')
         out.append("<h3>Units of execution</h3>" + _works(f"units-{tn}", t, "units"))
         if t["groups"]:
             out.append("<h3>Fusion groups</h3>" + _works(f"groups-{tn}", t, "groups"))
@@ -214,8 +243,9 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
                        '<p class="note">fused time of a line: its part of each fusion group\'s time, split in '
                        "proportion to the unfused times of the group's lines.</p>")
     out.append("<h2>Fusion-group graph</h2>")
-    if dot_svg:
-        out.append(f'<div class="graph">{dot_svg}</div>')
+    if dot_svg:  # collapsed, and capped in height when open: a network's graph is thousands of pixels tall
+        out.append(f'<details id="fusion-graph"><summary>the einsum graph, fusion groups boxed</summary>'
+                   f'<div class="graph">{dot_svg}</div></details>')
     else:
         items = "".join(f'<li><code>{html.escape(g["name"])}</code>: {html.escape(", ".join(g.get("lines", [])))}'
                         f"</li>" for g in doc["targets"][0]["groups"]) if doc["targets"] else ""
@@ -231,8 +261,18 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
         f'<tr><th class="text">{html.escape(k)}</th><td class="text">{html.escape(_fact(v))}</td></tr>'
         for k, v in facts.items()) + "</tbody></table>")
     out.append(f'<script type="application/json" id="solar-report">{_script_json(doc)}</script>')
-    out.append(f"<script>{_JS}</script></body></html>\n")
+    out.append(f"<script>{_JS}</script></div>" + ("" if fragment else "</body></html>\n"))
     return "".join(out)
+
+
+def _verdict(sentences: list[str]) -> str:
+    """The verdict first (backends/sol_verdict.py): each sentence a paragraph, `code` spans as code."""
+    if not sentences:
+        return ""
+    paragraphs = "".join(
+        "<p>" + "".join(f"<code>{html.escape(part)}</code>" if k % 2 else html.escape(part)
+                        for k, part in enumerate(text.split("`"))) + "</p>" for text in sentences)
+    return f'<section id="verdict" class="verdict"><h2>Verdict</h2>{paragraphs}</section>'
 
 
 def _fact(value: Any) -> str:

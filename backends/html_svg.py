@@ -46,10 +46,27 @@ def label_width(text: str) -> float:
     return len(text) * CHAR_W + 4
 
 
-def roofline_svg(target: dict[str, Any]) -> str:
+def measured_points(target: dict[str, Any], measured: dict[str, Any] | None) -> list[tuple[float, float, str, float]]:
+    """(intensity, achieved FLOP/s, label, fused SOL's FLOP/s) of each framework mode measured on this
+    target's machine: the whole program at its fused intensity, under the roof its SOL point sits on."""
+    fused = target["modes"]["fused"]
+    if not measured or target["name"] not in (measured.get("headroom") or {}) or not fused["bytes"] \
+            or not fused["flops"] or not fused["time_s"]:
+        return []
+    out = []
+    for mode, m in (measured.get("measurements") or {}).items():
+        if m.get("median_s"):
+            out.append((fused["flops"] / fused["bytes"], fused["flops"] / m["median_s"], f"measured {mode}",
+                        fused["flops"] / fused["time_s"]))
+    return out
+
+
+def roofline_svg(target: dict[str, Any], measured: dict[str, Any] | None = None) -> str:
     """The roofline of one target of the document: a roof per peak its units use, every unit (dot) and
-    fusion group (square) at its intensity and the FLOP rate its SOL implies."""
+    fusion group (square) at its intensity and the FLOP rate its SOL implies; after a measurement, each
+    framework mode's achieved point (hollow) joined to the fused SOL's."""
     beta = target["dram_bandwidth"]
+    achieved = measured_points(target, measured)
     points = []
     for kind, works in (("unit", target["units"]), ("group", target["groups"])):
         for w in works:
@@ -62,7 +79,7 @@ def roofline_svg(target: dict[str, Any]) -> str:
     xs = [p[0] for p in points]
     peak_hi = max([r[2] for r in roofs] or [max(p[1] for p in points)])
     x_lo, x_hi = min([*xs, 0.1]) / 4, max([*xs, 1000.0]) * 4
-    y_lo = min([beta * x_lo, *(p[1] for p in points)]) / 2
+    y_lo = min([beta * x_lo, *(p[1] for p in points), *(a[1] for a in achieved)]) / 2
     y_hi = peak_hi * 2
     left, top, right, bottom = PLOT
     sx, sy = _log_scale(x_lo, x_hi, left, right), _log_scale(y_lo, y_hi, bottom, top)
@@ -82,7 +99,7 @@ def roofline_svg(target: dict[str, Any]) -> str:
         d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(max(y, y_lo)):.1f}" for i, (x, y) in enumerate(path))
         out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
                    f'<text x="{right + 8}" y="{top + 14 + 14 * k}" fill="{colour}">{html.escape(precision)} '
-                   f'{html.escape(unit)}: {quantity(peak)}FLOP/s</text>')
+                   f'{html.escape(unit)}: {quantity(peak, "FLOP/s")}</text>')
     order = sorted(range(len(points)), key=lambda i: -points[i][4])  # the costliest keeps the nearest place
     screen = [(sx(points[i][0]), sy(points[i][1])) for i in order]
     sizes = [(label_width(points[i][2]), LABEL_H) for i in order]
@@ -99,6 +116,13 @@ def roofline_svg(target: dict[str, Any]) -> str:
                        f'stroke="#bbc" stroke-width="0.8"/>')
         out.append(marker + f'<text class="point-label" x="{box.x + 2:.1f}" y="{y + box.h - 3:.1f}" '
                    f'data-box="{box.x:.1f},{y:.1f},{box.w:.1f},{box.h:.1f}">{html.escape(name)}</text>')
+    for k, (x, y, name, sol) in enumerate(achieved):
+        px, py, top_y = sx(x), sy(y), sy(sol)
+        out.append(f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{px:.1f}" y2="{top_y:.1f}" stroke="#a33" '
+                   f'stroke-dasharray="4 3"/><rect x="{px - 4:.1f}" y="{top_y - 4:.1f}" width="8" height="8" '
+                   f'fill="none" stroke="#a33"/><circle class="measured-point" cx="{px:.1f}" cy="{py:.1f}" r="5" '
+                   f'fill="#fff" stroke="#a33" stroke-width="2"/><text x="{px + 8:.1f}" y="{py + 4 + 12 * k:.1f}" '
+                   f'fill="#a33">{html.escape(name)} ({sol / y:.3g}× under the fused SOL)</text>')
     out.append("</svg>")
     return "".join(out)
 

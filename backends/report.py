@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from io import StringIO
 from typing import Any
@@ -12,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+from solar.ir import attr_names
+from solar.ir.diagnostics import Location
 from solar.ir.outputs import save_figure, write_text_atomic
 
 SCHEMA = "solar.sol-report"
@@ -70,23 +73,86 @@ def analyse(model: CostModel, peaks: Peaks, latency_s: float | None) -> TargetRe
                         [(w, peaks.time(w)) for w in model.groups if w.kind == "group"], modes, inverse)
 
 
+# ---- naming units ---------------------------------------------------------------------------------
+
+
+def unit_location(work: Work) -> Location | None:
+    """The frontend's location of a unit: that of its first op that has one."""
+    return next((op.src_loc for op in work.ops if op.src_loc is not None), None)
+
+
+def unit_module(work: Work) -> str | None:
+    """The model's module that made a unit (`attn.qkv`), where its frontend recorded one."""
+    return next((str(op.attrs[attr_names.MODULE_PATH]) for op in work.ops
+                 if attr_names.MODULE_PATH in op.attrs), None)
+
+
+def unit_label(work: Work) -> str:
+    """A unit as the tables name it: its module path when known, else its SIR name."""
+    return unit_module(work) or work.name
+
+
+def short_path(file: str) -> str:
+    """A path relative to the working directory when it is inside it, else as it is."""
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        return file
+    return file if rel.startswith("..") else rel
+
+
+def unit_place(work: Work) -> str:
+    """`file:line` of a unit's source (relative to the working directory where it can be), or ''."""
+    loc = unit_location(work)
+    return f"{short_path(loc.file)}:{loc.line}" if loc is not None else ""
+
+
 # ---- formatting -----------------------------------------------------------------------------------
 
 
 def seconds(t: float) -> str:
+    """A time as every output writes it: `1.94 ms`, `262 µs` (never scientific notation)."""
     if t == 0:
         return "0"
+    if t >= 999.5:
+        return f"{t:,.0f} s"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if t >= scale:
+        if t >= scale * 0.9995:
             return f"{t / scale:.3g} {unit}"
     return f"{t / 1e-12:.3g} ps"
 
 
-def quantity(n: float) -> str:
-    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g}{unit}"
-    return f"{n:.3g}" if isinstance(n, float) else str(n)
+_LARGE = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+_SMALL = (("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12))
+
+
+def quantity(n: float, unit: str = "") -> str:
+    """The one formatter of counts and rates: three significant figures with an SI prefix up to E, never in
+    scientific notation; with a unit, a space before it (`2.25 PFLOP/s`, `3.35 MB`), without one the bare
+    prefix as table cells show counts (`67.1M`)."""
+    sep = " " if unit else ""
+    if n == 0 or not math.isfinite(n):
+        return f"{n:g}{sep}{unit}" if isinstance(n, float) else f"{n}{sep}{unit}"
+    for prefix, scale in _LARGE:
+        if abs(n) >= scale * 0.9995:  # 999.7k reads 1M, never 1e+03k
+            value = n / scale
+            text = f"{value:.3g}" if abs(value) < 999.5 else f"{value:.0f}"  # past E: whole exa-units
+            return f"{text}{sep}{prefix}{unit}"
+    if abs(n) < 0.9995 and isinstance(n, float) and unit:
+        for prefix, scale in _SMALL:
+            if abs(n) >= scale * 0.9995:
+                return f"{n / scale:.3g}{sep}{prefix}{unit}"
+    text = f"{n:.3g}" if isinstance(n, float) else str(n)
+    return f"{text}{sep}{unit}" if "e" not in text else f"{n:.6f}".rstrip("0") + f"{sep}{unit}"
+
+
+def format_axis(axis: Any, label: Any) -> None:
+    """A matplotlib axis whose major ticks read as `label` writes them (`quantity`, `seconds`), with no
+    minor labels: no tick says `10^-5` or `1e+03`."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _format_intensity(w: Work) -> str:
@@ -95,54 +161,78 @@ def _format_intensity(w: Work) -> str:
     return "∞" if math.isinf(ai) else f"{ai:.3g}"
 
 
+_LABELS = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph"}
+
+
 def render_report(reports: list[TargetReport], module_name: str) -> str:
+    """The terminal tables: units, the peaks they are priced at, fusion groups, totals, the cache-aware
+    bound and the inverse roofline (each where it applies), every target side by side."""
     buf = StringIO()
     # Wide enough that no table wraps its cells (several targets side by side); tables keep their own width.
     console = Console(file=buf, width=1000, color_system=None)
     first = reports[0]
-    units = Table(title=f"Speed of light of @{module_name}: units of execution (unfused)", title_justify="left")
-    for col in ("unit", "kind", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
-        units.add_column(col, justify="left" if col in ("unit", "kind") else "right")
-    for r in reports:
-        units.add_column(f"{r.name} time", justify="right")
-        units.add_column("bound")
-    for k, (w, _) in enumerate(first.units):
-        row = [w.name + (f" ×{w.trips}" if w.trips > 1 else ""), w.kind,
-               quantity(sum(w.flops_tensor.values()) * w.trips), quantity(sum(w.flops_vector.values()) * w.trips),
-               quantity(w.total_bytes), _format_intensity(w)]
-        for r in reports:
-            t = r.units[k][1]
-            row += [seconds(t.seconds), t.bound]
-        units.add_row(*row)
-    console.print(units)
-    priced = [k for k, (w, _) in enumerate(first.units) if w.flops]
-    if priced:
-        # The peak behind every unit's compute time (docs/sol.md, "Which peak"): an f32 convolution that the
-        # framework runs on TF32 tensor cores reads "tf32 tensor".
-        peak_table = Table(title="Peaks used (the precision and unit FLOPs are priced at)",
-                           title_justify="left")
-        peak_table.add_column("unit")
-        for r in reports:
-            peak_table.add_column(f"{r.name} peaks")
-        for k in priced:
-            w = first.units[k][0]
-            peak_table.add_row(w.name, *(_peak_text(r.units[k][0], r.peaks) for r in reports))
-        console.print(peak_table)
+    console.print(_works_table(f"Speed of light of @{module_name}: units of execution (unfused)", "unit", reports,
+                               [w for w, _ in first.units], [[t for _, t in r.units] for r in reports], kind=True))
+    if any(w.flops for w, _ in first.units):
+        console.print(_peaks_table(reports))
     if first.groups:
-        groups = Table(title="Fusion groups", title_justify="left")
-        for col in ("group", "FLOPs tensor", "FLOPs vector", "bytes", "FLOP/B"):
-            groups.add_column(col, justify="left" if col == "group" else "right")
-        for r in reports:
-            groups.add_column(f"{r.name} time", justify="right")
-            groups.add_column("bound")
-        for k, (w, _) in enumerate(first.groups):
-            row = [w.name, quantity(sum(w.flops_tensor.values()) * w.trips),
-                   quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _format_intensity(w)]
-            for r in reports:
-                t = r.groups[k][1]
-                row += [seconds(t.seconds), t.bound]
-            groups.add_row(*row)
-        console.print(groups)
+        console.print(_works_table("Fusion groups", "group", reports, [w for w, _ in first.groups],
+                                   [[t for _, t in r.groups] for r in reports], kind=False))
+    console.print(_totals_table(reports))
+    aware = [r.cache_aware for r in reports if r.cache_aware is not None]
+    if aware:
+        console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
+                      + ", ".join(f"{quantity(r.cache_aware.buffer, 'B')} ({r.cache_aware.label}) on {r.name}"
+                                  for r in reports if r.cache_aware is not None)
+                      + "; bytes column: the first of them.")
+        console.print(_cache_aware_table(aware[0]))
+    if first.inverse is not None:
+        console.print(_inverse_table(reports))
+        console.print("compute ×: the factor every compute peak needs with infinitely fast memory; bandwidth ×: "
+                      "the DRAM bandwidth factor with infinitely fast compute; both ×: the common factor on both "
+                      "(≤ 1: the target already meets the latency).")
+    return buf.getvalue()
+
+
+def _works_table(title: str, first_col: str, reports: list[TargetReport], works: list[Work],
+                 timings: list[list[Timing]], kind: bool) -> Table:
+    """Units or groups: counts (contraction FLOPs are those tensor cores may run), then each target's time."""
+    table = Table(title=title, title_justify="left")
+    places = [unit_place(w) for w in works] if kind else []
+    for col in (first_col, *(("kind",) if kind else ()), "contraction FLOPs", "other FLOPs", "bytes", "FLOP/B"):
+        table.add_column(col, justify="left" if col in (first_col, "kind") else "right")
+    for r in reports:
+        table.add_column(f"{r.name} time", justify="right")
+        table.add_column("bound")
+    if any(places):  # frontends' units: their source line beside their name
+        table.add_column("source")
+    for k, w in enumerate(works):
+        name = (unit_label(w) if kind else w.name) + (f" ×{w.trips}" if w.trips > 1 and kind else "")
+        row = [name, *((w.kind,) if kind else ()), quantity(sum(w.flops_tensor.values()) * w.trips),
+               quantity(sum(w.flops_vector.values()) * w.trips), quantity(w.total_bytes), _format_intensity(w)]
+        for per_target in timings:
+            row += [seconds(per_target[k].seconds), per_target[k].bound]
+        table.add_row(*row, *([places[k]] if any(places) else []))
+    return table
+
+
+def _peaks_table(reports: list[TargetReport]) -> Table:
+    """The peak behind every unit's compute time (docs/sol.md, "Which peak"): an f32 convolution that the
+    framework runs on TF32 tensor cores reads "tf32 tensor"."""
+    first = reports[0]
+    table = Table(title="Peaks used (the precision and unit FLOPs are priced at)", title_justify="left")
+    table.add_column("unit")
+    for r in reports:
+        table.add_column(f"{r.name} peaks")
+    for k, (w, _) in enumerate(first.units):
+        if w.flops:
+            table.add_row(unit_label(w), *(_peak_text(r.units[k][0], r.peaks) for r in reports))
+    return table
+
+
+def _totals_table(reports: list[TargetReport]) -> Table:
+    """The modes' totals, the fusion gain, and (where computed) the cache-aware mode and the written order."""
+    first = reports[0]
     totals = Table(title="Totals", title_justify="left")
     totals.add_column("mode")
     totals.add_column("FLOPs", justify="right")
@@ -150,10 +240,9 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
     for r in reports:
         totals.add_column(f"{r.name} SOL", justify="right")
         totals.add_column("bound")
-    labels = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph"}
     for m in MODES:
         res = first.modes[m]
-        row = [labels[m], quantity(res.flops), quantity(res.bytes)]
+        row = [_LABELS[m], quantity(res.flops), quantity(res.bytes)]
         for r in reports:
             row += [seconds(r.modes[m].seconds), r.modes[m].bound]
         totals.add_row(*row)
@@ -174,7 +263,7 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
         # After --reorder-einsum (docs/reorder.md): the program as written, and what the new order gains.
         for m in MODES:
             res = first.before_reorder.modes[m]
-            row = [f"before reorder: {labels[m]}", quantity(res.flops), quantity(res.bytes)]
+            row = [f"before reorder: {_LABELS[m]}", quantity(res.flops), quantity(res.bytes)]
             for r in reports:
                 b = r.before_reorder
                 row += [seconds(b.modes[m].seconds), b.modes[m].bound] if b is not None else ["n/a", ""]
@@ -183,39 +272,33 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
         for r in reports:
             gain += [f"{reorder_gain(r)['fused']:.2f}×" if r.before_reorder is not None else "", ""]
         totals.add_row(*gain)
-    console.print(totals)
-    if aware:
-        console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
-                      + ", ".join(f"{quantity(r.cache_aware.buffer)}B ({r.cache_aware.label}) on {r.name}"
-                                  for r in reports if r.cache_aware is not None)
-                      + "; bytes column: the first of them.")
-        console.print(_cache_aware_table(aware[0]))
-    if first.inverse is not None:
-        inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
-                    title_justify="left")
-        inv.add_column("mode")
+    return totals
+
+
+def _inverse_table(reports: list[TargetReport]) -> Table:
+    first = reports[0]
+    assert first.inverse is not None
+    inv = Table(title=f"Inverse roofline for a latency of {seconds(first.inverse['unfused'].latency_s)}",
+                title_justify="left")
+    inv.add_column("mode")
+    for r in reports:
+        inv.add_column(f"{r.name}: compute ×", justify="right")
+        inv.add_column("bandwidth ×", justify="right")
+        inv.add_column("both ×", justify="right")
+    for m in MODES:
+        row = [_LABELS[m]]
         for r in reports:
-            inv.add_column(f"{r.name}: compute ×", justify="right")
-            inv.add_column("bandwidth ×", justify="right")
-            inv.add_column("both ×", justify="right")
-        for m in MODES:
-            row = [labels[m]]
-            for r in reports:
-                assert r.inverse is not None
-                i = r.inverse[m]
-                row += [f"{i.compute_factor:.3g}", f"{i.bandwidth_factor:.3g}", f"{i.both_factor:.3g}"]
-            inv.add_row(*row)
-        console.print(inv)
-        console.print("compute ×: the factor every compute peak needs with infinitely fast memory; bandwidth ×: "
-                      "the DRAM bandwidth factor with infinitely fast compute; both ×: the common factor on both "
-                      "(≤ 1: the target already meets the latency).")
-    return buf.getvalue()
+            assert r.inverse is not None
+            i = r.inverse[m]
+            row += [f"{i.compute_factor:.3g}", f"{i.bandwidth_factor:.3g}", f"{i.both_factor:.3g}"]
+        inv.add_row(*row)
+    return inv
 
 
 def _cache_aware_table(ca: CacheAware) -> Table:
     """Per group: the cache-aware bound and the argument that gives it, and apart from it the best tiling
     found, an estimate that a real schedule may beat, with the gap between them (docs/tiling.md)."""
-    table = Table(title=f"Cache-aware bound per group ({quantity(ca.buffer)}B, {ca.label}); the best tiling found "
+    table = Table(title=f"Cache-aware bound per group ({quantity(ca.buffer, 'B')}, {ca.label}); the best tiling found "
                   "is an estimate, not a bound", title_justify="left")
     for col in ("group", "fused bytes", "cache-aware bound", "bound from", "best tiling found (estimate)",
                 "gap (estimate ÷ bound)"):
@@ -247,12 +330,8 @@ def peaks_used(w: Work, peaks: Peaks) -> list[dict[str, Any]]:
 
 def _peak_text(w: Work, peaks: Peaks) -> str:
     kinds = {"tensor": "contractions", "vector": "other"}
-
-    def rate(x: float) -> str:
-        return f"{x / 1e15:.3g}P" if x >= 1e15 else quantity(x)
-
-    return "; ".join(f"{kinds[p['work']]} {p['dtype']}: {p['precision']} {p['unit']} {rate(p['flop_per_s'])}FLOP/s"
-                     for p in peaks_used(w, peaks))
+    return "; ".join(f"{kinds[p['work']]} {p['dtype']}: {p['precision']} {p['unit']} "
+                     f"{quantity(p['flop_per_s'], 'FLOP/s')}" for p in peaks_used(w, peaks))
 
 
 def _work_json(w: Work, t: Timing, peaks: Peaks) -> dict[str, Any]:
@@ -382,7 +461,7 @@ def draw_roofline(reports: list[TargetReport]) -> Any:
         # One roof per peak the program uses (e.g. f32 contractions on FP32 vector units, bf16 on tensor cores).
         roofs = {(c.precision, c.unit): c.flop_per_s for c in r.peaks.used()}
         for (precision, unit), peak in sorted(roofs.items()):
-            ax.plot(xs, [min(peak, beta * x) for x in xs], label=f"{precision} {unit}: {quantity(peak)}FLOP/s")
+            ax.plot(xs, [min(peak, beta * x) for x in xs], label=f"{precision} {unit}: {quantity(peak, 'FLOP/s')}")
         points = []
         for items, marker in ((r.units, "o"), (r.groups, "s")):
             for w, t in items:
@@ -395,7 +474,9 @@ def draw_roofline(reports: list[TargetReport]) -> Any:
         ax.set_xlim(lo, hi)
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("FLOP/s at the speed of light")
-        ax.set_title(f"{r.peaks.target.full_name}: β = {quantity(beta)}B/s")
+        format_axis(ax.xaxis, quantity)
+        format_axis(ax.yaxis, lambda v: quantity(v, "FLOP/s"))
+        ax.set_title(f"{r.peaks.target.full_name}: β = {quantity(beta, 'B/s')}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
         panels.append((ax, points))

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solar.backends.cost import Timing, Work
-from solar.backends.report import TargetReport
+from solar.backends.report import TargetReport, short_path, unit_location, unit_module
 from solar.ir import attr_names
-from solar.ir.diagnostics import Location
 
 NO_LINE = "<no source line>"  # units whose ops carry no frontend location (hand-written SIR)
 TOP = 20  # the terminal table's rows
@@ -72,11 +71,6 @@ class SourceLines:
                  "unfused_share": self.unfused_share(ln), "fused_share": self.fused_share(ln),
                  "units": ln.units, "groups": ln.groups, "library_frames": ln.library_frames}
                 for ln in self.lines]
-
-
-def unit_location(work: Work) -> Location | None:
-    """The frontend's location of a unit: that of its first op that has one."""
-    return next((op.src_loc for op in work.ops if op.src_loc is not None), None)
 
 
 def library_frame(work: Work) -> str | None:
@@ -204,26 +198,24 @@ def render_source_lines(tables: list[SourceLines], top: int = TOP) -> str:
 
 
 def _short(where: str) -> str:
-    """A path as the table prints it: relative to the working directory when inside it."""
+    """A place as the table prints it: its path relative to the working directory when inside it."""
     if where == NO_LINE:
         return where
     file, _, line = where.rpartition(":")
-    try:
-        rel = os.path.relpath(file)
-    except ValueError:
-        rel = file
-    return f"{rel if not rel.startswith('..') else file}:{line}"
+    return f"{short_path(file)}:{line}"
 
 
-def add_to_json(doc: dict[str, Any], reports: list[TargetReport], base_dir: str | None = None) -> dict[str, Any]:
-    """The `--sol-report` document with each target's lines (`source_lines`), each unit's location and each
-    group's lines (added in version 1; docs/sol.md)."""
-    for entry, r in zip(doc["targets"], reports, strict=True):
-        entry["source_lines"] = by_source_line(r, base_dir).to_json()
+def add_to_json(doc: dict[str, Any], reports: list[TargetReport], base_dir: str | None = None,
+                lines: list[SourceLines] | None = None) -> dict[str, Any]:
+    """The `--sol-report` document with each target's lines (`source_lines`; `lines` when computed already),
+    each unit's location and each group's lines (added in version 1; docs/sol.md)."""
+    for k, (entry, r) in enumerate(zip(doc["targets"], reports, strict=True)):
+        entry["source_lines"] = (lines[k] if lines is not None else by_source_line(r, base_dir)).to_json()
         for unit, (w, _) in zip(entry["units"], r.units, strict=True):
             loc = unit_location(w)
             unit["loc"] = None if loc is None else {"file": loc.file, "line": loc.line, "col": loc.col}
             unit["library_frame"] = library_frame(w)
+            unit["module"] = unit_module(w)
         spans = group_lines(r)
         for group in entry["groups"]:
             group["lines"] = spans.get(group["name"], [])

@@ -21,7 +21,7 @@ from solar.ir.outputs import atomic_open, save_figure
 from solar.ir.tables import new_table, render_tables
 
 from .design_space import Design, explore, render_designs
-from .report import quantity, seconds, strict_json
+from .report import format_axis, quantity, seconds, strict_json
 from .sweep import CostSurface, Crossover, Sweep, crossovers, exact_int
 from .sweep_spec import DesignSpace
 
@@ -94,8 +94,8 @@ def render_formulas(surface: CostSurface) -> str:
     for peaks in surface.peaks:
         used = {(c.precision, c.unit): c.flop_per_s for w in surface.units for counts, tc in
                 ((w.tensor, True), (w.vector, False)) for d in counts for c in [peaks.choice(d, tc)]}
-        roofs = ", ".join(f"Π({p} {u}) = {quantity(v)}FLOP/s" for (p, u), v in sorted(used.items()))
-        lines.append(f"  {peaks.target.name}: β = {quantity(peaks.bandwidth)}B/s" + (f", {roofs}" if roofs else ""))
+        roofs = ", ".join(f"Π({p} {u}) = {quantity(v, 'FLOP/s')}" for (p, u), v in sorted(used.items()))
+        lines.append(f"  {peaks.target.name}: β = {quantity(peaks.bandwidth, 'B/s')}" + (f", {roofs}" if roofs else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -278,6 +278,23 @@ def curves(outcome: SweepOutcome) -> list[dict[str, Any]]:
 # ---- the plot --------------------------------------------------------------------------------------------
 
 
+_DASHES = ("-", "--", "-.", ":")
+_MARKERS = (".", "x", "+", "1")
+
+
+def _distinct_series(modes: dict[str, Any], first: tuple[Any, ...]) -> list[tuple[str, list[str], Any]]:
+    """(first mode, every mode with the same times, the times) for each distinct curve, in mode order."""
+    out: list[tuple[str, list[str], Any]] = []
+    for mode, a in modes.items():
+        ys = a.seconds[first]
+        same = next((entry for entry in out if np.array_equal(entry[2], ys)), None)
+        if same is not None:
+            same[1].append(mode)
+        else:
+            out.append((mode, [mode], ys))
+    return out
+
+
 def plot_sweep(outcome: SweepOutcome, path: str) -> None:
     """SOL against the first swept size (the others at their first value), one line per target and mode,
     log axes, each memory→compute crossover marked."""
@@ -292,9 +309,11 @@ def plot_sweep(outcome: SweepOutcome, path: str) -> None:
     first = (slice(None), *([0] * (len(sweep.swept) - 1)))
     fig, ax = plt.subplots(figsize=(8, 5))
     for target, modes in sweep.arrays.items():
-        for mode, a in modes.items():
-            ys = a.seconds[first]
-            line, = ax.plot(xs, ys, marker="." if len(xs) < 64 else None, label=f"{target} {mode}")
+        for k, (mode, same, ys) in enumerate(_distinct_series(modes, first)):
+            # Coinciding modes are one line named for all of them (`fused = whole graph`); the others differ
+            # in dash and marker too, so a line drawn over another still shows.
+            line, = ax.plot(xs, ys, linestyle=_DASHES[k % len(_DASHES)], marker=_MARKERS[k % len(_MARKERS)]
+                            if len(xs) < 64 else None, label=f"{target} {' = '.join(same)}")
             for c in outcome.crossovers:
                 if c.target == target and c.mode == mode and c.param == x_name and \
                         all(v == sweep.axes[k][0] for k, v in c.at.items()):
@@ -307,7 +326,9 @@ def plot_sweep(outcome: SweepOutcome, path: str) -> None:
     ax.set_yscale("log")
     fixed = ", ".join(f"{n}={sweep.axes[n][0]}" for n in sweep.swept[1:])
     ax.set_xlabel(x_name + (f" ({fixed})" if fixed else ""))
-    ax.set_ylabel("speed of light (s)")
+    ax.set_ylabel("speed of light")
+    format_axis(ax.yaxis, seconds)
+    format_axis(ax.xaxis, quantity)
     if outcome.latency_s is not None:
         ax.axhline(outcome.latency_s, color="gray", linestyle="--", linewidth=1, label="target latency")
     ax.grid(True, which="both", alpha=0.3)

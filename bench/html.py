@@ -8,34 +8,33 @@ import os
 from typing import Any
 
 from solar.backends.cost import CostModel, Peaks
-from solar.backends.html_report import dot_of, report_inputs, sir_of_units, write_html
-from solar.backends.report import TargetReport, analyse, to_json
-from solar.backends.source_lines import add_to_json
+from solar.backends.html_report import report_inputs
+from solar.backends.report import analyse
+from solar.backends.sol_results import SolResults
 from solar.bench.bounds import prepare
 from solar.bench.line_profile import add_measured, profile_lines
 from solar.bench.problem import Program
+from solar.ir.outputs import write_text_atomic
 from solar.targets.loader import load_target
 
 PROFILED_RUNS = 3
 
 
-def sol_document(module: Any, sizes: dict[str, int], targets: list[str], allow_tf32: bool
-                 ) -> tuple[dict[str, Any], list[TargetReport], Any]:
-    """The `--sol-report` document of `module` at `sizes` (prepared as the bounds are), its reports and the
-    prepared module."""
+def sol_results(module: Any, sizes: dict[str, int], targets: list[str], allow_tf32: bool) -> SolResults:
+    """The results model of `module` at `sizes`, prepared as the bounds are."""
     work = prepare(module, sizes)
     policy = "tf32" if allow_tf32 else "framework"
     model = CostModel(work, policy)
     reports = [analyse(model, Peaks(load_target(t)), None) for t in targets]
-    name = work.name or model.func.name
-    return add_to_json(to_json(reports, name, model.values, policy), reports), reports, work
+    return SolResults.build(model, reports, work.name or model.func.name, policy)
 
 
 def write_bench_report(path: str, problem: str, prog: Program, rec: dict[str, Any], targets: list[str],
                        command: str) -> None:
     """Writes the page; the line profile runs when the record measured PyTorch eager on the CPU."""
     names = list(dict.fromkeys([*targets, *rec.get("bounds", {})]))  # with the GPU's own target, if detected
-    doc, reports, work = sol_document(prog.module, prog.sizes, names, bool(rec.get("allow_tf32")))
+    results = sol_results(prog.module, prog.sizes, names, bool(rec.get("allow_tf32")))
+    doc = results.document
     eager = rec.get("measurements", {}).get("eager", {})
     if prog.framework == "torch" and eager.get("device") == "cpu" and eager.get("min_s") is not None:
         model, inputs = prog.make_run()
@@ -46,7 +45,7 @@ def write_bench_report(path: str, problem: str, prog: Program, rec: dict[str, An
         rec.setdefault("notes", []).append(f"source lines: measured share from {PROFILED_RUNS} profiled eager runs "
                                            "(torch.profiler, CPU)")
     inputs_ = report_inputs(os.path.abspath(problem), prog.sizes, names, command)
-    write_html(doc, path, sir_of_units(reports[0]), dot_of(work), inputs_, rec)
+    write_text_atomic(path, results.html(inputs_, rec), "the HTML report")
 
 
 def render_measured_lines(rec: dict[str, Any], top: int = 20) -> str:

@@ -184,7 +184,7 @@ def render(analysis: LlmAnalysis) -> str:
     s = analysis.config.shape
     head = (f"{analysis.config.path}: {s.model_type}, {s.layers} layers, hidden {s.hidden}, {s.heads} heads "
             f"({s.kv_heads} key-value), {str(s.dtype).replace('torch.', '')}; KV cache "
-            f"{quantity(s.kv_bytes_per_token)}B per token")
+            f"{quantity(s.kv_bytes_per_token, 'B')} per token")
     tables: list[Any] = [head]
     for phase in analysis.request.phases:
         rows = [p for p in analysis.points if p.phase == phase]
@@ -198,9 +198,9 @@ def render(analysis: LlmAnalysis) -> str:
                                   "KV cache", "fits", "bound", "tokens/s/chip", "memory", "request"], text_columns=2)
         for p in rows:
             table.add_row(p.target, MODES[p.mode], str(p.batch), str(p.prompt if phase == "prefill" else p.context),
-                          seconds(p.time_s), quantity(p.tokens_per_s), f"{quantity(p.weight_bytes)}B",
-                          f"{quantity(p.kv_cache_bytes)}B", "yes" if p.fits else "no", p.bound,
-                          quantity(p.tokens_per_s_per_chip), f"{quantity(p.memory.total)}B",
+                          seconds(p.time_s), quantity(p.tokens_per_s), quantity(p.weight_bytes, "B"),
+                          quantity(p.kv_cache_bytes, "B"), "yes" if p.fits else "no", p.bound,
+                          quantity(p.tokens_per_s_per_chip), quantity(p.memory.total, "B"),
                           seconds(p.request_latency_s) if p.request_latency_s is not None else "-")
         tables.append(table)
     if analysis.crossovers:

@@ -272,7 +272,7 @@ def render_search(result: SearchResult) -> str:
     for d in result.front:
         table.add_row(d.target, d.quantization, str(d.split.tensor), str(d.split.pipeline), str(d.split.expert),
                       str(d.split.data), str(d.chips), str(d.batch), seconds(d.ttft_s), seconds(d.tpot_s),
-                      seconds(d.request_latency_s), quantity(d.tokens_per_s_per_chip), f"{quantity(d.memory.total)}B")
+                      seconds(d.request_latency_s), quantity(d.tokens_per_s_per_chip), quantity(d.memory.total, "B"))
     body: list[Any] = [head, table] if result.front else [head, "no deployment searched meets the SLO and fits"]
     for target in r.targets:
         own = result.front_of(target.name)

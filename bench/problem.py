@@ -109,7 +109,7 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
         if machine is None:
             rec["notes"].append("no target of the measuring machine among --target (host on the CPU, the GPU's "
                                 "own): times are recorded without headroom")
-        monitor = Monitor(probes or system_probes(), cpu_count(), _threads_measured(machine, device))
+        monitor = Monitor(probes or system_probes(), cpu_count(), threads_measured(machine, device))
         monitor.wait_for_quiet(opts.quiet_wait_s)
         monitor.start()
         measured = _measure(prog, opts, device, machine, bounds)
@@ -182,7 +182,7 @@ def _device(choice: str) -> str:
     return choice
 
 
-def _threads_measured(machine: Any, device: str) -> int:
+def threads_measured(machine: Any, device: str) -> int:
     """The CPU threads the measurement runs on: the host calibration's (torch is set to it), every CPU this
     process may use without one, one host thread that drives a GPU."""
     if device != "cpu":

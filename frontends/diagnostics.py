@@ -94,6 +94,32 @@ def tag_library_frame(ops: list[Op], frame: str | None) -> None:
             op.attrs.setdefault(attr_names.LIBRARY_FRAME, frame)
 
 
+def torch_module_path(stack: Any) -> str | None:
+    """The innermost module of an FX node's `nn_module_stack` (`{key: (path, class)}`, outermost first):
+    `attn.qkv`; None for the model itself or no stack."""
+    if not isinstance(stack, dict) or not stack:
+        return None
+    entry = list(stack.values())[-1]
+    path = entry[0] if isinstance(entry, tuple | list) and entry else None
+    return path if isinstance(path, str) and path else None
+
+
+def jax_module_path(name_stack: Any) -> str | None:
+    """A JAX equation's name stack (`Block_0/Dense_1`, inside any transformation's `jit(f)` or `vmap(…)`) as a
+    dotted path; None when empty."""
+    parts = [p for p in str(name_stack or "").split("/") if p and "(" not in p]
+    return ".".join(parts) or None
+
+
+def tag_module_path(ops: list[Op], path: str | None) -> None:
+    """Sets the module path on the kernels among `ops` (and inside them) that have none yet."""
+    if path is None:
+        return
+    for op in (inner for top in ops for inner in top.walk()):
+        if isinstance(op, KernelOp):
+            op.attrs.setdefault(attr_names.MODULE_PATH, path)
+
+
 def library_path(file: str, line: int) -> str:
     """`path:line` with the path under its install folder (`torch/nn/modules/linear.py:134`)."""
     for marker in ("/site-packages/", "/dist-packages/"):

@@ -32,9 +32,11 @@ from .diagnostics import (
     SourceLine,
     TranslationError,
     jax_library_frame,
+    jax_module_path,
     lowering_failed,
     raised_in_user_code,
     tag_library_frame,
+    tag_module_path,
     user_code_error,
     verify_emitted,
 )
@@ -219,6 +221,7 @@ class JaxprLowering:
                 for op in em.block.ops[first_new:]:
                     self.origin[id(op)] = (prim, where)
                 tag_library_frame(em.block.ops[first_new:], jax_library_frame(_frames(eqn), where))
+                tag_module_path(em.block.ops[first_new:], jax_module_path(eqn.source_info.name_stack))
                 outs = list(res) if isinstance(res, list | tuple) else [res]
                 for v, meta in zip(outs, node.outs, strict=False):
                     if isinstance(v, Value) and v.type is not None and not types_equal(v.type, meta.type):

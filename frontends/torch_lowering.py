@@ -29,6 +29,8 @@ from .diagnostics import (
     TranslationError,
     lowering_failed,
     mark_library_frame,
+    tag_module_path,
+    torch_module_path,
     user_frame,
     verify_emitted,
 )
@@ -373,6 +375,7 @@ class GraphLowering:
                 self.origin[id(op)] = (display_name(node.target), where)
             self.check(node, tn, result)
             mark_library_frame(em.block.ops[first_new:], node.meta.get("stack_trace"))
+            tag_module_path(em.block.ops[first_new:], torch_module_path(node.meta.get("nn_module_stack")))
             return result if mutation is None else self.mutated(mutation, result, env)
         self.attempt(node, env, lowered, f"{display_name(node.target)}: ")
 

@@ -200,8 +200,9 @@ class _Lifter:
             e.attrs[attr_names.KERNEL] = SymbolRef(self.kernel.symbol)
             if "fp32_precision" in self.kernel.attrs:  # how the framework runs the kernel's contractions
                 e.attrs["fp32_precision"] = self.kernel.attrs["fp32_precision"]
-            for kept in (attr_names.LIBRARY_FRAME, attr_names.EINSUM_ORDER):  # the report by source line shows
-                if kept in self.kernel.attrs:                                  # the frame; the order stays named
+            # The report by source line shows the frame and the module path; the order stays named.
+            for kept in (attr_names.LIBRARY_FRAME, attr_names.MODULE_PATH, attr_names.EINSUM_ORDER):
+                if kept in self.kernel.attrs:
                     e.attrs[kept] = self.kernel.attrs[kept]
             e.src_loc = self.kernel.src_loc
             e.loc = self.kernel.loc

@@ -12,19 +12,20 @@ from typing import TYPE_CHECKING, Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.gather_estimates import data_id_gathers
-from solar.backends.report import TargetReport, analyse, plot, render_report, to_json, write_json
-from solar.backends.source_lines import add_to_json, by_source_line, render_source_lines
+from solar.backends.report import TargetReport, analyse, write_json
+from solar.backends.sol_results import SolResults
 from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
 from solar.ir import attr_names
 from solar.ir.analysis.access_checks import refuse_wrong_accesses
 from solar.ir.analysis.liveness import drop_dead, has_dead_code
 from solar.ir.diagnostics import Location
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp, Op, SymbolRef
-from solar.ir.outputs import OutputError
+from solar.ir.outputs import OutputError, write_text_atomic
 from solar.ir.pass_manager import Pass, PassContext
 from solar.passes.fuse import Fuse
 from solar.passes.inline import Inline
 from solar.targets.loader import TargetError, load_target
+from solar.targets.target import Target
 
 if TYPE_CHECKING:
     from solar.backends.sweep import CostSurface
@@ -100,23 +101,46 @@ class SOL(Pass):
         return "tf32" if self.allow_tf32 else self.fp32_precision
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> None:
+        """Prices the program once (the results model), then hands the model to the views asked for."""
+        checked = self._checked_options(ctx, module)
+        if checked is None:
+            return
+        latency, targets = checked
+        priced = self._price(ctx, module, targets, latency)
+        if priced is None:
+            return
+        results, originals, has_calls = priced
+        ctx.results[self.name] = results
+        try:
+            self._views(ctx, results, module, targets, latency)
+        except (OutputError, SweepError) as err:
+            ctx.diagnostics.error(f"sol: {err}", module.loc)
+            return
+        except CostError as err:
+            ctx.diagnostics.error(f"sol: {err}", err.loc or (err.op.loc if err.op is not None else module.loc))
+            return
+        if self.annotate:
+            _annotate(module, results.reports, originals, has_calls)
+
+    def _checked_options(self, ctx: PassContext, module: ModuleOp) -> tuple[float | None, list[Target]] | None:
+        """The latency and the targets, with every option checked before any work (None: an error said why)."""
         if self.policy not in FP32_POLICIES:
             ctx.diagnostics.error(f"sol: bad fp32-precision '{self.fp32_precision}': expected one of "
                                   f"{', '.join(FP32_POLICIES)}", module.loc)
-            return
+            return None
         try:
             latency = parse_latency(self.latency) if self.latency else None
             targets = [load_target(name.strip()) for name in self.target.split(",") if name.strip()]
         except ValueError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
-            return
+            return None
         except TargetError as err:
             loc = target_location(err)
             ctx.diagnostics.error(f"sol: {unplaced(err) if loc else err}", loc or module.loc)
-            return
+            return None
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
-            return
+            return None
         tiling = ctx.results.get("tile-search")
         try:  # a bad sweep is reported before any work
             check_axes([p.name for p in module.params], self._axes(), cache_aware=tiling is not None,
@@ -126,7 +150,14 @@ class SOL(Pass):
                              max_points=self.max_points or None)
         except SweepError as err:
             ctx.diagnostics.error(f"sol: {err}", module.loc)
-            return
+            return None
+        return latency, targets
+
+    def _price(self, ctx: PassContext, module: ModuleOp, targets: list[Target], latency: float | None
+               ) -> tuple[SolResults, dict[int, Op], bool] | None:
+        """The pricing step: the results model (with the written order after --reorder-einsum and the
+        cache-aware mode after --tile-search), the original op of each priced copy, and whether calls were
+        inlined (None: an error said why)."""
         # Costing works on the whole program: calls are inlined on a copy (the IR itself is unchanged).
         has_calls = any(op.opname == "solar.call" for op in module.walk())
         work = module
@@ -134,7 +165,7 @@ class SOL(Pass):
             work = copy.deepcopy(module)
             Inline().apply(ctx, work)
         if refuse_wrong_accesses(ctx, work, self.name):  # what --lift-affine finds: no bound for a wrong program
-            return
+            return None
         work, originals = _without_dead_code(ctx, work, module)
         try:
             model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
@@ -144,7 +175,7 @@ class SOL(Pass):
         except CostError as err:
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)
             ctx.diagnostics.error(f"sol: {err}", loc)
-            return
+            return None
         reordered = ctx.results.get("reorder-einsum")
         if reordered is not None:  # --reorder-einsum ran: the written order too, for comparison
             try:
@@ -153,76 +184,53 @@ class SOL(Pass):
                     r.before_reorder = analyse(before, r.peaks, latency)
             except CostError as err:
                 ctx.diagnostics.remark(f"sol: no figures for the order before --reorder-einsum: {err}", module.loc)
+        tiling = ctx.results.get("tile-search")
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
                 why = tiling.add_cache_aware(ctx, r, model)
                 if why is not None:
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
-        name = module.name or model.func.name
-        ctx.report(render_report(reports, name))
         base_dir = str(Path(module.loc.file).parent) if module.loc is not None else None
-        lines = [by_source_line(r, base_dir) for r in reports]
-        if lines[0].located:
-            ctx.report(render_source_lines(lines))
-        ctx.results[self.name] = reports
         try:
-            surface = None
-            if self.formula or self.sweep or self.design_space:
-                from solar.backends.sweep import CostSurface
-
-                surface = CostSurface(work, targets, fp32_precision=self.policy,
-                                      buffer=tiling.buffer if tiling is not None else None,
-                                      max_points=self.max_points or None, check_accesses=False)
-            if self.report:
-                doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
-                if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
-                    from solar.backends.sweep_report import formulas_json
-
-                    doc["formulas"] = formulas_json(surface)
-                write_json(doc, self.report)
-            if self.plot:
-                plot(reports, self.plot)
-            if surface is not None and self.formula:
-                from solar.backends.sweep_report import render_formulas
-
-                ctx.report(render_formulas(surface))
-            if surface is not None and (self.sweep or self.design_space):
-                self._sweep(ctx, surface, name, latency)
-            if self.html:  # last: it shows the sweep's curves too
-                from solar.backends.html_report import dot_of, sir_of_units, write_html
-                from solar.backends.sweep_report import curves
-
-                doc = add_to_json(to_json(reports, name, model.values, self.policy), reports, base_dir)
-                swept = ctx.results.get("sweep")
-                drawn = curves(swept) if swept is not None and swept.sweep.swept else None
-                write_html(doc, self.html, sir_of_units(reports[0]), dot_of(work), self.inputs(module), sweep=drawn)
-        except OutputError as err:
-            ctx.diagnostics.error(f"sol: {err}", module.loc)
-            return
-        except SweepError as err:
-            ctx.diagnostics.error(f"sol: {err}", module.loc)
-            return
+            results = SolResults.build(model, reports, module.name or model.func.name, self.policy, base_dir)
         except CostError as err:
             ctx.diagnostics.error(f"sol: {err}", err.loc or (err.op.loc if err.op is not None else module.loc))
-            return
-        if self.annotate:
-            # Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only
-            # the module gets its totals.
-            # Data-moving ops (concat, gather, scatter, insert) have a fixed attribute set, so only kernels and
-            # einsums carry their unit's numbers (all units are in the report and the JSON).
-            if not has_calls:
-                for k, (w, _) in enumerate(reports[0].units):
-                    if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
-                        originals.get(id(w.ops[0]), w.ops[0]).attrs[attr_names.SOL] = [
-                            _times(r.name, *r.units[k]) for r in reports]
-                for k, (w, _) in enumerate(reports[0].groups):
-                    originals.get(id(w.ops[0]), w.ops[0]).attrs[attr_names.SOL] = [
-                        _cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
-            module.attrs[attr_names.SOL] = [
-                {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()},
-                 "fusion_gain": r.fusion_gain,
-                 **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
-                for r in reports]
+            return None
+        return results, originals, has_calls
+
+    def _views(self, ctx: PassContext, results: SolResults, module: ModuleOp, targets: list[Target],
+               latency: float | None) -> None:
+        """The views of the results model the options ask for: terminal, JSON, PNG, formulas, sweeps, HTML."""
+        ctx.report(results.terminal())
+        surface = None
+        if self.formula or self.sweep or self.design_space:
+            from solar.backends.sweep import CostSurface
+
+            tiling = ctx.results.get("tile-search")
+            surface = CostSurface(results.program, targets, fp32_precision=self.policy,
+                                  buffer=tiling.buffer if tiling is not None else None,
+                                  max_points=self.max_points or None, check_accesses=False)
+        if self.report:
+            doc = results.json()
+            if self.formula and surface is not None:  # added within version 1 (docs/sweeps.md)
+                from solar.backends.sweep_report import formulas_json
+
+                doc["formulas"] = formulas_json(surface)
+            write_json(doc, self.report)
+        if self.plot:
+            results.plot(self.plot)
+        if surface is not None and self.formula:
+            from solar.backends.sweep_report import render_formulas
+
+            ctx.report(render_formulas(surface))
+        if surface is not None and (self.sweep or self.design_space):
+            self._sweep(ctx, surface, results.name, latency)
+        if self.html:  # last: it shows the sweep's curves too
+            from solar.backends.sweep_report import curves
+
+            swept = ctx.results.get("sweep")
+            drawn = curves(swept) if swept is not None and swept.sweep.swept else None
+            write_text_atomic(self.html, results.html(self.inputs(module), curves=drawn), "the HTML report")
 
     def inputs(self, module: ModuleOp) -> dict[str, Any]:
         """What the HTML report says the run was made of."""
@@ -256,6 +264,24 @@ class SOL(Pass):
             if not outcome.designs:
                 raise SweepError("--design-plot needs --design-space and --target-latency")
             plot_designs(outcome.designs, self.design_plot)
+
+
+def _annotate(module: ModuleOp, reports: list[TargetReport], originals: dict[int, Op], has_calls: bool) -> None:
+    """Per-op numbers go on the ops the model saw; with inlined calls those are copies, so then only the module
+    gets its totals. Data-moving ops (concat, gather, scatter, insert) have a fixed attribute set, so only
+    kernels and einsums carry their unit's numbers (all units are in the report and the JSON)."""
+    if not has_calls:
+        for k, (w, _) in enumerate(reports[0].units):
+            if w.ops and isinstance(w.ops[0], KernelOp | EinsumOp):
+                originals.get(id(w.ops[0]), w.ops[0]).attrs[attr_names.SOL] = [
+                    _times(r.name, *r.units[k]) for r in reports]
+        for k, (w, _) in enumerate(reports[0].groups):
+            originals.get(id(w.ops[0]), w.ops[0]).attrs[attr_names.SOL] = [
+                _cached(_times(r.name, *r.groups[k]), r, k) for r in reports]
+    module.attrs[attr_names.SOL] = [
+        {"target": r.name, **{f"{m}_s": res.seconds for m, res in r.modes.items()}, "fusion_gain": r.fusion_gain,
+         **({"cache_aware_s": r.cache_aware.mode.seconds} if r.cache_aware is not None else {})}
+        for r in reports]
 
 
 def _without_dead_code(ctx: PassContext, work: ModuleOp, module: ModuleOp) -> tuple[ModuleOp, dict[int, Op]]:

@@ -20,6 +20,9 @@ LLM = "llm"  # on the module: what the LLM translator did
 # On a kernel a frontend made inside library code (torch.nn, transformers): the innermost library frame,
 # `path:line` with the path under its install folder; the kernel's loc is the innermost frame in the user's file.
 LIBRARY_FRAME = "library_frame"
+# On a kernel a frontend made: the path of the model's module that made it (`attn.qkv`: torch.export's
+# nn_module_stack, JAX's name stack), the name the reports show for its unit.
+MODULE_PATH = "module_path"
 # On each kernel a frontend made from an einsum of three or more tensors: that einsum, this kernel's step in
 # the contraction order chosen (least FLOPs at the export's sizes), the whole order and how it was found.
 EINSUM_ORDER = "einsum_order"

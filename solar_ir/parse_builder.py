@@ -92,10 +92,20 @@ def decode_string(literal: str) -> str:
 _KERNEL_STATEMENTS = ("affine.for", "affine.if")
 
 
+# Names other IRs and frameworks give operations SOLAR spells otherwise: the hint goes by meaning where the
+# spellings are far apart (`transpose` is nearest `insert` by letters, and means `permute`).
+_ALIASES = {"transpose": "permute", "view": "reshape", "cat": "concat", "concatenate": "concat",
+            "matmul": "einsum", "dot": "einsum", "gather_nd": "gather", "expand": "broadcast",
+            "broadcast_to": "broadcast", "narrow": "slice", "call_function": "call"}
+
+
 def unknown_operation(name: str) -> str:
-    """The message for an operation name no op class has, with the closest one that exists."""
+    """The message for an operation name no op class has, with the one it most likely means: a known alias
+    (`solar.transpose` → `solar.permute`), else the closest spelling."""
     known = [*OP_CLASSES, *_KERNEL_STATEMENTS]
-    close = difflib.get_close_matches(name, known, n=1)
+    dialect, _, bare = name.rpartition(".")
+    alias = f"{dialect or 'solar'}.{_ALIASES[bare]}" if bare in _ALIASES else None
+    close = [alias] if alias in known else difflib.get_close_matches(name, known, n=1)
     return f"unknown operation '{name}'" + (f"; did you mean '{close[0]}'?" if close else "")
 
 

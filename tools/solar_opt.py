@@ -184,27 +184,38 @@ def _list_passes() -> str:
     return "\n".join(lines) + "\n"
 
 
+# The flags that set options of the --sol pass: (option, argparse destination, flag), written once.
+_SOL_FLAGS = (("report", "sol_report", "--sol-report"), ("html", "report", "--report"), ("plot", "plot", "--plot"),
+              ("latency", "target_latency", "--target-latency"), ("allow_tf32", "allow_tf32", "--allow-tf32"),
+              ("fp32_precision", "fp32_precision", "--fp32-precision"), ("formula", "sol_formula", "--sol-formula"),
+              ("sweep", "sweep", "--sweep"), ("sweep_report", "sweep_report", "--sweep-report"),
+              ("sweep_plot", "sweep_plot", "--sweep-plot"), ("design_space", "design_space", "--design-space"),
+              ("design_plot", "design_plot", "--design-plot"), ("max_points", "max_points", "--max-points"))
+
+
+def _sol_flag_value(args: argparse.Namespace, dest: str) -> Any:
+    """A --sol flag's option value, None when not given (a switch given is True; --sweep's are `;`-joined)."""
+    value = getattr(args, dest)
+    if isinstance(value, bool):
+        return True if value else None
+    if isinstance(value, list):
+        return ";".join(value) or None
+    return value
+
+
 def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: str = "") -> list[Any]:
-    """--sol-report, --report, --plot, --target-latency, --fp32-precision, --allow-tf32 and the sweep flags set
-    the options of the --sol pass (and the HTML report gets the command line)."""
+    """The --sol flags (`_SOL_FLAGS`) set the options of the --sol pass (and the HTML report gets the
+    command line)."""
     _check_sweep_syntax(args)
-    extra = {"report": args.sol_report, "html": args.report, "plot": args.plot, "latency": args.target_latency,
-             "allow_tf32": True if args.allow_tf32 else None, "fp32_precision": args.fp32_precision,
-             "formula": True if args.sol_formula else None, "sweep": ";".join(args.sweep) or None,
-             "sweep_report": args.sweep_report, "sweep_plot": args.sweep_plot, "design_space": args.design_space,
-             "design_plot": args.design_plot, "max_points": args.max_points}
-    extra = {k: v for k, v in extra.items() if v is not None}
+    given = [(option, flag, _sol_flag_value(args, dest)) for option, dest, flag in _SOL_FLAGS]
+    extra = {option: value for option, _, value in given if value is not None}
     if not extra:
         return passes
     if args.report:
         extra["command"] = command
     sol = [p for p in passes if p.name == "sol"]
     if not sol:
-        flag = {"report": "--sol-report", "html": "--report", "plot": "--plot", "latency": "--target-latency",
-                "allow_tf32": "--allow-tf32", "fp32_precision": "--fp32-precision", "formula": "--sol-formula",
-                "sweep": "--sweep", "sweep_report": "--sweep-report", "sweep_plot": "--sweep-plot",
-                "design_space": "--design-space", "design_plot": "--design-plot",
-                "max_points": "--max-points"}[next(iter(extra))]
+        flag = next(flag for _, flag, value in given if value is not None)
         raise UsageError(f"{flag} needs the --sol pass, e.g. --sol=h100")
     if (args.sweep_report or args.sweep_plot) and not args.sweep:
         raise UsageError(f"{'--sweep-report' if args.sweep_report else '--sweep-plot'} needs a --sweep, "
@@ -214,6 +225,23 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
     if args.design_space and not args.target_latency:
         raise UsageError("--design-space needs --target-latency (the latency the scaled targets must meet)")
     return [dataclasses.replace(p, **extra) if p.name == "sol" else p for p in passes]
+
+
+def _check_sol_targets(passes: list[Any]) -> None:
+    """A target named on the command line that the catalogue lacks is the command line's error (one
+    `solar-opt: error:` line), not one at the module's first line; files and `host` are the pass's to read."""
+    names = [n.strip() for p in passes if p.name == "sol" for n in str(p.target).split(",") if n.strip()]
+    if not names:
+        return
+    from solar.targets.loader import TargetError, load_target  # the catalogue: only when --sol is asked for
+
+    for name in names:
+        if name.lower() == "host" or name.endswith((".yaml", ".yml")) or "/" in name or os.path.isfile(name):
+            continue
+        try:
+            load_target(name)
+        except TargetError as err:
+            raise UsageError(f"sol: {err}") from None
 
 
 def _check_sweep_syntax(args: argparse.Namespace) -> None:
@@ -384,6 +412,7 @@ def run(argv: Sequence[str]) -> int:
             sys.stdout.write(_list_targets())
             return 0
         passes = _forward_sol_options(_build_pipeline(items), args, command)
+        _check_sol_targets(passes)
         passes = _forward_tile_options(passes, args)
         passes = _forward_reorder_target(passes)
         for name in args.print_ir_after:

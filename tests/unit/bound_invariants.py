@@ -58,7 +58,7 @@ def check_bound_invariants(module: ModuleOp, target: str = "h100") -> list[dict[
     docs = []
     for buffer in buffers:
         _, ctx = _run(copy.deepcopy(base), [TileSearch(buffer=str(buffer)), SOL(target=target)])
-        doc = to_json(ctx.results["sol"], base.name or "m", base.param_values())
+        doc = to_json(ctx.results["sol"].reports, base.name or "m", base.param_values())
         json.dumps(doc, allow_nan=False)  # no NaN or Infinity anywhere
         docs.append(doc)
         for t in doc["targets"]:

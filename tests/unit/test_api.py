@@ -88,7 +88,10 @@ def test_views(block: solar.Analysis) -> None:
     text = console.export_text()
     assert "By source line" in text and "h = torch.relu(self.up(x))" in text
     page = block._repr_html_()
-    assert page.startswith("<!DOCTYPE html>") and f'data-value="{block.total("fused")!r}"' in page
+    # The notebook view is the report's one root element with its scoped styles, not a whole page.
+    assert page.startswith("<style>") and '<div class="solar-report">' in page and "<body" not in page
+    assert f'data-value="{block.total("fused")!r}"' in page
+    assert block.to_html().startswith("<!DOCTYPE html>")
     # Nothing fetched: no src= or href= to load, and the only URLs are the SVG namespaces' names.
     assert " src=" not in page and " href=" not in page
     assert set(re.findall(r"https?://[\w./-]+", page)) <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}

@@ -28,7 +28,7 @@ def run_sol(text: str, targets: list[str]) -> Run:
     ctx = PassContext(engine, lambda _: None)
     module = PassManager(pipeline(targets)).run(module, ctx)
     assert not engine.has_errors, engine.format_all()
-    return Run(module, ctx.results["sol"], engine.format_all())
+    return Run(module, ctx.results["sol"].reports, engine.format_all())
 
 MATMUL = """\
     %y = solar.kernel @mm(%x as A, %w as B) -> (Y: tensor<64x16xf32>) {

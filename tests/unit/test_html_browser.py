@@ -104,9 +104,22 @@ def test_report_in_chromium(browser, example: str, tmp_path: Path) -> None:  # t
         lines = browser.find_element(By.ID, f"lines-{name}").text
         assert "return torch.tanh(self.up(x)) * 2 ← torch/nn/modules/linear.py:" in lines  # HTML folds spaces
         assert len(doc["targets"][0]["source_lines"]) == 1
-    shot = tmp_path / "screenshot.png"
-    assert browser.save_screenshot(str(shot))
-    _assert_not_blank(shot)
+    # As a person sees it: the verdict first, and no sideways scrolling at 1,000 px or 1,400 px.
+    verdict = browser.find_element(By.ID, "verdict")
+    assert verdict.text.startswith("Verdict\nOn ")
+    assert verdict.location["y"] < browser.find_element(By.ID, "totals").location["y"]
+    if example == "api":  # units named by their module, with the source line beside
+        units = browser.find_element(By.ID, f"units-{name}").text
+        assert "up" in [r.split(" ")[0] for r in units.splitlines()]
+    for width in (1000, 1400):
+        browser.set_window_size(width, 2000)
+        overflow = browser.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, (width, overflow)
+        shot = tmp_path / f"screenshot-{width}.png"
+        assert browser.save_screenshot(str(shot))
+        _assert_not_blank(shot)
+    browser.set_window_size(1400, 2000)
 
 
 def _assert_not_blank(path: Path) -> None:

@@ -68,7 +68,7 @@ def test_sol_reuses_the_tilings_tile_search_found() -> None:
     sol = registry.parse_pipeline("sol{target=h100}")
     PassManager(sol).run(module, ctx)
     assert ctx.analyses.cached(Tilings) is tilings and tilings.solved == solved
-    (report,) = ctx.results["sol"]
+    (report,) = ctx.results["sol"].reports
     assert report.cache_aware is not None and report.cache_aware.rows[0]["estimate_bytes"] is not None
 
 

@@ -143,7 +143,7 @@ def test_json_report_without_latency_and_with_tf32(tmp_path: Path, capsys: pytes
 # ---- the terminal table holds the JSON's numbers ---------------------------------------------------------
 
 _SECONDS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
-_QUANTITY = {"T": 1e12, "G": 1e9, "M": 1e6, "k": 1e3, "": 1.0}
+_QUANTITY = {"E": 1e18, "P": 1e15, "T": 1e12, "G": 1e9, "M": 1e6, "k": 1e3, "": 1.0}
 
 
 def parse_seconds(cell: str) -> float:
@@ -155,7 +155,7 @@ def parse_seconds(cell: str) -> float:
 def parse_quantity(cell: str) -> float:
     if cell == "∞":
         return math.inf
-    m = re.fullmatch(r"([0-9.e+-]+)([TGMk]?)", cell)
+    m = re.fullmatch(r"([0-9.]+) ?([EPTGMk]?)", cell)
     assert m, cell
     return float(m.group(1)) * _QUANTITY[m.group(2)]
 

@@ -121,4 +121,4 @@ def run_sol(text: str, targets: list[str], *, lift: bool = True, mode: str = "gr
             latency: str = "", name: str = "test.sir", fp32_precision: str = "framework") -> SolRun:
     module, ctx = run_passes(text, pipeline(targets, lift=lift, mode=mode, allow_tf32=allow_tf32,
                                             latency=latency, fp32_precision=fp32_precision), name)
-    return SolRun(module, ctx.results["sol"], ctx.results["report_text"])
+    return SolRun(module, ctx.results["sol"].reports, ctx.results["report_text"])

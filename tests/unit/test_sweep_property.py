@@ -47,7 +47,7 @@ def bound(module: ModuleOp, point: dict[str, int]) -> Figures | None:
     ctx = _run(copy.deepcopy(module), passes)
     if ctx is None:
         return None
-    return {mode: (r.flops, r.bytes, r.bound) for mode, r in ctx.results["sol"][0].modes.items()}
+    return {mode: (r.flops, r.bytes, r.bound) for mode, r in ctx.results["sol"].reports[0].modes.items()}
 
 
 def assert_sweep_is_bind(module: ModuleOp, point: dict[str, int]) -> None:

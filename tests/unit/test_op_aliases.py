@@ -1,0 +1,26 @@
+"""Hints that go by meaning: an unknown operation named as other IRs name it gets SOLAR's op for that
+meaning, and a target unknown on the command line is the command line's error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from solar.ir.parse_builder import unknown_operation
+from solar.tools.solar_opt import run
+
+MLP = Path(__file__).resolve().parents[2] / "examples" / "mlp.sir"
+
+
+@pytest.mark.parametrize(("name", "meant"), [("solar.transpose", "solar.permute"), ("solar.view", "solar.reshape"),
+                                             ("solar.cat", "solar.concat"), ("solar.permut", "solar.permute")])
+def test_did_you_mean_by_meaning(name: str, meant: str) -> None:
+    assert unknown_operation(name) == f"unknown operation '{name}'; did you mean '{meant}'?"
+
+
+def test_unknown_target_is_located_at_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run([str(MLP), "--sol=h10", "-o", "/dev/null"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("solar-opt: error: sol: unknown target 'h10': did you mean h100")
+    assert "mlp.sir:" not in err
