@@ -99,7 +99,7 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
     """The report of an Analysis of a training step (None for a program that is not one)."""
     from solar.targets.loader import load_target
 
-    info = analysis._module.attrs.get("train")
+    info = analysis.results.program.attrs.get("train")
     if not isinstance(info, dict):
         return None
     name = target or analysis.targets[0]
