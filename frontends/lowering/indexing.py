@@ -179,7 +179,7 @@ def lower_index_put(n: TorchNode) -> Value:
     reduce = "add" if n.get("accumulate", False) else "none"
     xt = vtype(x)
     if len(tensors) == 1:
-        target, idx, axis = x, tensors[0], first
+        target, idx, axis = x, _from_the_start(em, tensors[0], xt.shape[first]), first
     else:
         target, idx = _combined_index(em, x, first, tensors)
         axis = first
