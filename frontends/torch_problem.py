@@ -95,13 +95,19 @@ class TorchProblem:
     size_names: SizeNames = field(default_factory=dict)
 
 
-def load_problem(path: str) -> TorchProblem:
-    """Imports a file defining `Model`, `get_inputs()` and `get_init_inputs()`."""
+def import_problem_file(path: str) -> Any:
+    """The module of a KernelBench-style file: it must define `Model` and `get_inputs()`."""
     mod = import_file(path)
     for attr in ("Model", "get_inputs"):
         if not hasattr(mod, attr):
             raise LoweringError(f"{path} does not define {attr} (a KernelBench-style file defines Model, "
                                 "get_inputs() and get_init_inputs(); use --entry for other code)")
+    return mod
+
+
+def load_problem(path: str) -> TorchProblem:
+    """Imports a file defining `Model`, `get_inputs()` and `get_init_inputs()`."""
+    mod = import_problem_file(path)
     init = getattr(mod, "get_init_inputs", lambda: [])
     return TorchProblem(lambda: mod.Model(*init()), lambda: list(mod.get_inputs()),
                         os.path.splitext(os.path.basename(path))[0], path, mod.Model, init,

@@ -447,14 +447,10 @@ def load_train_problem(path: str, options: TrainOptions) -> tuple[TorchProblem, 
     targets the file does not give."""
     import os
 
-    from .program_files import import_file
+    from .torch_problem import import_problem_file
     from .torch_symbols import source_size_names
 
-    mod = import_file(path)
-    for attr in ("Model", "get_inputs"):
-        if not hasattr(mod, attr):
-            raise LoweringError(f"{path} does not define {attr} (a KernelBench-style file defines Model, "
-                                "get_inputs() and get_init_inputs(); use --entry for other code)")
+    mod = import_problem_file(path)
     init = getattr(mod, "get_init_inputs", lambda: [])
     targets = getattr(mod, "get_targets", None)
     check_options(options, targets is not None, path)
