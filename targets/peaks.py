@@ -16,9 +16,7 @@ _PRECISION_ALIASES: dict[str, str] = {
     "f8": "fp8", "f8e4m3": "fp8", "f8e8m0": "fp8", "f8e5m2": "fp8", "e4m3": "fp8", "e5m2": "fp8", "float8": "fp8",
     "f4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4", "f4e2m1": "fp4",
     "i8": "int8", "int8": "int8", "u8": "int8", "uint8": "int8",
-    # int4 has no tensor figure in the vocabulary; quantized programs never contract i4 operands (--quantize
-    # dequantizes them first), and the int8 vector figure is what 4-bit vector work falls back to.
-    "i4": "int8", "u4": "int8", "int4": "int8",
+    "i4": "int4", "u4": "int4", "int4": "int4",
     **{p: p for p in PRECISIONS},
 }
 _WIDE_INTS = frozenset({"i1", "i16", "i32", "i64", "int16", "int32", "int64", "bool"})
@@ -61,8 +59,9 @@ def peak_chain(prec: str, *, contraction: bool, allow_tf32: bool, bf16_passes: b
             return [("fp64_vector", False)]
         if prec in ("fp32", "tf32", "wideint"):
             return [fp32_vec]
-        # 16/8/4-bit vector work: its own vector figure when given, else FP32 vector (documented choice).
-        return [(f"{prec}_vector", True), fp32_vec]
+        # 16/8/4-bit vector work: its own vector figure when given, else FP32 vector (documented choice);
+        # 4-bit integers may also take the int8 vector figure.
+        return [(f"{prec}_vector", True), *([("int8_vector", True)] if prec == "int4" else []), fp32_vec]
     match prec:
         case "fp64":
             return [("fp64_tensor", False), ("fp64_vector", False)]
@@ -83,5 +82,7 @@ def peak_chain(prec: str, *, contraction: bool, allow_tf32: bool, bf16_passes: b
             return [("fp4_tensor", False), ("fp8_tensor", False), ("bf16_tensor", False), fp32_vec]
         case "int8":
             return [("int8_tensor", False), ("int8_vector", True), fp32_vec]
+        case "int4":  # Ampere and Ada have int4 tensor cores (twice int8); elsewhere the operands widen to int8
+            return [("int4_tensor", True), ("int8_tensor", False), ("int8_vector", True), fp32_vec]
         case _:  # wider integers: no tensor path
             return [fp32_vec]

@@ -45,9 +45,9 @@ def field_error(file: str, fld: str | None, msg: str) -> TargetError:
 # Vocabulary: precisions, units of execution, figure fields, measurement units, sources
 # --------------------------------------------------------------------------------------------------------
 
-PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
+PRECISIONS: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8", "int4")
 EXEC_UNITS: tuple[str, ...] = ("vector", "tensor")
-INT_PRECISIONS = frozenset({"int8"})
+INT_PRECISIONS = frozenset({"int8", "int4"})
 
 # Required in every native file: the columns of TARGETS.md. Others of the form <precision>_<unit> are
 # optional (e.g. ``fp16_vector`` where a chip quotes a separate packed-half rate).

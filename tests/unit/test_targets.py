@@ -665,3 +665,12 @@ def test_libyaml_and_the_python_parser_read_every_shipped_target_alike(monkeypat
         safe_yaml.load_yaml(bad)
     assert (fast_err.value.message, fast_err.value.line) == (slow_err.value.message, slow_err.value.line) == (
         "YAML aliases (*x) are not allowed in target files: write the value out", 2)
+
+
+@pytest.mark.parametrize("target, figure", [("a100", 1248e12), ("rtx-4090", 1321.2e12), ("h100", 1979e12)])
+def test_int4_contractions_take_the_int4_tensor_figure_where_the_chip_has_one(target: str, figure: float) -> None:
+    """Ampere and Ada run 4-bit integer MMAs at twice int8's rate; Hopper has none (its int8 figure)."""
+    from solar.backends.cost import Peaks
+    from solar.ir.dtypes import DType
+
+    assert Peaks(load_target(target)).compute(DType.I4, True) == pytest.approx(figure)
