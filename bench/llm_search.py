@@ -202,6 +202,22 @@ class SearchResult:
         return pareto_front([d for d in self.feasible if d.target == target])
 
 
+def feasible_deployments(cfg: LlmConfig, priced: PricedOption, request: SearchRequest,
+                         candidates: Sequence[Split]) -> tuple[list[Deployment], int]:
+    """The deployments of one priced option (every target, split and batch) that fit and meet the SLO, and
+    how many were evaluated."""
+    feasible: list[Deployment] = []
+    evaluated = 0
+    for target in request.targets:
+        for split in candidates:
+            for batch in request.batches:
+                evaluated += 1
+                d = evaluate(cfg, priced, target, split, batch, request)
+                if d is not None and d.fits and d.meets_slo:
+                    feasible.append(d)
+    return feasible, evaluated
+
+
 def search(cfg: LlmConfig, request: SearchRequest) -> SearchResult:
     """Every option × target × split × batch evaluated; the front of those that fit and meet the SLO."""
     candidates = splits(cfg, request)
@@ -211,14 +227,9 @@ def search(cfg: LlmConfig, request: SearchRequest) -> SearchResult:
     feasible: list[Deployment] = []
     evaluated = 0
     for option in request.quantizations:
-        priced = price_option(cfg, option, request, micro)
-        for target in request.targets:
-            for split in candidates:
-                for batch in request.batches:
-                    evaluated += 1
-                    d = evaluate(cfg, priced, target, split, batch, request)
-                    if d is not None and d.fits and d.meets_slo:
-                        feasible.append(d)
+        found, count = feasible_deployments(cfg, price_option(cfg, option, request, micro), request, candidates)
+        feasible += found
+        evaluated += count
     notes = [f"{evaluated} deployments evaluated ({len(request.quantizations)} quantization option(s) × "
              f"{len(request.targets)} target(s) × {len(candidates)} split(s) × {len(request.batches)} batch(es)); "
              f"{len(feasible)} fit and meet the SLO",

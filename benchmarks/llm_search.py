@@ -28,7 +28,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from solar.bench.llm_deploy import micro_batches
-    from solar.bench.llm_search import SearchRequest, evaluate, pareto_front, price_option, splits
+    from solar.bench.llm_search import SearchRequest, feasible_deployments, pareto_front, price_option, splits
     from solar.bench.llm_slo import parse_quantize_options, parse_slo
     from solar.frontends.llm_models import load_config
     from solar.targets.loader import load_target
@@ -45,15 +45,7 @@ def main() -> None:
     baseline, baseline_cpu = time.perf_counter() - t0, time.process_time() - c0
 
     t1, c1 = time.perf_counter(), time.process_time()
-    feasible = []
-    evaluated = 0
-    for target in request.targets:
-        for split in candidates:
-            for batch in request.batches:
-                evaluated += 1
-                d = evaluate(cfg, priced, target, split, batch, request)
-                if d is not None and d.fits and d.meets_slo:
-                    feasible.append(d)
+    feasible, evaluated = feasible_deployments(cfg, priced, request, candidates)
     front = pareto_front(feasible)
     searched, searched_cpu = time.perf_counter() - t1, time.process_time() - c1
 
