@@ -218,7 +218,7 @@ def test_solar_llm_prices_a_hub_model_by_name(hub_cache: Path, capsys: pytest.Ca
     assert run(["solar-test/tiny-llama", "--phase", "decode", "--no-validate"]) == 0
     # 4 layers x 2 kv heads x 8 (head dim) x 2 (keys and values) x 2 bytes (bfloat16)
     out = capsys.readouterr().out.replace("\n", "")  # the header wraps at the console's width
-    assert out.startswith(f"{path}: llama, 4 layers, hidden 32, 4 heads (2 key-value), bfloat16; KV cache 256B "
+    assert out.startswith(f"{path}: llama, 4 layers, hidden 32, 4 heads (2 key-value), bfloat16; KV cache 256 B "
                           "per token")
 
 
