@@ -187,10 +187,11 @@ def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, 
     params = [names[p] for p in size_params] + [names["%" + v] for v in for_bounds]
     prefix = _params_prefix(params)
     tensors = kernel.tensors()
-    # The context: sizes are positive, and so is every dimension of every tensor; solar.for indices are in range.
+    # The context: sizes are positive, every dimension of every tensor is at least 0 (a local of M - 1 rows
+    # is empty at M = 1, and the counts must still hold there); solar.for indices are in range.
     constraints = [f"{names[p]} >= 1" for p in size_params]
     for t in tensors.values():
-        constraints += [f"{dim_text(d, names)} >= 1" for d in t.shape if not isinstance(d, int)]
+        constraints += [f"{dim_text(d, names)} >= 0" for d in t.shape if not isinstance(d, int)]
     for var, (lo, hi) in for_bounds.items():
         constraints.append(f"{isl_expr(lo, names)} <= {names['%' + var]} < {isl_expr(hi, names)}")
     context = cached_set(prefix + "{ : " + (" and ".join(constraints) or "true") + " }")

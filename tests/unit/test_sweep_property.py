@@ -117,3 +117,31 @@ def test_sweep_point_equals_bind_params_then_sol(module: ModuleOp, data: st.Data
     assume(module.params)
     point = {p.name: data.draw(st.integers(1, 9), label=p.name) for p in module.params}
     assert_sweep_is_bind(module, point)
+
+
+EMPTY_LOCAL = """\
+solar.module @empty [M = 2] {
+  solar.func @main(%x: tensor<Mxf32>) -> tensor<Mxf32> {
+    %y = solar.kernel @k(%x as X) -> (Y: tensor<Mxf32>) {
+      local acc: tensor<(M - 1)xf32>
+      affine.for %i = 0 to M {
+        Y[%i] = 0.0
+      }
+      affine.for %i = 0 to M {
+        Y[%i] = exp(X[%i])
+      }
+    }
+    solar.return %y
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_an_empty_local_keeps_the_counts(m: int) -> None:
+    """A local of M - 1 rows is empty at M = 1, a legal size: the kernel still reads and writes M floats.
+    The symbolic counts once assumed every dimension at least 1 and gave 0 there."""
+    module = parse_module(EMPTY_LOCAL, "empty.sir", DiagnosticEngine())
+    a, b = swept(module, {"M": m}), bound(module, {"M": m})
+    assert a == b
+    assert b is not None and b["unfused"][1] == 8 * m
