@@ -27,7 +27,8 @@ _DYNAMIC = ("batch", "all", "none")
 def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: Sequence[str] | str = ("h100",),
             fuse: bool = True, tile_search: bool | str = False, dynamic: str = "batch",
             fp32_precision: str = "framework", name: str | None = None, quantize: Any = None,
-            train: bool = False, optimizer: str = "adamw", loss: str = "sum") -> Analysis:
+            train: bool = False, optimizer: str = "adamw", loss: str = "sum",
+            precision_floor: str | None = None) -> Analysis:
     """The speed of light of `program` on each of `targets`.
 
     `program` is a `torch.nn.Module` (with `example_inputs`, a tuple of its inputs), a JAX function (with a
@@ -38,16 +39,20 @@ def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: 
     `quantize` stores weights, KV cache and activations in low precision (--quantize's options, as
     `"weights=int4,group_size=128"` or a `solar.passes.quantize.QuantizeOptions`; docs/quantization.md).
     `train=True` analyses one training step of a torch.nn.Module (forward, `loss` of its outputs, backward,
-    the torch.optim `optimizer`'s update; docs/training.md): `Analysis.training` then splits it by phase."""
+    the torch.optim `optimizer`'s update; docs/training.md): `Analysis.training` then splits it by phase.
+    `precision_floor` ("bf16", "fp16", "tf32", "fp8") prices each float contraction at that precision where it
+    is faster than its own, for a kernel writer who may compute at it within a tolerance (docs/sol.md)."""
     names = _target_names(targets)
     _check_options(dynamic, fp32_precision, tile_search, name)
+    _check_floor(precision_floor)
     quantizer = _quantizer(quantize)
     _check_targets(names)
     if train:
         origin, module_text, file, live = _translate_step(program, example_inputs, dynamic, name, optimizer, loss)
     else:
         origin, module_text, file, live = _translate(program, example_inputs, dynamic, name)
-    analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin, quantizer)
+    analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin, quantizer,
+                    precision_floor or "")
     if train:
         from solar.training import training_report
 
@@ -107,6 +112,15 @@ def _check_targets(names: list[str]) -> None:
             load_target(t)
         except TargetError as err:
             raise UnknownTargetError(f"sol: {err}") from None
+
+
+def _check_floor(floor: Any) -> None:
+    """A precision floor, as --precision-floor says it (None: no floor)."""
+    from solar.backends.precision_policy import PRECISION_FLOORS
+
+    if floor is not None and floor not in PRECISION_FLOORS:
+        raise BadOptionError(f"sol: bad precision floor {_shown(floor)}: expected one of "
+                             f"{', '.join(PRECISION_FLOORS)}")
 
 
 def _check_options(dynamic: Any, fp32_precision: Any, tile_search: Any, name: Any) -> None:
@@ -355,7 +369,7 @@ def _translate_jax(fn: Callable[..., Any], args: tuple[Any, ...], name: str | No
 
 
 def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool | str, fp32_precision: str,
-         origin: Origin, quantizer: Any = None) -> Analysis:
+         origin: Origin, quantizer: Any = None, precision_floor: str = "") -> Analysis:
     """Parses, verifies and runs the passes; the first error becomes a SIRError with the tools' message."""
     from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError, SourceManager
     from solar.ir.parser import parse_module
@@ -383,7 +397,8 @@ def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool
         ([Fuse()] if fuse else [])
     if tile_search:
         passes.append(TileSearch(target=targets[0], **({} if tile_search is True else {"buffer": str(tile_search)})))
-    passes.append(SOL(target=",".join(targets), fp32_precision=fp32_precision, annotate=False))
+    passes.append(SOL(target=",".join(targets), fp32_precision=fp32_precision, precision_floor=precision_floor,
+                      annotate=False))
     reports: list[str] = []
     ctx = PassContext(engine, reports.append)
     try:

@@ -315,7 +315,8 @@ class Analysis:
             latency_s = parse_latency(latency) if latency else None
             if self._surface is None:
                 self._surface = CostSurface(self.results.program, [load_target(t) for t in self.targets],
-                                            fp32_precision=self._document["fp32_precision"])
+                                            fp32_precision=self._document["fp32_precision"],
+                                            precision_floor=self._document.get("precision_floor"))
             doc = sweep_json(run_sweep(self._surface, grid, latency_s), self.name)
         except SweepSpecError:
             raise

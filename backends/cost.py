@@ -47,6 +47,7 @@ from .loop_reads import kernel_union_bytes, slice_disjoint_over, slice_mentions
 from .modes import Inverse as Inverse  # re-exported: the pricing API stays where it was
 from .modes import inverse_roofline as inverse_roofline
 from .op_hooks import COUNTS, READ_BYTES, WRITE_BYTES, HookSet, install
+from .precision_policy import PrecisionFloorError, floor_applies, floor_dtype, floored
 from .view_union import shared_reads
 
 
@@ -131,10 +132,16 @@ def priced_dtype(op: Op, dtype: DType, policy: str) -> DType:
 
 class Peaks:
     """The peaks of one target for each dtype, chosen by the operands' precision (targets/README.md).
-    f32 contractions arrive already keyed by the precision they are priced at (`priced_dtype`)."""
+    f32 contractions arrive already keyed by the precision they are priced at (`priced_dtype`); under a
+    `precision_floor` (backends/precision_policy.py) a contraction takes the floor's peak where it is faster."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, precision_floor: str | None = None) -> None:
         self.target = target
+        try:
+            self._floor = floor_dtype(precision_floor)
+        except PrecisionFloorError as err:
+            raise CostError(str(err)) from None
+        self.precision_floor = precision_floor or None
         try:
             self.bandwidth = target.dram_bandwidth
         except PeakUnavailable as err:
@@ -144,13 +151,25 @@ class Peaks:
     def choice(self, dtype: DType, contraction: bool) -> PeakChoice:
         key = (dtype, contraction)
         if key not in self._cache:
-            try:
-                self._cache[key] = self.target.select_peak(dtype.spelling, contraction=contraction)
-            except PeakUnavailable as err:
-                if dtype is not DType.TF32 or not contraction:
-                    raise _target_error(err) from None
-                self._cache[key] = self._tf32_unknown(err)
+            own = self._own(dtype, contraction)
+            if contraction and self._floor is not None and floor_applies(dtype, self._floor):
+                assert self.precision_floor is not None
+                try:  # a floor the target has no figure for leaves the contraction at its own peak
+                    at_floor: PeakChoice | None = self._own(self._floor, True)
+                except CostError:
+                    at_floor = None
+                own = floored(dtype, own, at_floor, self.precision_floor)
+            self._cache[key] = own
         return self._cache[key]
+
+    def _own(self, dtype: DType, contraction: bool) -> PeakChoice:
+        """The peak of `dtype`'s own precision (no floor)."""
+        try:
+            return self.target.select_peak(dtype.spelling, contraction=contraction)
+        except PeakUnavailable as err:
+            if dtype is not DType.TF32 or not contraction:
+                raise _target_error(err) from None
+            return self._tf32_unknown(err)
 
     def _tf32_unknown(self, err: PeakUnavailable) -> PeakChoice:
         """A target whose TF32 peak is unknown: TF32 runs at no more than the BF16 tensor rate on any device

@@ -127,6 +127,7 @@ def _over_l2(surface: CostSurface, point: dict[str, int], latency_s: float, spac
         layers = []
         for factor in space.l2:
             scaled = CostSurface(surface.module, [target], fp32_precision=surface.fp32_precision,
+                                 precision_floor=surface.precision_floor,
                                  buffer=str(int(base * factor)), max_points=surface.max_points)
             a = scaled.grid({k: [v] for k, v in point.items()}).arrays[target.name][CACHE_AWARE]
             layers.append(scaled_seconds(a, space.bandwidth, space.compute))

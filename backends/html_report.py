@@ -256,6 +256,7 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
     if sweep:
         out.append("<h2>Sweep</h2>" + "".join(curves_svg(c) for c in sweep))
     facts = {"module": doc["module"], "params": doc.get("params", {}), "fp32_precision": doc.get("fp32_precision"),
+             "precision policy": doc.get("precision_policy"),
              **(inputs or {})}
     out.append("<h2>Inputs</h2><table id=\"inputs\"><tbody>" + "".join(
         f'<tr><th class="text">{html.escape(k)}</th><td class="text">{html.escape(_fact(v))}</td></tr>'

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+from solar.backends.precision_policy import policy_text
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location
 from solar.ir.outputs import save_figure, write_text_atomic
@@ -353,9 +354,11 @@ def _work_json(w: Work, t: Timing, peaks: Peaks) -> dict[str, Any]:
 
 
 def to_json(reports: list[TargetReport], module_name: str, params: dict[str, int],
-            fp32_precision: str = "framework") -> dict[str, Any]:
+            fp32_precision: str = "framework", precision_floor: str | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {"schema": SCHEMA, "version": VERSION, "module": module_name, "params": params,
                            "fp32_precision": fp32_precision, "allow_tf32": fp32_precision == "tf32",
+                           "precision_floor": precision_floor,
+                           "precision_policy": policy_text(fp32_precision, precision_floor),
                            "targets": []}
     for r in reports:
         doc["targets"].append({

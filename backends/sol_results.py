@@ -30,10 +30,12 @@ class SolResults:
 
     @classmethod
     def build(cls, model: CostModel, reports: list[TargetReport], name: str, fp32_precision: str,
-              base_dir: str | None = None) -> SolResults:
-        """The model of `reports` (priced from `model`); `base_dir` is where relative source paths are read."""
+              base_dir: str | None = None, precision_floor: str | None = None) -> SolResults:
+        """The model of `reports` (priced from `model`, their peaks under `precision_floor`); `base_dir` is where
+        relative source paths are read."""
         lines = [by_source_line(r, base_dir) for r in reports]
-        doc = add_to_json(to_json(reports, name, dict(model.values), fp32_precision), reports, base_dir, lines)
+        doc = add_to_json(to_json(reports, name, dict(model.values), fp32_precision, precision_floor), reports,
+                          base_dir, lines)
         pairs = fusion_pairs(model)
         for entry, r in zip(doc["targets"], reports, strict=True):
             entry["verdict"] = facts(model, r, pairs, entry["units"], fp32_precision)
@@ -59,6 +61,7 @@ class SolResults:
     def terminal(self, measured: dict[str, Any] | None = None) -> str:
         """The terminal report: the verdict first, then the tables and the costliest source lines."""
         text = "Verdict:\n" + "".join(f"  {s}\n" for s in self.verdict(measured)) + "\n"
+        text += f"Precision policy: {self.document['precision_policy']}.\n\n"
         text += render_report(self.reports, self.name)
         if self.lines and self.lines[0].located:
             text += render_source_lines(self.lines)

@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any
 
 from solar.backends.cost import CostError, CostModel, Peaks, Work, mode_result
+from solar.backends.precision_policy import floor_sentence
 from solar.backends.report import TargetReport, quantity, seconds, short_path
 from solar.ir.dtypes import DType
 from solar.ir.ops import Op
@@ -132,7 +133,7 @@ def _precision(model: CostModel, report: TargetReport, units_json: list[dict[str
                ) -> dict[str, Any] | None:
     """f32 contractions on vector units: the fused SOL were they priced at TF32 (tensor cores)."""
     # The what-if asks its own Peaks: the report's remembers the peaks the program uses (its plots' roofs).
-    peaks = Peaks(report.peaks.target)
+    peaks = Peaks(report.peaks.target, report.peaks.precision_floor)
     if policy == "tf32" or not any(w.flops_tensor.get(DType.F32) for w in model.groups):
         return None
     try:
@@ -231,6 +232,8 @@ _UNIT_WORDS = {"tensor": "tensor cores", "vector": "vector units"}
 def sentences(doc: dict[str, Any], measured: dict[str, Any] | None = None) -> list[str]:
     """One or two sentences per target (what bounds it, the headroom where measured), then its top actions."""
     out = []
+    if doc.get("precision_floor"):  # the figures are not the framework's: say so before any of them
+        out.append(floor_sentence(doc["precision_floor"]))
     several = len(doc["targets"]) > 1
     for t in doc["targets"]:
         v = t.get("verdict")

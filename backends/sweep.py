@@ -111,18 +111,20 @@ class CostSurface:
     """Every mode of `module` on every target, as a function of the size parameters (module docstring)."""
 
     def __init__(self, module: ModuleOp, targets: Sequence[Target], *, fp32_precision: str = "framework",
-                 buffer: str | None = None, max_points: int | None = None, check_accesses: bool = True) -> None:
+                 buffer: str | None = None, max_points: int | None = None, check_accesses: bool = True,
+                 precision_floor: str | None = None) -> None:
         """`check_accesses=False` where the caller has refused wrong programs already (the --sol pass)."""
         self.module = module
         self.targets = list(targets)
         self.fp32_precision = fp32_precision
+        self.precision_floor = precision_floor  # backends/precision_policy.py
         self.buffer = buffer  # l2, smem or a size: adds the cache-aware mode (a tiling search per point)
         # The most points of a grid (None: 10^6). The --sol pass asks for --max-points past 10^3 cache-aware
         # points before it builds a surface; Python callers (solar-llm's serving model) set their own.
         self.max_points = max_points
         self.params: tuple[str, ...] = tuple(p.name for p in module.params)
         self.defaults: dict[str, int | None] = {p.name: p.default for p in module.params}
-        self.peaks = [Peaks(t) for t in self.targets]
+        self.peaks = [Peaks(t, precision_floor) for t in self.targets]
         self.per_point_reason: str | None = None
         self._isl_names = {p: isl_name(p) for p in self.params}
         self._tiled: dict[tuple[int, ...], dict[str, list[tuple[float, float, float, int, int]]]] = {}

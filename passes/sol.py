@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timing, Work
 from solar.backends.gather_estimates import data_id_gathers
+from solar.backends.precision_policy import PRECISION_FLOORS
 from solar.backends.report import TargetReport, analyse, write_json
 from solar.backends.sol_results import SolResults
 from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
@@ -82,6 +83,7 @@ class SOL(Pass):
     target: str = "h100"
     fp32_precision: str = "framework"  # how f32 contractions are priced: framework | highest | tf32
     allow_tf32: bool = False  # the same as fp32_precision=tf32
+    precision_floor: str = ""  # the lowest precision a contraction may be priced at: tf32 | bf16 | fp16 | fp8
     report: str = ""  # a path for the JSON report
     html: str = ""  # a path for the HTML report (docs/html-report.md)
     command: str = ""  # the command line, for the HTML report's inputs section
@@ -128,6 +130,10 @@ class SOL(Pass):
             ctx.diagnostics.error(f"sol: bad fp32-precision '{self.fp32_precision}': expected one of "
                                   f"{', '.join(FP32_POLICIES)}", module.loc)
             return None
+        if self.precision_floor and self.precision_floor not in PRECISION_FLOORS:
+            ctx.diagnostics.error(f"sol: bad precision floor '{self.precision_floor}': expected one of "
+                                  f"{', '.join(PRECISION_FLOORS)}", module.loc)
+            return None
         try:
             latency = parse_latency(self.latency) if self.latency else None
             targets = [load_target(name.strip()) for name in self.target.split(",") if name.strip()]
@@ -169,7 +175,7 @@ class SOL(Pass):
         work, originals = _without_dead_code(ctx, work, module)
         try:
             model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
-            reports = [analyse(model, Peaks(t), latency) for t in targets]
+            reports = [analyse(model, Peaks(t, self.precision_floor), latency) for t in targets]
             for estimate in data_id_gathers(model):  # the least rows are far from a typical input's: say so
                 ctx.diagnostics.remark(f"sol: {estimate.sentence()}", originals.get(id(estimate.op), estimate.op).loc)
         except CostError as err:
@@ -192,7 +198,8 @@ class SOL(Pass):
                     ctx.diagnostics.remark(f"sol: no cache-aware mode on {r.name}: {why}", module.loc)
         base_dir = str(Path(module.loc.file).parent) if module.loc is not None else None
         try:
-            results = SolResults.build(model, reports, module.name or model.func.name, self.policy, base_dir)
+            results = SolResults.build(model, reports, module.name or model.func.name, self.policy, base_dir,
+                                       self.precision_floor or None)
         except CostError as err:
             ctx.diagnostics.error(f"sol: {err}", err.loc or (err.op.loc if err.op is not None else module.loc))
             return None
@@ -208,6 +215,7 @@ class SOL(Pass):
 
             tiling = ctx.results.get("tile-search")
             surface = CostSurface(results.program, targets, fp32_precision=self.policy,
+                                  precision_floor=self.precision_floor or None,
                                   buffer=tiling.buffer if tiling is not None else None,
                                   max_points=self.max_points or None, check_accesses=False)
         if self.report:

@@ -94,6 +94,9 @@ def build_parser(with_passes: bool = True) -> Parser:
                      help="how f32 contractions are priced: as the framework runs each kernel (default; the "
                           "kernels' fp32_precision attribute), all exact FP32, or all on TF32 tensor cores")
     sol.add_argument("--allow-tf32", action="store_true", help="the same as --fp32-precision=tf32")
+    sol.add_argument("--precision-floor", metavar="PRECISION",
+                     help="price each float contraction at this precision (bf16, fp16, tf32, fp8) where it is "
+                          "faster than its own: the bound for a kernel that may compute at it within a tolerance")
     sweeps = p.add_argument_group("sizes as variables (options of the --sol pass; docs/sweeps.md)")
     sweeps.add_argument("--sol-formula", action="store_true",
                         help="print each mode's roofline max(F/Π, B/β) with F and B as formulas in the sizes")
@@ -188,6 +191,7 @@ def _list_passes() -> str:
 _SOL_FLAGS = (("report", "sol_report", "--sol-report"), ("html", "report", "--report"), ("plot", "plot", "--plot"),
               ("latency", "target_latency", "--target-latency"), ("allow_tf32", "allow_tf32", "--allow-tf32"),
               ("fp32_precision", "fp32_precision", "--fp32-precision"), ("formula", "sol_formula", "--sol-formula"),
+              ("precision_floor", "precision_floor", "--precision-floor"),
               ("sweep", "sweep", "--sweep"), ("sweep_report", "sweep_report", "--sweep-report"),
               ("sweep_plot", "sweep_plot", "--sweep-plot"), ("design_space", "design_space", "--design-space"),
               ("design_plot", "design_plot", "--design-plot"), ("max_points", "max_points", "--max-points"))
@@ -207,6 +211,12 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
     """The --sol flags (`_SOL_FLAGS`) set the options of the --sol pass (and the HTML report gets the
     command line)."""
     _check_sweep_syntax(args)
+    if args.precision_floor is not None:
+        from solar.backends.precision_policy import PRECISION_FLOORS
+
+        if args.precision_floor not in PRECISION_FLOORS:
+            raise UsageError(f"--precision-floor: bad precision '{args.precision_floor}': expected one of "
+                             f"{', '.join(PRECISION_FLOORS)}")
     given = [(option, flag, _sol_flag_value(args, dest)) for option, dest, flag in _SOL_FLAGS]
     extra = {option: value for option, _, value in given if value is not None}
     if not extra:
