@@ -266,6 +266,26 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
     return "".join(out)
 
 
+def html_cell(text: str, value: Any = None, cls: str = "") -> str:
+    """A table cell as the report writes it: the text shown, the exact number in `data-value`."""
+    return _cell(text, value, cls)
+
+
+def html_table(table_id: str, headers: list[str], rows: list[str], text_cols: set[int]) -> str:
+    """A sortable table (`text_cols`: the columns of text, left-aligned)."""
+    return _table(table_id, headers, rows, text_cols)
+
+
+def standalone_page(title: str, body: str, doc: dict[str, Any]) -> str:
+    """A whole page with the report's styles and sorting around `body`, `doc` embedded as JSON (solar-llm's
+    report, bench/llm_html.py)."""
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+            f'content="width=device-width"><title>SOLAR: {html.escape(title)}</title><style>body{{margin:0;'
+            f'background:#fff}}{_CSS}</style></head><body><div class="solar-report">{body}'
+            f'<script type="application/json" id="solar-report">{_script_json(doc)}</script>'
+            f"<script>{_JS}</script></div></body></html>\n")
+
+
 def _verdict(sentences: list[str]) -> str:
     """The verdict first (backends/sol_verdict.py): each sentence a paragraph, `code` spans as code."""
     if not sentences:

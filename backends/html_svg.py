@@ -161,6 +161,12 @@ def curves_svg(curve: dict[str, Any]) -> str:
                      for i, (x, t) in enumerate(zip(xs, ts, strict=True)) if t > 0)
         out.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
                    f'<text x="{right + 8}" y="{top + 14 + 14 * k}" fill="{colour}">{html.escape(mode)}</text>')
+    for x, t, name in curve.get("unfit", []):  # points that do not fit in memory (solar-llm): a red cross
+        if t > 0 and min(xs) <= x <= max(xs):
+            px, py = sx(x), sy(t)
+            out.append(f'<path class="unfit-point" d="M{px - 5:.1f},{py - 5:.1f}L{px + 5:.1f},{py + 5:.1f}'
+                       f'M{px - 5:.1f},{py + 5:.1f}L{px + 5:.1f},{py - 5:.1f}" stroke="#b00020" stroke-width="2">'
+                       f"<title>{html.escape(str(name))}: does not fit</title></path>")
     out.append(f'<text x="{left + 4}" y="{top + 14}">{html.escape(str(curve.get("name", "")))} '
                f"(SOL time, log-log{thinned})</text></svg>")
     return "".join(out)

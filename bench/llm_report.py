@@ -75,6 +75,7 @@ class LlmAnalysis:
     validations: list[str] = field(default_factory=list)  # what was validated, one line per phase
     warnings: list[str] = field(default_factory=list)  # priced as asked, but questionable (a context too long)
     quantization: QuantizeOptions | None = None  # what --quantize stored in low precision (None: nothing)
+    steps: dict[str, StepModel] = field(default_factory=dict)  # each phase priced (the HTML's operator tables)
 
 
 def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) -> LlmAnalysis:
@@ -160,7 +161,7 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
                                                      request.verbose)
         remarks += not_validated
     return LlmAnalysis(cfg, request, points, crossovers, remarks, notes, validations, warnings,
-                       quantize if quantize is not None and quantize.active else None)
+                       quantize if quantize is not None and quantize.active else None, steps)
 
 
 def request_latency(steps: dict[str, StepModel], cfg: LlmConfig, memory: Any, point: ServingPoint,

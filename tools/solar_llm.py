@@ -74,6 +74,7 @@ def build_parser() -> Parser:
     p.add_argument("--verbose", action="store_true", help="show the libraries' warnings while validating")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
+    p.add_argument("--report", metavar="FILE.html", help="an HTML page: phase figures, plots, per-operator tables")
     return p
 
 
@@ -96,12 +97,14 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"{args.config}: cannot read: no such file")
     from solar.ir.outputs import OutputError, check_writable
 
-    for what, path in (("--json", args.json), ("--plot", args.plot)):
+    for what, path in (("--json", args.json), ("--plot", args.plot), ("--report", args.report)):
         if path:
             try:
                 check_writable(path, what)
             except OutputError as err:
                 raise UsageError(str(err)) from None
+    if args.report and args.slo:
+        raise UsageError("--report draws the serving tables of the points asked; with --slo use --json or --plot")
     args.quantize = _quantize_options(args)
     from solar.bench.llm_slo import check_search_flags
     from solar.frontends.llm_config_checks import LlmError as FlagError
@@ -177,6 +180,10 @@ def run(argv: Sequence[str]) -> int:
             write_json(analysis, args.json)
         if args.plot:
             plot(analysis, args.plot)
+        if args.report:
+            from solar.bench.llm_html import write_llm_html
+
+            write_llm_html(analysis, args.report, " ".join([PROG, *argv]))
     except (LlmError, SweepError, TargetError, OSError) as err:
         _error(str(err))
         return 1
