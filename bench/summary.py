@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from solar.backends.report import seconds
-from solar.ir.outputs import save_figure
 
 from .bounds import MODE_LABELS as LABELS
 from .bounds import MODES
+from .headroom_plot import plot_headroom as plot_headroom  # re-exported: the batch's plot lives there
 from .measure import FRAMEWORK_MODES
 from .problem import beats_of
 
@@ -172,40 +172,3 @@ def render_summary(records: list[dict[str, Any]]) -> str:
             line = f"  {r['problem']}: {r.get('status')} at {err.get('stage')}: {first[0] if first else ''}"
             console.print(line[:220], markup=False, highlight=False)
     return buf.getvalue()
-
-
-def plot_headroom(records: list[dict[str, Any]], path: str) -> None:
-    """Problems sorted by headroom, one series per SOL mode, log scale, a panel per framework mode (and
-    target); the line at 1 is the speed of light: no point may lie below it for a lower-bound mode."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series = headroom_series(records)
-    fw_order = {m: i for i, m in enumerate(FRAMEWORK_MODES)}
-    panels = sorted({(t, fw) for t, fw, _ in series}, key=lambda p: (p[0], fw_order.get(p[1], 9), p[1]))
-    if not panels:
-        left_out = len(noisy_records(records))
-        raise ValueError("no problem has a measured headroom to plot"
-                         + (f" ({left_out} noisy record(s) left out)" if left_out else ""))
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)
-    for ax, (target, fw) in zip(axes[0], panels, strict=True):
-        for mode in MODES:
-            xs = sorted(x for _, x in series.get((target, fw, mode), []))
-            if xs:
-                label = f"{LABELS[mode]} (median {statistics.median(xs):.3g}×)"
-                ax.plot(range(1, len(xs) + 1), xs, marker=".", label=label)
-        ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
-        ax.set_yscale("log")
-        ax.set_xlabel("problems, sorted by headroom")
-        ax.set_ylabel("measured ÷ SOL")
-        left_out = len(noisy_records(records))
-        ax.set_title(f"{fw} on {target}" + (f" ({left_out} noisy left out)" if left_out else ""))
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    try:
-        save_figure(fig, path, "the headroom plot", dpi=120)
-    finally:
-        plt.close(fig)

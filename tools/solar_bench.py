@@ -81,6 +81,8 @@ def build_parser() -> Parser:
                    help="per problem: a problem still running this long after it started (hung, or stopped) is "
                    "killed with the processes it started, and recorded (batch default 600; one problem: none)")
     batch.add_argument("--plot", metavar="FILE.png", help="the headroom plot")
+    batch.add_argument("--keep-noisy", action="store_true",
+                       help="plot the records measured on a busy machine too, marked (left out by default)")
     batch.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, or 'local' for a "
                        "LocalCluster of --jobs workers")
     batch.add_argument("--match", action="append", metavar="GLOB",
@@ -144,6 +146,8 @@ def run(argv: Sequence[str]) -> int:
                 check_writable(path, what)  # before any work: a typo in an output path costs nothing
         if args.plot:
             _check_plot_format(args.plot)
+        if args.keep_noisy and not args.plot:
+            raise UsageError("--keep-noisy is for the headroom plot: give --plot FILE.png with a directory")
         if args.measured:
             return _measured(args)
         opts = _options(args)
@@ -242,10 +246,9 @@ def _batch(args: argparse.Namespace, opts: Any) -> int:
         raise UsageError(str(err)) from None
     sys.stdout.write(render_summary(records))
     if args.plot:
-        try:
-            plot_headroom(records, args.plot)
-        except ValueError as err:
-            sys.stderr.write(f"{PROG}: note: no plot: {err}\n")
+        empty = plot_headroom(records, args.plot, keep_noisy=args.keep_noisy)
+        if empty is not None:  # the PNG says why in its place; the terminal too
+            sys.stderr.write(f"{PROG}: note: the plot is empty: {empty}\n")
     return EXIT_VIOLATION if any(r.get("violations") for r in records) else 0
 
 
