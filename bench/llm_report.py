@@ -14,7 +14,7 @@ from solar.frontends.llm_kernelbench import check_phases, load_llm
 from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
 from solar.frontends.llm_quantization import config_quantization
 from solar.frontends.llm_validate import validate_phases
-from solar.ir.outputs import save_figure, write_text_atomic
+from solar.ir.outputs import write_text_atomic
 from solar.ir.tables import new_table, render_tables
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
@@ -232,43 +232,10 @@ def write_json(analysis: LlmAnalysis, path: str) -> None:
 
 
 def plot(analysis: LlmAnalysis, path: str, mode: str = "fused") -> None:
-    """Decode latency (TPOT) and throughput against batch at the first context, one line per target, each
-    crossover marked (prefill's TTFT when only prefill ran)."""
-    import matplotlib
+    """The PNG plot: every phase and length asked, unfit points crossed (bench/llm_plot.py)."""
+    from .llm_plot import plot_llm
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    phase = "decode" if "decode" in analysis.request.phases else "prefill"
-    first = analysis.request.contexts[0] if phase == "decode" else analysis.request.prompts[0]
-    fig, (lat, thr) = plt.subplots(1, 2, figsize=(11, 4.5))
-    for target in analysis.request.targets:
-        pts = sorted((p for p in analysis.points if p.phase == phase and p.target == target.name and p.mode == mode
-                      and (p.context if phase == "decode" else p.prompt) == first), key=lambda p: p.batch)
-        xs = [p.batch for p in pts]
-        line, = lat.plot(xs, [p.time_s for p in pts], marker=".", label=target.name)
-        thr.plot(xs, [p.tokens_per_s for p in pts], marker=".", label=target.name, color=line.get_color())
-        b = analysis.crossovers.get((target.name, mode, first))
-        if b:
-            for ax in (lat, thr):
-                ax.axvline(b, color=line.get_color(), linestyle=":", linewidth=1)
-            lat.annotate(f"compute-bound from {b:,}", (b, pts[0].time_s if pts else 0), fontsize=7,
-                         color=line.get_color(), xytext=(4, 4), textcoords="offset points")
-    what = f"context {first}" if phase == "decode" else f"prompt {first}"
-    lat.set_title(f"{'TPOT' if phase == 'decode' else 'TTFT'} bound ({MODES[mode]}, {what})")
-    thr.set_title("tokens/s bound")
-    for ax in (lat, thr):
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("batch")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    lat.set_ylabel("seconds")
-    fig.tight_layout()
-    try:
-        save_figure(fig, path, "the solar-llm plot", dpi=120)
-    finally:
-        plt.close(fig)
+    plot_llm(analysis, path, mode)
 
 
 def phases_of(text: str) -> tuple[str, ...]:

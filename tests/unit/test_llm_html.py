@@ -159,3 +159,33 @@ def test_the_page_in_chromium(analysis: LlmAnalysis, tmp_path: Path) -> None:
             assert browser.save_screenshot(str(tmp_path / f"llm-{width}.png"))
     finally:
         browser.quit()
+
+
+def test_the_png_plot_draws_every_length_and_phase(analysis: LlmAnalysis, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from solar.bench.llm_plot import texts_of
+    from solar.bench.llm_report import plot
+
+    drawn: list[str] = []
+    original = Figure.savefig
+
+    def capture(fig: Figure, *args: object, **kwargs: object) -> None:
+        fig.canvas.draw()
+        drawn.extend(texts_of(fig))
+        original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", capture)
+    png = tmp_path / "llm.png"
+    plot(analysis, str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for label in ("prefill: TTFT bound (fused)", "decode: TPOT bound (fused)", "h100-sxm, prompt 32",
+                  "h100-sxm, context 64", "h100-sxm, context 256", "small-h100, context 256",
+                  "does not fit in memory"):
+        assert label in drawn, label
+    assert not any(re.search(r"\de[+-]\d|10\^|\$", t) for t in drawn), drawn
+    assert any(t.endswith(" ns") for t in drawn)  # times in the formatter's units
