@@ -229,9 +229,10 @@ class Analysis:
         return page
 
     def plot(self, path: str) -> None:
-        """The roofline PNG, one panel per target (labels never overlap)."""
+        """The roofline PNG, one panel per target (labels never overlap); after `bench()`, each framework mode's
+        achieved point under its roof, joined to the fused SOL's."""
         with _output_errors():
-            self.results.plot(_path(path))
+            self.results.plot(_path(path), self.measured)
 
     def to_pandas(self, table: str = "units") -> Any:
         """A DataFrame of `units`, `groups`, `lines` or `totals` (pandas is optional: installed, it works)."""

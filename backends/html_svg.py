@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from solar.backends.label_layout import place_labels
-from solar.backends.report import quantity, seconds
+from solar.backends.report import achieved_points, quantity, seconds
 
 WIDTH, HEIGHT = 760, 420
 PLOT = (70, 20, 560, 370)  # left, top, right, bottom of the axes; labels that fit nowhere go right of it
@@ -49,16 +49,7 @@ def label_width(text: str) -> float:
 def measured_points(target: dict[str, Any], measured: dict[str, Any] | None) -> list[tuple[float, float, str, float]]:
     """(intensity, achieved FLOP/s, label, fused SOL's FLOP/s) of each framework mode measured on this
     target's machine: the whole program at its fused intensity, under the roof its SOL point sits on."""
-    fused = target["modes"]["fused"]
-    if not measured or target["name"] not in (measured.get("headroom") or {}) or not fused["bytes"] \
-            or not fused["flops"] or not fused["time_s"]:
-        return []
-    out = []
-    for mode, m in (measured.get("measurements") or {}).items():
-        if m.get("median_s"):
-            out.append((fused["flops"] / fused["bytes"], fused["flops"] / m["median_s"], f"measured {mode}",
-                        fused["flops"] / fused["time_s"]))
-    return out
+    return achieved_points(target["name"], target["modes"]["fused"], measured)
 
 
 def roofline_svg(target: dict[str, Any], measured: dict[str, Any] | None = None) -> str:

@@ -430,12 +430,27 @@ def write_json(doc: dict[str, Any], path: str) -> None:
 # ---- the roofline plot ----------------------------------------------------------------------------
 
 
-def plot(reports: list[TargetReport], path: str) -> None:
+def achieved_points(target: str, fused: dict[str, Any], measured: dict[str, Any] | None
+                    ) -> list[tuple[float, float, str, float]]:
+    """(intensity, achieved FLOP/s, label, fused SOL's FLOP/s) of each framework mode measured on `target`'s
+    machine: the whole program at its fused intensity, under the roof its SOL point sits on. `fused`: the
+    fused mode's `flops`, `bytes` and `time_s`. A run on a busy machine says so in its label."""
+    if not measured or target not in (measured.get("headroom") or {}) or not fused["bytes"] \
+            or not fused["flops"] or not fused["time_s"]:
+        return []
+    noisy = " (noisy)" if measured.get("noisy") else ""
+    return [(fused["flops"] / fused["bytes"], fused["flops"] / m["median_s"], f"measured {mode}{noisy}",
+             fused["flops"] / fused["time_s"])
+            for mode, m in (measured.get("measurements") or {}).items() if m.get("median_s")]
+
+
+def plot(reports: list[TargetReport], path: str, measured: dict[str, Any] | None = None) -> None:
     """One roofline panel per target, every unit (dots) and fusion group (squares) placed on it at its
-    arithmetic intensity and the FLOP rate its SOL time implies; no two labels overlap."""
+    arithmetic intensity and the FLOP rate its SOL time implies; no two labels overlap. After a measurement,
+    each framework mode's achieved point (hollow) joined to the fused SOL's."""
     import matplotlib.pyplot as plt
 
-    fig = draw_roofline(reports)
+    fig = draw_roofline(reports, measured)
     try:
         save_figure(fig, path, "the roofline plot", dpi=PLOT_DPI)
     finally:
@@ -445,7 +460,7 @@ def plot(reports: list[TargetReport], path: str) -> None:
 PLOT_DPI = 120
 
 
-def draw_roofline(reports: list[TargetReport]) -> Any:
+def draw_roofline(reports: list[TargetReport], measured: dict[str, Any] | None = None) -> Any:
     """The roofline figure (matplotlib, Agg); its point labels are placed by backends/label_layout.py."""
     import matplotlib
 
@@ -472,6 +487,12 @@ def draw_roofline(reports: list[TargetReport]) -> Any:
                     continue
                 ax.scatter([w.intensity], [w.flops / t.seconds], marker=marker, zorder=3)
                 points.append((w.intensity, w.flops / t.seconds, w.name, t.seconds))
+        fused = r.modes["fused"]
+        for x, y, label, sol in achieved_points(r.name, {"flops": fused.flops, "bytes": fused.bytes,
+                                                         "time_s": fused.seconds}, measured):
+            ax.plot([x, x], [y, sol], color="#a33", linestyle="--", linewidth=1, zorder=3)
+            ax.scatter([x], [y], s=70, facecolors="white", edgecolors="#a33", linewidths=2, zorder=4,
+                       label=f"{label}: {sol / y:.3g}× under the fused SOL")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)

@@ -76,6 +76,6 @@ class SolResults:
         return render_html(self.json(measured), sir_of_units(self.reports[0]), dot_of(self.program), inputs,
                            measured, curves, fragment)
 
-    def plot(self, path: str) -> None:
-        """The roofline PNG, one panel per target."""
-        plot(self.reports, path)
+    def plot(self, path: str, measured: dict[str, Any] | None = None) -> None:
+        """The roofline PNG, one panel per target (with the measured points after a measurement)."""
+        plot(self.reports, path, measured)

@@ -44,3 +44,36 @@ def test_measured_point_under_its_sol_on_the_roofline() -> None:
     svg = roofline_svg(t, measured)
     assert len(re.findall(r'class="measured-point"', svg)) == 1 and "measured eager (4× under the fused SOL)" in svg
     assert measured_points(t, None) == [] and 'class="measured-point"' not in roofline_svg(t)
+
+
+def test_measured_point_on_the_png_roofline(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from solar.backends.report import draw_roofline
+
+    mlp = Path(__file__).resolve().parents[2] / "examples" / "mlp.sir"
+    analysis = solar.analyze(str(mlp), targets=("h100",))
+    fused = analysis.to_json()["targets"][0]["modes"]["fused"]
+    analysis.measured = {"noisy": True, "measurements": {"eager": {"median_s": 4 * fused["time_s"]}},
+                         "headroom": {"h100-sxm": {"eager": {"fused": {"median": 4.0, "min": 4.0}}}}}
+    fig = draw_roofline(analysis.results.reports, analysis.measured)
+    try:
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert "measured eager (noisy): 4× under the fused SOL" in labels
+        # The hollow point sits at the fused intensity, a quarter of the fused SOL's FLOP rate.
+        hollow = [c for c in ax.collections if c.get_label().startswith("measured eager")]
+        (x, y), = hollow[0].get_offsets()
+        assert x == pytest.approx(fused["flops"] / fused["bytes"]) and y == pytest.approx(
+            fused["flops"] / (4 * fused["time_s"]))
+        fig.canvas.draw()
+        texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
+        assert not any("e+" in t or "10^" in t or "$" in t for t in texts), texts
+    finally:
+        plt.close(fig)
+    png = tmp_path / "roofline.png"
+    analysis.plot(str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
