@@ -21,6 +21,7 @@ from solar.ir.outputs import atomic_open, save_figure
 from solar.ir.tables import new_table, render_tables
 
 from .design_space import Design, explore, render_designs
+from .precision_policy import policy_text
 from .report import format_axis, quantity, seconds, strict_json
 from .sweep import CostSurface, Crossover, Sweep, crossovers, exact_int
 from .sweep_spec import DesignSpace
@@ -180,6 +181,8 @@ def _header(outcome: SweepOutcome, module_name: str) -> dict[str, Any]:
         "schema": SCHEMA, "version": VERSION, "module": module_name, "params": dict(surface.defaults),
         "swept": sweep.axes, "targets": [p.target.name for p in surface.peaks], "modes": list(surface.modes),
         "symbolic": surface.symbolic, "per_point_reason": surface.per_point_reason,
+        "fp32_precision": surface.fp32_precision, "precision_floor": surface.precision_floor,
+        "precision_policy": policy_text(surface.fp32_precision, surface.precision_floor),
         "formulas": mode_formulas(surface) if surface.symbolic else None,
         "latency_s": outcome.latency_s, "records": [],
         "crossovers": [c.as_record() for c in outcome.crossovers],

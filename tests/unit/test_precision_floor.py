@@ -131,7 +131,9 @@ def test_the_api_reports_the_policy_everywhere() -> None:
     assert "Precision policy: f32 contractions as the framework runs each kernel (exact FP32 unless it says TF32); " \
         "no precision floor." in plain.results.terminal()
     # The API's sweep prices under the analysis's floor too.
-    records = [r for r in analysis.sweep(N=[4096])["records"] if r["mode"] == "fused"]
+    swept = analysis.sweep(N=[4096])
+    assert (swept["precision_floor"], swept["precision_policy"]) == ("bf16", doc["precision_policy"])
+    records = [r for r in swept["records"] if r["mode"] == "fused"]
     assert math.isclose(records[0]["time_s"], MATMUL_FLOPS / 989.4e12, rel_tol=1e-12)
 
 
