@@ -231,13 +231,6 @@ def write_json(analysis: LlmAnalysis, path: str) -> None:
     write_text_atomic(path, text, "the solar-llm report")
 
 
-def plot(analysis: LlmAnalysis, path: str, mode: str = "fused") -> None:
-    """The PNG plot: every phase and length asked, unfit points crossed (bench/llm_plot.py)."""
-    from .llm_plot import plot_llm
-
-    plot_llm(analysis, path, mode)
-
-
 def phases_of(text: str) -> tuple[str, ...]:
     if text == "both":
         return ("prefill", "decode")
@@ -246,5 +239,5 @@ def phases_of(text: str) -> tuple[str, ...]:
     raise LlmError(f"--phase {text}: expected prefill, decode or both")
 
 
-__all__ = ["LlmAnalysis", "LlmRequest", "analyse_llm", "analysis_json", "phases_of", "plot", "render",
+__all__ = ["LlmAnalysis", "LlmRequest", "analyse_llm", "analysis_json", "phases_of", "render",
            "write_json"]

@@ -160,7 +160,8 @@ def run(argv: Sequence[str]) -> int:
     # Imported after parsing: --help and usage errors stay fast (torch and transformers are slow to load).
     from solar.backends.sweep import SweepError
     from solar.backends.sweep_spec import sizes
-    from solar.bench.llm_report import LlmRequest, analyse_llm, phases_of, plot, render, write_json
+    from solar.bench.llm_plot import plot_llm as plot
+    from solar.bench.llm_report import LlmRequest, analyse_llm, phases_of, render, write_json
     from solar.frontends.llm_models import LlmError
     from solar.targets.loader import TargetError, load_target
 

@@ -168,8 +168,8 @@ def test_the_png_plot_draws_every_length_and_phase(analysis: LlmAnalysis, tmp_pa
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
+    from solar.bench.llm_plot import plot_llm as plot
     from solar.bench.llm_plot import texts_of
-    from solar.bench.llm_report import plot
 
     drawn: list[str] = []
     original = Figure.savefig
