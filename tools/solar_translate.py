@@ -61,6 +61,9 @@ def build_parser() -> Parser:
                        "targets the file's get_targets() returns)")
     train.add_argument("--accumulate", type=int, default=1, metavar="N",
                        help="gradient accumulation: N micro-batches forward and backward, then one update")
+    train.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
+                       help="mixed precision: the forward and loss under torch.autocast with this type, f32 master "
+                       "weights and optimizer state (default none)")
     train.add_argument("--report", metavar="TARGET", help="after writing, print the step's report on TARGET: "
                        "forward, backward and optimizer apart, MFU bound, memory")
     train.add_argument("--data-parallel", type=int, default=1, metavar="N",
@@ -374,7 +377,7 @@ def _train(args: argparse.Namespace) -> int:
         import torch._dynamo
 
         from solar.frontends import torch_train as tt
-    options = tt.TrainOptions(args.optimizer, args.loss, args.accumulate)
+    options = tt.TrainOptions(args.optimizer, args.loss, args.accumulate, args.amp)
     base, targets = tt.load_train_problem(args.source, options)
     n_inputs = tt.model_inputs(base)
     problem = tt.with_targets(base, targets, options)

@@ -1,0 +1,91 @@
+"""Mixed precision as frameworks run it (`--amp bf16|fp16`): the model's forward, and the loss, under
+`torch.autocast`, with f32 master weights and f32 optimizer state.
+
+    with amp_export("bf16") as device:       # "cpu": fake CPU tensors, autocast applies; "meta" without amp
+        ep = export_with_dims(problem, dynamic, device)
+
+Autocast does nothing on the meta device (it has no autocast dispatch key), so a step with `--amp` is
+exported over *fake* CPU tensors (FakeTensorMode: shapes only, no storage, as cheap as meta) and
+`torch.autocast("cpu", ...)` applies its real op policy while torch.export traces: the contractions
+(mm, addmm, bmm, baddbmm, linear, matmul, conv, SDPA) take their floating inputs cast to the low type, the
+ops on autocast's f32 list (the losses) are cast up, the rest run in the type of their inputs. The casts are
+`_to_copy` nodes of the graph, so each cast of an f32 weight to bf16 is a kernel of the step (read 4 B, write
+2 B per element) and its backward, the cast of the gradient back to f32, another; AOT autograd's joint graph
+differentiates through them as PyTorch's autograd does.
+
+The policy is autocast's CPU one (CUDA's autocast cannot run in a CPU-only build: torch disables it). The two
+agree on every contraction; CUDA's also runs softmax, log-softmax, the norms, sums and some pointwise math
+(exp, log, pow, rsqrt) in f32, which only adds traffic, so the step as exported is never more work than the
+step CUDA runs: the bound stays a lower bound (docs/training.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+AMP_TYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
+AMP_CHOICES = ("none", *AMP_TYPES)
+# The device type whose autocast policy the export applies (the one autocast runs in a CPU-only build).
+AUTOCAST_DEVICE = "cpu"
+
+
+def check_amp(amp: str) -> None:
+    from .train_step import TrainError
+
+    if amp not in AMP_CHOICES:
+        raise TrainError(f"bad --amp {amp!r}: expected one of {', '.join(AMP_CHOICES)}")
+
+
+def autocast(amp: str) -> contextlib.AbstractContextManager[Any]:
+    """torch.autocast with the type `amp` names (nothing for 'none')."""
+    if amp == "none":
+        return contextlib.nullcontext()
+    return torch.autocast(AUTOCAST_DEVICE, dtype=AMP_TYPES[amp])
+
+
+@contextlib.contextmanager
+def amp_export(amp: str) -> Iterator[str]:
+    """The device to build the model and inputs on for export: 'meta' without amp; with amp, 'cpu' inside a
+    FakeTensorMode (with a shape environment, so that dims stay symbolic), where autocast applies."""
+    if amp == "none":
+        yield "meta"
+        return
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    with FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True):
+        yield AUTOCAST_DEVICE
+
+
+def autocast_dtype() -> torch.dtype | None:
+    """The low type of the autocast region being traced (None outside one)."""
+    if torch.is_autocast_enabled(AUTOCAST_DEVICE):
+        return torch.get_autocast_dtype(AUTOCAST_DEVICE)
+    return None
+
+
+class AutocastModel(torch.nn.Module):
+    """A forward program under autocast (inference `solar-translate --amp`): the model is the submodule
+    `model`, so its parameters keep their names under `model.`."""
+
+    def __init__(self, model: torch.nn.Module, amp: str) -> None:
+        super().__init__()
+        self.model, self.amp = model, amp
+
+    def forward(self, *args: Any) -> Any:
+        with autocast(self.amp):
+            return self.model(*args)
+
+
+def amp_summary(amp: str) -> dict[str, str]:
+    """The training attribute's entries for mixed precision: the contractions' type (the report's peak is
+    that type's dense tensor peak) and the policy."""
+    if amp == "none":
+        return {}
+    from .torch_lowering import sir_dtype
+
+    return {"dtype": sir_dtype(AMP_TYPES[amp]).spelling, "amp": amp}
