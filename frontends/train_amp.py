@@ -33,13 +33,6 @@ AMP_CHOICES = ("none", *AMP_TYPES)
 AUTOCAST_DEVICE = "cpu"
 
 
-def check_amp(amp: str) -> None:
-    from .train_step import TrainError
-
-    if amp not in AMP_CHOICES:
-        raise TrainError(f"bad --amp {amp!r}: expected one of {', '.join(AMP_CHOICES)}")
-
-
 def autocast(amp: str) -> contextlib.AbstractContextManager[Any]:
     """torch.autocast with the type `amp` names (nothing for 'none')."""
     if amp == "none":
@@ -81,11 +74,30 @@ class AutocastModel(torch.nn.Module):
             return self.model(*args)
 
 
-def amp_summary(amp: str) -> dict[str, str]:
+def amp_summary(amp: str, program: Any) -> dict[str, Any]:
     """The training attribute's entries for mixed precision: the contractions' type (the report's peak is
-    that type's dense tensor peak) and the policy."""
+    that type's dense tensor peak), the policy, and the bytes of the casts between the f32 master weights
+    and their low copies: `weight_cast_bytes` (the forward's casts of parameters, f32 read and low type
+    written) and `gradient_cast_bytes` (the backward's casts of the gradients back to f32)."""
     if amp == "none":
         return {}
-    from .torch_lowering import sir_dtype
+    from torch.export.graph_signature import InputKind
 
-    return {"dtype": sir_dtype(AMP_TYPES[amp]).spelling, "amp": amp}
+    from .torch_lowering import sir_dtype
+    from .torch_train import node_bytes
+
+    sig = program.graph_signature
+    params = {s.arg.name for s in sig.input_specs if s.kind == InputKind.PARAMETER}
+    grads = set(getattr(program, "gradient_nodes", []))
+    weight = gradient = 0
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten._to_copy.default:
+            continue
+        source = node.args[0]
+        moved = node_bytes(source) + node_bytes(node)  # type: ignore[arg-type]
+        if getattr(source, "op", "") == "placeholder" and source.name in params:  # type: ignore[union-attr]
+            weight += moved
+        elif node in grads:
+            gradient += moved
+    return {"dtype": sir_dtype(AMP_TYPES[amp]).spelling, "amp": amp, "weight_cast_bytes": weight,
+            "gradient_cast_bytes": gradient}
