@@ -506,6 +506,11 @@ def header_lines(tr: TorchTranslation, options: TrainOptions) -> list[str]:
     what = ("the loss and the gradient of every trainable parameter" if options.optimizer == "none" else
             f"the loss; torch.optim {options.optimizer} (its class defaults) updates every trainable parameter")
     lines = [f"Training step: loss {options.loss}; outputs {what}", f"Arguments: {srcs}"]
+    if options.amp != "none":
+        from .train_amp import amp_line
+
+        lines.insert(1, amp_line(options.amp).replace("the forward", "the forward and the loss")
+                     + "; f32 master weights and optimizer state")
     if tr.state:
         lines.append(f"State updated in place, its new values the last {len(tr.state)} output(s): "
                      + ", ".join(tr.state))

@@ -61,6 +61,23 @@ def autocast_dtype() -> torch.dtype | None:
     return None
 
 
+def amp_problem(problem: Any, amp: str) -> Any:
+    """A forward program under autocast (inference `solar-translate --amp`): its model wrapped in
+    AutocastModel, model and inputs built on the CPU device (fake tensors while exporting inside
+    `amp_export`, real ones for validation). No scaled twin: the twin would build the bare model."""
+    from .torch_problem import TorchProblem
+
+    def make_model() -> torch.nn.Module:
+        with torch.device(AUTOCAST_DEVICE):
+            return AutocastModel(problem.make_model(), amp)
+
+    def make_inputs() -> list[Any]:
+        with torch.device(AUTOCAST_DEVICE):
+            return list(problem.make_inputs())
+
+    return TorchProblem(make_model, make_inputs, problem.name, problem.source, size_names=problem.size_names)
+
+
 class AutocastModel(torch.nn.Module):
     """A forward program under autocast (inference `solar-translate --amp`): the model is the submodule
     `model`, so its parameters keep their names under `model.`."""
@@ -72,6 +89,12 @@ class AutocastModel(torch.nn.Module):
     def forward(self, *args: Any) -> Any:
         with autocast(self.amp):
             return self.model(*args)
+
+
+def amp_line(amp: str) -> str:
+    """The header line of a program translated under autocast."""
+    return (f"Mixed precision: torch.autocast(\"{AUTOCAST_DEVICE}\", dtype={AMP_TYPES[amp]}) around the forward; "
+            "its casts are kernels of the program")
 
 
 def amp_summary(amp: str, program: Any) -> dict[str, Any]:

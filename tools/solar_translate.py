@@ -44,6 +44,9 @@ def build_parser() -> Parser:
     p.add_argument("--dynamic", choices=["all", "batch", "none"], default="all",
                    help="which input dims become size parameters, so that validation can shrink them "
                    "(default: every dim the program lets vary; a dim that fails falls back to static)")
+    p.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
+                   help="mixed precision: the forward (with --train also the loss) under torch.autocast with this "
+                   "type; f32 weights, with --train f32 master weights and optimizer state (default none)")
     p.add_argument("--no-validate", action="store_true", help="write without running the validation")
     p.add_argument("--seed", type=int, default=0, help="seed for validation inputs and weights (default 0)")
     p.add_argument("--validate-size", type=int, default=4, metavar="N",
@@ -61,9 +64,6 @@ def build_parser() -> Parser:
                        "targets the file's get_targets() returns)")
     train.add_argument("--accumulate", type=int, default=1, metavar="N",
                        help="gradient accumulation: N micro-batches forward and backward, then one update")
-    train.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
-                       help="mixed precision: the forward and loss under torch.autocast with this type, f32 master "
-                       "weights and optimizer state (default none)")
     train.add_argument("--report", metavar="TARGET", help="after writing, print the step's report on TARGET: "
                        "forward, backward and optimizer apart, MFU bound, memory")
     train.add_argument("--data-parallel", type=int, default=1, metavar="N",
@@ -204,6 +204,10 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("give a source file, or --entry MODULE:CALLABLE")
     if args.train and (args.framework != "torch" or args.llm or args.llm_only or args.source_format != "python"):
         raise UsageError("--train translates a PyTorch file's training step (not with --framework jax, --llm or "
+                         "--from nvsolar-yaml)")
+    if args.amp != "none" and (args.framework != "torch" or args.llm or args.llm_only
+                               or args.source_format != "python"):
+        raise UsageError("--amp runs a PyTorch program under torch.autocast (not with --framework jax, --llm or "
                          "--from nvsolar-yaml)")
     if args.accumulate < 1:
         raise UsageError(f"--accumulate must be a positive integer, not {args.accumulate}")
@@ -347,10 +351,21 @@ def _torch(args: argparse.Namespace) -> int:
         if args.name:
             problem.name = args.name
         origin = args.source
-    tr = te.translate_problem(problem, args.dynamic)
+    if args.amp != "none":
+        from solar.frontends.train_amp import amp_export, amp_problem
+
+        problem = amp_problem(problem, args.amp)
+        with amp_export(args.amp):
+            tr = te.translate_problem(problem, args.dynamic)
+    else:
+        tr = te.translate_problem(problem, args.dynamic)
     import torch
 
     lines = [f"Translated by {PROG} from {origin} (torch.export, torch {torch.__version__})"]
+    if args.amp != "none":
+        from solar.frontends.train_amp import amp_line
+
+        lines.append(amp_line(args.amp))
     srcs = ", ".join(f"%{v.name} = {a.kind} {a.key}" for v, a in zip(tr.module.entry.args, tr.args, strict=True))
     lines.append(f"Arguments: {srcs}")
     if tr.scalars:

@@ -138,6 +138,10 @@ def _conv_weight_grad(n: TorchNode, gy: Value, x: Value, w_shape: list[int], str
     pout = list(vtype(gy).shape[2:])
     kb = n.em.kernel([(gy, "GY"), (x, "X")], [("GW", ttype(w_shape, dtype))])
     n.em.mark_precision(kb, "conv", dtype)
+    acc_t = acc_dtype(dtype)  # a half type's products accumulate in f32, then round once
+    acc = "GW" if acc_t == dtype else "acc"
+    if acc != "GW":
+        kb.local(acc, ttype(w_shape, acc_t))
     with maybe_loops(kb, [groups], ["g"]) as (g,), maybe_loops(kb, [kg], ["k"]) as (k,), \
             maybe_loops(kb, [cg], ["c"]) as (c,), maybe_loops(kb, ks, [f"r{i}" for i in range(nsp)]) as rs, \
             maybe_loops(kb, [n_], ["n"]) as (b,), maybe_loops(kb, pout, [f"p{i}" for i in range(nsp)]) as ps:
@@ -151,16 +155,26 @@ def _conv_weight_grad(n: TorchNode, gy: Value, x: Value, w_shape: list[int], str
             if not static or (p_out - 1) * s + (kk - 1) * d - pad > size - 1:  # type: ignore[operator]
                 conds.append(Binary("<", q, dexpr(size)))
         with guard(kb, conj(*conds)):
-            xv = access("X", [b, _chan(g, cg, c, groups), *pos])
-            kb.reduce(access("GW", [oc, c, *rs]), "+=", xv * access("GY", [b, oc, *ps]))
+            xv = cast(access("X", [b, _chan(g, cg, c, groups), *pos]), vtype(x).dtype, acc_t)
+            kb.reduce(access(acc, [oc, c, *rs]), "+=", xv * cast(access("GY", [b, oc, *ps]), dtype, acc_t))
+    if acc != "GW":
+        with loops(kb, w_shape, "w") as widx:
+            kb.assign(access("GW", widx), cast(access(acc, widx), acc_t, dtype))
     return kb.results[0]
 
 
 def _bias_grad(n: TorchNode, gy: Value, dtype: DType) -> Value:
     shape = vtype(gy).shape
     kb = n.em.kernel([(gy, "GY")], [("GB", ttype([shape[1]], dtype))])
+    acc_t = acc_dtype(dtype)
+    acc = "GB" if acc_t == dtype else "acc"
+    if acc != "GB":
+        kb.local(acc, ttype([shape[1]], acc_t))
     with loops(kb, [shape[1]], "c") as (c,), loops(kb, [shape[0], *shape[2:]], "r") as rest:
-        kb.reduce(access("GB", [c]), "+=", access("GY", [rest[0], c, *rest[1:]]))
+        kb.reduce(access(acc, [c]), "+=", cast(access("GY", [rest[0], c, *rest[1:]]), dtype, acc_t))
+    if acc != "GB":
+        with loops(kb, [shape[1]], "c") as (c,):
+            kb.assign(access("GB", [c]), cast(access(acc, [c]), acc_t, dtype))
     return kb.results[0]
 
 
@@ -170,8 +184,6 @@ def lower_convolution_backward(n: TorchNode) -> list[Value | None]:
     if n.get("transposed", False):
         raise n.unsupported("the backward of a transposed convolution")
     dtype = vtype(gy).dtype
-    if acc_dtype(dtype) != dtype:
-        raise n.unsupported("the backward of a convolution in a half-precision type (only f32 and f64 lower)")
     wt = vtype(w)
     if not all(isinstance(d, int) for d in wt.shape):
         raise LoweringError("convolution weights need static sizes")
