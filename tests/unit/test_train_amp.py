@@ -3,6 +3,7 @@ f32 master weights counted, f32 optimizer state), against a real autocast run of
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -62,9 +63,24 @@ def get_init_inputs():
 """
 
 CONTRACTIONS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_dot_product_flash_attention_for_cpu",
-                "_scaled_dot_product_flash_attention_for_cpu_backward")
+                "_scaled_dot_product_flash_attention_for_cpu_backward", "convolution", "convolution_backward")
 H100_BF16_TENSOR = 989.4e12  # targets/h100-sxm: compute.bf16_tensor (dense)
 SPELLING = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+
+
+CONV = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 8, 3, padding=1); self.conv2 = nn.Conv2d(8, 4, 3, padding=1, bias=False)
+    def forward(self, x):
+        return torch.tanh(x + self.conv2(torch.relu(self.conv1(x))))
+def get_inputs():
+    return [torch.randn(2, 4, 6, 6)]
+def get_init_inputs():
+    return []
+"""
 
 
 def _file(tmp_path: Path, name: str, body: str) -> str:
@@ -91,7 +107,7 @@ def _ir_contractions(tr: Any) -> list[tuple[str, tuple[str, ...]]]:
     out = []
     for op in tr.module.entry.body:
         if isinstance(op, KernelOp):
-            base = op.symbol.rstrip("0123456789").rstrip("_")
+            base = re.sub(r"(_\d+)+$", "", op.symbol)
             if base in CONTRACTIONS:
                 out.append((base, tuple(b.value.type.dtype.spelling for b in op.inputs)))
     return out
@@ -197,6 +213,36 @@ def test_compute_bound_product_runs_at_the_bf16_tensor_peak(tmp_path: Path) -> N
         assert u.flops == 2 * 2048 * 1024 * 1024 + (2048 * 1024 if u.name.lstrip("@").startswith("addmm") else 0)
         # the product at the bf16 tensor peak (an addmm's bias add, vector work, overlaps it)
         assert u.seconds["h100-sxm"] == pytest.approx(2 * 2048 * 1024 * 1024 / H100_BF16_TENSOR, rel=1e-12)
+
+
+def test_conv_step_in_fp16_accumulates_gradients_in_f32(tmp_path: Path) -> None:
+    path = _file(tmp_path, "conv", CONV)
+    options = TrainOptions("sgd", "sum", amp="fp16")
+    problem, tr = _step(path, options, "all")
+    ir = _ir_contractions(tr)
+    real = _real_contractions(problem, options)
+    # convolution_backward lowers to a kernel per gradient: conv1's weight and bias gradients (its input
+    # needs none), conv2's input and weight gradients; each reads the op's f16 inputs it needs.
+    assert Counter(name for name, _ in real) == {"convolution": 2, "convolution_backward": 2}
+    assert Counter(name for name, _ in ir) == {"convolution": 2, "convolution_backward": 4}
+    assert {types for _, types in real} == {("f16", "f16", "f16"), ("f16", "f16")}  # conv2 has no bias
+    assert all(set(types) == {"f16"} for _, types in ir)
+    text = print_module(tr.module)
+    assert "local acc: tensor<8x4x3x3xf32>" in text  # conv2's weight gradient, summed in f32 then rounded
+    report = validate_train(problem, 1, options, tr, 0, 4, False)
+    assert report.ok, report.summary()
+    # The loss is f32 (the residual adds the f32 input to an f16 output: type promotion), the weights f32.
+    assert [c.dtype for c in report.outputs] == ["f32"] * 4
+
+
+def test_forward_program_under_amp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "mlp.sir"
+    assert main([_file(tmp_path, "mlp", MLP), "--amp", "bf16", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert '// Mixed precision: torch.autocast("cpu", dtype=torch.bfloat16) around the forward' in text
+    assert "// Validation: passed" in text
+    assert "-> tensor<BATCHx16xbf16>" in text  # the last product's output, in bf16 as autocast returns it
+    assert text.count("cast<bf16>(A[") == 5  # the four weights and the input, cast once each
 
 
 def test_bad_amp_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
