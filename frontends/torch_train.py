@@ -425,7 +425,7 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
             tokens = tokens_of(problem, options.accumulate)
             result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens,
                                                "accumulate": options.accumulate,
-                                               **amp_summary(options.amp, program)}
+                                               **amp_summary(options.amp, program, node_bytes)}
             break
         except (TranslationError, LoweringError) as err:
             # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):

@@ -97,17 +97,17 @@ def amp_line(amp: str) -> str:
             "its casts are kernels of the program")
 
 
-def amp_summary(amp: str, program: Any) -> dict[str, Any]:
+def amp_summary(amp: str, program: Any, node_bytes: Any) -> dict[str, Any]:
     """The training attribute's entries for mixed precision: the contractions' type (the report's peak is
     that type's dense tensor peak), the policy, and the bytes of the casts between the f32 master weights
     and their low copies: `weight_cast_bytes` (the forward's casts of parameters, f32 read and low type
-    written) and `gradient_cast_bytes` (the backward's casts of the gradients back to f32)."""
+    written) and `gradient_cast_bytes` (the backward's casts of the gradients back to f32). `node_bytes`
+    gives a graph node's bytes at full size."""
     if amp == "none":
         return {}
     from torch.export.graph_signature import InputKind
 
     from .torch_lowering import sir_dtype
-    from .torch_train import node_bytes
 
     sig = program.graph_signature
     params = {s.arg.name for s in sig.input_specs if s.kind == InputKind.PARAMETER}
@@ -117,8 +117,8 @@ def amp_summary(amp: str, program: Any) -> dict[str, Any]:
         if node.op != "call_function" or node.target is not torch.ops.aten._to_copy.default:
             continue
         source = node.args[0]
-        moved = node_bytes(source) + node_bytes(node)  # type: ignore[arg-type]
-        if getattr(source, "op", "") == "placeholder" and source.name in params:  # type: ignore[union-attr]
+        moved = node_bytes(source) + node_bytes(node)
+        if getattr(source, "op", "") == "placeholder" and source.name in params:
             weight += moved
         elif node in grads:
             gradient += moved
