@@ -97,6 +97,29 @@ def amp_line(amp: str) -> str:
             "its casts are kernels of the program")
 
 
+# Ops a gradient passes through on its way out of the backward: views, and the sum of the micro-batches'
+# gradients under --accumulate.
+_GRADIENT_PATH = frozenset({"add", "view", "t", "permute", "reshape", "_unsafe_view", "squeeze", "unsqueeze"})
+
+
+def gradient_casts(gradients: Any) -> set[Any]:
+    """The casts whose outputs make up the parameters' gradients: the backward of autocast's weight casts
+    (one per micro-batch with --accumulate, their f32 results summed)."""
+    found: set[Any] = set()
+    stack = list(gradients)
+    seen: set[Any] = set()
+    while stack:
+        node = stack.pop()
+        if node in seen or getattr(node, "op", "") != "call_function":
+            continue
+        seen.add(node)
+        if node.target is torch.ops.aten._to_copy.default:
+            found.add(node)
+        elif getattr(node.target, "__name__", "").split(".")[0] in _GRADIENT_PATH:
+            stack.extend(node.all_input_nodes)
+    return found
+
+
 def amp_summary(amp: str, program: Any, node_bytes: Any) -> dict[str, Any]:
     """The training attribute's entries for mixed precision: the contractions' type (the report's peak is
     that type's dense tensor peak), the policy, and the bytes of the casts between the f32 master weights
@@ -111,7 +134,7 @@ def amp_summary(amp: str, program: Any, node_bytes: Any) -> dict[str, Any]:
 
     sig = program.graph_signature
     params = {s.arg.name for s in sig.input_specs if s.kind == InputKind.PARAMETER}
-    grads = set(getattr(program, "gradient_nodes", []))
+    grads = gradient_casts(getattr(program, "gradient_nodes", []))
     weight = gradient = 0
     for node in program.graph.nodes:
         if node.op != "call_function" or node.target is not torch.ops.aten._to_copy.default:

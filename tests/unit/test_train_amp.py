@@ -245,6 +245,43 @@ def test_forward_program_under_amp(tmp_path: Path, capsys: pytest.CaptureFixture
     assert text.count("cast<bf16>(A[") == 5  # the four weights and the input, cast once each
 
 
+def test_analyze_train_amp_and_accumulate() -> None:
+    import solar
+
+    class Mlp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = torch.nn.Linear(32, 64, bias=False)
+            self.fc2 = torch.nn.Linear(64, 32, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    analysis = solar.analyze(Mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd", amp="bf16")
+    report = analysis.training
+    assert report.amp == "bf16" and report.peak_flops == H100_BF16_TENSOR
+    elements = 2 * 32 * 64
+    assert report.cast_bytes == {"weight": elements * 6, "gradient": elements * 6}
+    assert report.memory["parameter"] == report.memory["gradient"] == elements * 4  # f32 master weights
+    assert "mixed precision bf16" in report.text()
+    # Two micro-batches, each in its own autocast region (autocast's cache of weight casts lives within one):
+    # each casts the weights again, and each one's weight gradients come back to f32 before they add up.
+    options = TrainOptions("sgd", "sum", accumulate=2, amp="bf16")
+    tr = translate_train(_torch_problem(Mlp(), (torch.randn(16, 32),)), 1, options, "batch")
+    info = tr.module.attrs["train"]
+    assert info["weight_cast_bytes"] == info["gradient_cast_bytes"] == 2 * elements * 6
+    assert info["tokens"] == 2 * 16
+
+
+def _torch_problem(model: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
+    from solar.frontends.torch_problem import TorchProblem
+
+    def make_inputs() -> list[Any]:
+        return [torch.randn(x.shape) for x in inputs] * 2  # two micro-batches
+
+    return TorchProblem(lambda: model, make_inputs, "mlp")
+
+
 def test_bad_amp_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import solar
     from solar.errors import BadOptionError
