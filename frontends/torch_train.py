@@ -39,7 +39,7 @@ from .diagnostics import TranslationError
 from .lowering.core import LoweringError
 from .torch_lowering import GraphLowering, preserved_table, sir_dtype
 from .torch_problem import TorchProblem, TorchTranslation, export_with_dims, quiet_framework
-from .train_amp import amp_export, amp_summary, autocast_dtype
+from .train_amp import amp_export, amp_policy, amp_summary, autocast_dtype
 from .train_step import (
     STATE_NAMES,
     LossModule,
@@ -86,7 +86,7 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
 
         raise export_error(err) from None
     try:
-        with quiet_framework():
+        with quiet_framework(), amp_policy(options.amp):
             joint = joint_program(ep)
     except Exception as err:
         from .diagnostics import user_frames
@@ -496,7 +496,8 @@ def validate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions, 
     step = TorchProblem(lambda: TrainStep(problem.make_model(), n_inputs, options), problem.make_inputs,
                         problem.name, problem.source, size_names=problem.size_names)
     sizes = small_sizes(tr.module, size, full, tr.param_min)
-    report = validate_sized(tr.module, lambda sz: reference_runner(step, tr, seed, sz), sizes, seed)
+    with amp_policy(options.amp):
+        report = validate_sized(tr.module, lambda sz: reference_runner(step, tr, seed, sz), sizes, seed)
     report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
     return report
 

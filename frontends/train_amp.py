@@ -33,24 +33,38 @@ AMP_CHOICES = ("none", *AMP_TYPES)
 AUTOCAST_DEVICE = "cpu"
 
 
-def autocast(amp: str) -> contextlib.AbstractContextManager[Any]:
-    """torch.autocast with the type `amp` names (nothing for 'none')."""
+@contextlib.contextmanager
+def autocast(amp: str) -> Iterator[None]:
+    """torch.autocast with the type `amp` names, dispatching with CUDA's op policy (nothing for 'none')."""
     if amp == "none":
-        return contextlib.nullcontext()
-    return torch.autocast(AUTOCAST_DEVICE, dtype=AMP_TYPES[amp])
+        yield
+        return
+    from .autocast_policy import cuda_policy
+
+    with cuda_policy(), torch.autocast(AUTOCAST_DEVICE, dtype=AMP_TYPES[amp]):
+        yield
+
+
+def amp_policy(amp: str) -> contextlib.AbstractContextManager[Any]:
+    """CUDA's autocast policy for CPU autocast, where a graph with autocast regions is traced again (the
+    joint decomposition, run_decompositions) or run (validation); nothing for 'none'."""
+    from .autocast_policy import cuda_policy
+
+    return cuda_policy(amp != "none")
 
 
 @contextlib.contextmanager
 def amp_export(amp: str) -> Iterator[str]:
     """The device to build the model and inputs on for export: 'meta' without amp; with amp, 'cpu' inside a
-    FakeTensorMode (with a shape environment, so that dims stay symbolic), where autocast applies."""
+    FakeTensorMode (with a shape environment, so that dims stay symbolic), where autocast applies, with
+    CUDA's policy."""
     if amp == "none":
         yield "meta"
         return
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-    with FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True):
+    with amp_policy(amp), FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True):
         yield AUTOCAST_DEVICE
 
 

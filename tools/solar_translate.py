@@ -377,8 +377,11 @@ def _torch(args: argparse.Namespace) -> int:
     report = None
     if not args.no_validate:
         from solar.frontends.scaled_reference import validate_torch
+        from solar.frontends.train_amp import amp_policy
 
-        report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
+        with amp_policy(args.amp):
+            report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation,
+                                    args.dynamic)
     return _finish(tr.module, report, lines, args.output)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
+F = torch.nn.functional
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
@@ -181,7 +182,7 @@ def test_gpt_block_amp_prices_contractions_at_the_bf16_peak(tmp_path: Path) -> N
     assert report.peak_flops == H100_BF16_TENSOR and report.amp == "bf16"
     for mode, seconds in report.step_seconds.items():
         assert report.mfu_bound[mode] == pytest.approx(report.model_flops / (seconds * H100_BF16_TENSOR))
-    # The weights the products read are cast (the layer norm's are not: autocast leaves the norm alone).
+    # The weights the products read are cast (the layer norm runs in f32 with its f32 weights, uncast).
     cast = 32 * 96 + 96 + 32 * 32 + 32 + 32 * 128 + 128 + 128 * 32 + 32
     assert report.cast_bytes == {"weight": cast * 6, "gradient": cast * 6}
     # AdamW runs on the f32 master weights: the optimizer phase is the f32 update's, whose whole traffic is
@@ -280,6 +281,34 @@ def _torch_problem(model: torch.nn.Module, inputs: tuple[Any, ...]) -> Any:
         return [torch.randn(x.shape) for x in inputs] * 2  # two micro-batches
 
     return TorchProblem(lambda: model, make_inputs, "mlp")
+
+
+def test_cuda_policy_is_read_from_torchs_cuda_autocast_kernels(tmp_path: Path) -> None:
+    from solar.frontends.autocast_policy import cuda_policy, probe_policy
+
+    policy = probe_policy()
+    assert {policy[f"aten::{op}"] for op in ("mm", "addmm", "bmm", "baddbmm", "linear", "convolution",
+                                             "scaled_dot_product_attention")} == {"low"}
+    assert {policy[f"aten::{op}"] for op in ("layer_norm", "native_layer_norm", "group_norm", "exp", "log",
+                                             "rsqrt", "mse_loss", "nll_loss", "softmax.int")} == {"f32"}
+    assert {policy[f"aten::{op}"] for op in ("sum", "sum.dim_IntList", "cumsum", "prod")} == {"f32_dtype"}
+    assert {policy[f"aten::{op}"] for op in ("addcmul", "addcdiv", "index_put")} == {"promote"}
+    assert "aten::relu" not in policy and "aten::gelu" not in policy  # run in their inputs' type
+    x = torch.randn(4, 8, dtype=torch.bfloat16)
+    with cuda_policy(), torch.autocast("cpu", dtype=torch.bfloat16):
+        assert F.layer_norm(x, [8]).dtype == x.sum().dtype == x.softmax(-1).dtype == torch.float32
+        assert (torch.randn(4, 8) @ torch.randn(8, 2)).dtype == torch.relu(x).dtype == torch.bfloat16
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # the registrations are gone: CPU's own policy again
+        assert F.layer_norm(x, [8]).dtype == torch.bfloat16
+    # In a step: the norm of a bf16 product runs in f32, and the next product casts its output back.
+    norm = MLP.replace("self.fc2 = nn.Linear(48, 16)", "self.ln = nn.LayerNorm(48); self.fc2 = nn.Linear(48, 16)")
+    _, tr = _step(_file(tmp_path, "norm", norm.replace("torch.relu(", "self.ln(")), TrainOptions(
+        "sgd", "sum", amp="bf16"), "none")
+    kernels = {op.symbol: op for op in tr.module.entry.body if isinstance(op, KernelOp)}
+    layer_norm = kernels["native_layer_norm"]
+    assert [b.value.type.dtype.spelling for b in layer_norm.inputs] == ["f32", "f32", "f32"]
+    assert layer_norm.outputs[0].type.dtype.spelling == "f32"
+    assert "cast<bf16>(A[" in str(print_module(tr.module)).split("@native_layer_norm(")[1].split("@addmm_1")[0]
 
 
 def test_bad_amp_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
