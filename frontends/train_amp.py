@@ -5,18 +5,15 @@
         ep = export_with_dims(problem, dynamic, device)
 
 Autocast does nothing on the meta device (it has no autocast dispatch key), so a step with `--amp` is
-exported over *fake* CPU tensors (FakeTensorMode: shapes only, no storage, as cheap as meta) and
-`torch.autocast("cpu", ...)` applies its real op policy while torch.export traces: the contractions
-(mm, addmm, bmm, baddbmm, linear, matmul, conv, SDPA) take their floating inputs cast to the low type, the
-ops on autocast's f32 list (the losses) are cast up, the rest run in the type of their inputs. The casts are
-`_to_copy` nodes of the graph, so each cast of an f32 weight to bf16 is a kernel of the step (read 4 B, write
-2 B per element) and its backward, the cast of the gradient back to f32, another; AOT autograd's joint graph
-differentiates through them as PyTorch's autograd does.
-
-The policy is autocast's CPU one (CUDA's autocast cannot run in a CPU-only build: torch disables it). The two
-agree on every contraction; CUDA's also runs softmax, log-softmax, the norms, sums and some pointwise math
-(exp, log, pow, rsqrt) in f32, which only adds traffic, so the step as exported is never more work than the
-step CUDA runs: the bound stays a lower bound (docs/training.md).
+exported over *fake* CPU tensors (FakeTensorMode: shapes only, no storage, as cheap as meta) under
+`torch.autocast("cpu", ...)`, which applies its op policy while torch.export traces. The policy is CUDA's,
+as a GPU step runs it (autocast_policy.py reads it from torch's own AutocastCUDA kernels and installs it
+for CPU autocast while the step is exported, decomposed and validated): the contractions (mm, addmm, bmm,
+baddbmm, linear, matmul, conv, SDPA) take their floating inputs cast to the low type; norms, softmax,
+losses, exp, log and pow run in f32; sums in f32 (`dtype=float32`); the rest in the type of their inputs.
+The casts are `_to_copy` nodes of the graph, so each cast of an f32 weight to bf16 is a kernel of the step
+(read 4 B, write 2 B per element) and its backward, the cast of the gradient back to f32, another; AOT
+autograd's joint graph differentiates through them as PyTorch's autograd does.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ import torch
 
 AMP_TYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
 AMP_CHOICES = ("none", *AMP_TYPES)
-# The device type whose autocast policy the export applies (the one autocast runs in a CPU-only build).
+# The device type whose autocast runs while exporting (a CPU-only torch runs no other), with CUDA's policy.
 AUTOCAST_DEVICE = "cpu"
 
 
@@ -107,7 +104,7 @@ class AutocastModel(torch.nn.Module):
 
 def amp_line(amp: str) -> str:
     """The header line of a program translated under autocast."""
-    return (f"Mixed precision: torch.autocast(\"{AUTOCAST_DEVICE}\", dtype={AMP_TYPES[amp]}) around the forward; "
+    return (f"Mixed precision: torch.autocast(dtype={AMP_TYPES[amp]}) with CUDA's op policy around the forward; "
             "its casts are kernels of the program")
 
 

@@ -240,7 +240,7 @@ def test_forward_program_under_amp(tmp_path: Path, capsys: pytest.CaptureFixture
     out = tmp_path / "mlp.sir"
     assert main([_file(tmp_path, "mlp", MLP), "--amp", "bf16", "-o", str(out)]) == 0
     text = out.read_text()
-    assert '// Mixed precision: torch.autocast("cpu", dtype=torch.bfloat16) around the forward' in text
+    assert "// Mixed precision: torch.autocast(dtype=torch.bfloat16) with CUDA's op policy around the forward" in text
     assert "// Validation: passed" in text
     assert "-> tensor<BATCHx16xbf16>" in text  # the last product's output, in bf16 as autocast returns it
     assert text.count("cast<bf16>(A[") == 5  # the four weights and the input, cast once each
