@@ -27,7 +27,7 @@ _DYNAMIC = ("batch", "all", "none")
 def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: Sequence[str] | str = ("h100",),
             fuse: bool = True, tile_search: bool | str = False, dynamic: str = "batch",
             fp32_precision: str = "framework", name: str | None = None, quantize: Any = None,
-            train: bool = False, optimizer: str = "adamw", loss: str = "sum",
+            train: bool = False, optimizer: str = "adamw", loss: str = "sum", amp: str = "none",
             precision_floor: str | None = None) -> Analysis:
     """The speed of light of `program` on each of `targets`.
 
@@ -41,14 +41,16 @@ def analyze(program: Any, example_inputs: Sequence[Any] | None = None, targets: 
     `train=True` analyses one training step of a torch.nn.Module (forward, `loss` of its outputs, backward,
     the torch.optim `optimizer`'s update; docs/training.md): `Analysis.training` then splits it by phase.
     `precision_floor` ("bf16", "fp16", "tf32", "fp8") prices each float contraction at that precision where it
-    is faster than its own, for a kernel writer who may compute at it within a tolerance (docs/sol.md)."""
+    is faster than its own, for a kernel writer who may compute at it within a tolerance (docs/sol.md).
+    `amp="bf16"` (or "fp16") runs its forward and loss under torch.autocast (mixed precision)."""
     names = _target_names(targets)
     _check_options(dynamic, fp32_precision, tile_search, name)
     _check_floor(precision_floor)
     quantizer = _quantizer(quantize)
     _check_targets(names)
     if train:
-        origin, module_text, file, live = _translate_step(program, example_inputs, dynamic, name, optimizer, loss)
+        origin, module_text, file, live = _translate_step(program, example_inputs, dynamic, name, optimizer, loss,
+                                                          amp)
     else:
         origin, module_text, file, live = _translate(program, example_inputs, dynamic, name)
     analysis = _run(module_text, file, names, fuse, tile_search, fp32_precision, origin, quantizer,
@@ -191,7 +193,7 @@ def _translate(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: s
 
 
 def _translate_step(program: Any, inputs: Sequence[Any] | None, dynamic: str, name: str | None, optimizer: str,
-                    loss: str) -> tuple[Origin, str, str, Live]:
+                    loss: str, amp: str = "none") -> tuple[Origin, str, str, Live]:
     """One training step of a torch.nn.Module (the loss `sum` of its outputs: targets are not taken here)."""
     from solar.ir.ops import ModuleOp  # noqa: F401  (the ops before the printer: they import each other)
     from solar.ir.printer import print_module
@@ -205,7 +207,7 @@ def _translate_step(program: Any, inputs: Sequence[Any] | None, dynamic: str, na
     args = _as_tuple(inputs)
     problem = _torch_problem(lambda: program, lambda: list(args), name or type(program).__name__.lower(),
                              _source_file(type(program)) or None, args)
-    tr = translate_step(problem, len(args), optimizer, loss, dynamic)
+    tr = translate_step(problem, len(args), optimizer, loss, dynamic, amp)
     return Origin("torch", _source_file(type(program)), tr.params), print_module(tr.module), "<torch.export>", None
 
 

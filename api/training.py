@@ -42,6 +42,8 @@ class TrainingReport:
     memory: dict[str, int]  # parameter, gradient, optimizer_state, saved_activation bytes; peak_live
     capacity: float | None
     mfu_bound: dict[str, float] = field(default_factory=dict)
+    amp: str = "none"  # mixed precision: the autocast type ('bf16', 'fp16'), f32 master weights and state
+    cast_bytes: dict[str, int] = field(default_factory=dict)  # weight (forward) and gradient (backward) casts
 
     @property
     def six_n_tokens(self) -> int:
@@ -90,6 +92,10 @@ class TrainingReport:
         lines.append(f"  memory: parameters {m['parameter']:,} B, gradients {m['gradient']:,} B, optimizer state "
                      f"{m['optimizer_state']:,} B, saved activations {m['saved_activation']:,} B; peak live >= "
                      f"{m['peak_live']:,} B{fits}")
+        if self.amp != "none":
+            lines.append(f"  mixed precision {self.amp} (autocast; f32 master weights and optimizer state): casts of "
+                         f"the weights to {self.amp} {self.cast_bytes.get('weight', 0):,} B (forward), of the "
+                         f"gradients to f32 {self.cast_bytes.get('gradient', 0):,} B (backward)")
         lines.append("  saved activations are DRAM traffic in the fused and whole-graph modes (written in the forward, "
                      "read in the backward; no group recomputes them): whole_graph_saved adds them")
         return "\n".join(lines) + "\n"
@@ -130,24 +136,30 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
         capacity = None
     report = TrainingReport(name, phases, steps, model, peak, int(info.get("trained_parameters", 0)),
                             int(info.get("tokens", 0)), memory, capacity)
+    report.amp = str(info.get("amp", "none"))
+    report.cast_bytes = {"weight": int(info.get("weight_cast_bytes", 0)),
+                         "gradient": int(info.get("gradient_cast_bytes", 0))}
     report.mfu_bound = {m: (model / (s * peak) if s > 0 else 0.0) for m, s in steps.items()}
     return report
 
 
-def translate_step(problem: Any, n_inputs: int, optimizer: str, loss: str, dynamic: str) -> Any:
+def translate_step(problem: Any, n_inputs: int, optimizer: str, loss: str, dynamic: str, amp: str = "none") -> Any:
     """The training step's translation for `solar.analyze(train=True)`, its failures as the API's errors."""
     from solar.errors import BadOptionError, ModelError, TranslationFailed
     from solar.frontends.diagnostics import SourceError, TranslationError
     from solar.frontends.lowering.core import LoweringError
     from solar.frontends.torch_train import translate_train
+    from solar.frontends.train_amp import AMP_CHOICES
     from solar.frontends.train_step import LOSSES, OPTIMIZERS, TrainError, TrainOptions
 
     if optimizer not in OPTIMIZERS:
         raise BadOptionError(f"bad optimizer {optimizer!r}: expected one of {', '.join(OPTIMIZERS)}")
     if loss not in LOSSES:
         raise BadOptionError(f"bad loss {loss!r}: expected one of {', '.join(LOSSES)}")
+    if amp not in AMP_CHOICES:
+        raise BadOptionError(f"bad amp {amp!r}: expected one of {', '.join(AMP_CHOICES)}")
     try:
-        return translate_train(problem, n_inputs, TrainOptions(optimizer, loss), dynamic)
+        return translate_train(problem, n_inputs, TrainOptions(optimizer, loss, amp=amp), dynamic)
     except TrainError as err:
         raise ModelError(f"error: {err}") from None
     except (SourceError, TranslationError, LoweringError) as err:

@@ -39,6 +39,7 @@ from .diagnostics import TranslationError
 from .lowering.core import LoweringError
 from .torch_lowering import GraphLowering, preserved_table, sir_dtype
 from .torch_problem import TorchProblem, TorchTranslation, export_with_dims, quiet_framework
+from .train_amp import amp_export, amp_policy, amp_summary, autocast_dtype
 from .train_step import (
     STATE_NAMES,
     LossModule,
@@ -68,15 +69,16 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
                 ) -> tuple[torch.export.ExportedProgram, list[str]]:
     """The loss module exported (its inputs: the model's `n_inputs`, then the targets), then decomposed into
     its joint forward-backward graph."""
-    loss_problem = TorchProblem(lambda: LossModule(problem.make_model(), n_inputs, options.loss, options.accumulate),
+    loss_problem = TorchProblem(lambda: LossModule(problem.make_model(), n_inputs, options.loss, options.accumulate,
+                                                   options.amp),
                                 problem.make_inputs, problem.name, problem.source, size_names=problem.size_names)
     with torch.device("meta"):
         model = problem.make_model()
     if not trainable(model):
         raise TrainError("the model has no parameter that requires grad: a training step updates none")
     try:
-        with FusedAttention():
-            ep, _, names = export_with_dims(loss_problem, dynamic)
+        with FusedAttention(), amp_export(options.amp) as device:
+            ep, _, names = export_with_dims(loss_problem, dynamic, device)
     except TrainError:
         raise
     except Exception as err:
@@ -84,7 +86,7 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
 
         raise export_error(err) from None
     try:
-        with quiet_framework():
+        with quiet_framework(), amp_policy(options.amp):
             joint = joint_program(ep)
     except Exception as err:
         from .diagnostics import user_frames
@@ -141,6 +143,9 @@ class FusedAttention(TorchFunctionMode):
             bound = dict(zip(("query", "key", "value", "attn_mask", "dropout_p", "is_causal"), args, strict=False))
             bound.update(kwargs)
             q, k, v = bound["query"], bound["key"], bound["value"]
+            low = autocast_dtype()
+            if low is not None:  # autocast casts SDPA's inputs to its low type (the fused op is on no list)
+                q, k, v = (t.to(low) if t.is_floating_point() and t.dtype != torch.float64 else t for t in (q, k, v))
             if bound.get("attn_mask") is None and not bound.get("dropout_p") and not bound.get("enable_gqa") \
                     and q.dim() == 4 and q.shape[:2] == k.shape[:2] == v.shape[:2]:
                 return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
@@ -255,7 +260,8 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
     gm.recompile()
     new_sig = ExportGraphSignature(input_specs, [s for s, _ in new_outs])
     program = _SplicedProgram(joint, gm, new_sig)
-    program.optimizer_nodes = [n for n in env.values() if n.op == "call_function"] if optimizer != "none" else []
+    # The update's own nodes (env also maps its placeholders to the joint graph's gradients: not the update's).
+    program.optimizer_nodes = [env[n] for n in env if n.op == "call_function"] if optimizer != "none" else []
     program.gradient_nodes = [g for _, g in grads]
     return program
 
@@ -418,7 +424,8 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
             result = lowering.lower()
             tokens = tokens_of(problem, options.accumulate)
             result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens,
-                                               "accumulate": options.accumulate}
+                                               "accumulate": options.accumulate,
+                                               **amp_summary(options.amp, program, node_bytes)}
             break
         except (TranslationError, LoweringError) as err:
             # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):
@@ -489,7 +496,8 @@ def validate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions, 
     step = TorchProblem(lambda: TrainStep(problem.make_model(), n_inputs, options), problem.make_inputs,
                         problem.name, problem.source, size_names=problem.size_names)
     sizes = small_sizes(tr.module, size, full, tr.param_min)
-    report = validate_sized(tr.module, lambda sz: reference_runner(step, tr, seed, sz), sizes, seed)
+    with amp_policy(options.amp):
+        report = validate_sized(tr.module, lambda sz: reference_runner(step, tr, seed, sz), sizes, seed)
     report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
     return report
 
@@ -499,6 +507,11 @@ def header_lines(tr: TorchTranslation, options: TrainOptions) -> list[str]:
     what = ("the loss and the gradient of every trainable parameter" if options.optimizer == "none" else
             f"the loss; torch.optim {options.optimizer} (its class defaults) updates every trainable parameter")
     lines = [f"Training step: loss {options.loss}; outputs {what}", f"Arguments: {srcs}"]
+    if options.amp != "none":
+        from .train_amp import amp_line
+
+        lines.insert(1, amp_line(options.amp).replace("the forward", "the forward and the loss")
+                     + "; f32 master weights and optimizer state")
     if tr.state:
         lines.append(f"State updated in place, its new values the last {len(tr.state)} output(s): "
                      + ", ".join(tr.state))

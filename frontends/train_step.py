@@ -44,6 +44,7 @@ class TrainOptions:
     optimizer: str = "adamw"
     loss: str = "sum"
     accumulate: int = 1  # micro-batches whose gradients add up before the one update
+    amp: str = "none"  # mixed precision: 'bf16' or 'fp16' runs the forward and loss under autocast (train_amp.py)
 
 
 def trainable(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
@@ -94,18 +95,22 @@ class LossModule(torch.nn.Module):
     """forward(*inputs, *targets) → (loss,): what torch.export's joint graph differentiates. The model is the
     submodule `model`, so its parameters keep their names under `model.`. With `micro` > 1 (gradient
     accumulation) the arguments are `micro` groups of (inputs, targets), and the loss is the sum of theirs:
-    its gradient is the sum of the micro-batches' gradients, which is what accumulation computes."""
+    its gradient is the sum of the micro-batches' gradients, which is what accumulation computes. With `amp`
+    the forward and the loss run under autocast, as a mixed-precision training loop runs them."""
 
-    def __init__(self, model: torch.nn.Module, n_inputs: int, loss: str, micro: int = 1) -> None:
+    def __init__(self, model: torch.nn.Module, n_inputs: int, loss: str, micro: int = 1, amp: str = "none") -> None:
         super().__init__()
-        self.model, self.n_inputs, self.loss, self.micro = model, n_inputs, loss, micro
+        self.model, self.n_inputs, self.loss, self.micro, self.amp = model, n_inputs, loss, micro, amp
 
     def forward(self, *args: Any) -> tuple[torch.Tensor]:
+        from .train_amp import autocast
+
         per = len(args) // self.micro
         total: torch.Tensor | None = None
         for k in range(self.micro):
             group = args[k * per:(k + 1) * per]
-            loss = loss_of(self.loss, self.model(*group[:self.n_inputs]), group[self.n_inputs:])
+            with autocast(self.amp):
+                loss = loss_of(self.loss, self.model(*group[:self.n_inputs]), group[self.n_inputs:])
             total = loss if total is None else total + loss
         assert total is not None
         return (total,)
@@ -157,7 +162,7 @@ class TrainStep(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module, n_inputs: int, options: TrainOptions) -> None:
         super().__init__()
-        self.loss_module = LossModule(model, n_inputs, options.loss, options.accumulate)
+        self.loss_module = LossModule(model, n_inputs, options.loss, options.accumulate, options.amp)
         self.options = options
         self.optim = torch.nn.Module()
         if not trainable(model):

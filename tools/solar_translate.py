@@ -44,6 +44,9 @@ def build_parser() -> Parser:
     p.add_argument("--dynamic", choices=["all", "batch", "none"], default="all",
                    help="which input dims become size parameters, so that validation can shrink them "
                    "(default: every dim the program lets vary; a dim that fails falls back to static)")
+    p.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
+                   help="mixed precision: the forward (with --train also the loss) under torch.autocast with this "
+                   "type; f32 weights, with --train f32 master weights and optimizer state (default none)")
     p.add_argument("--no-validate", action="store_true", help="write without running the validation")
     p.add_argument("--seed", type=int, default=0, help="seed for validation inputs and weights (default 0)")
     p.add_argument("--validate-size", type=int, default=4, metavar="N",
@@ -202,6 +205,10 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.train and (args.framework != "torch" or args.llm or args.llm_only or args.source_format != "python"):
         raise UsageError("--train translates a PyTorch file's training step (not with --framework jax, --llm or "
                          "--from nvsolar-yaml)")
+    if args.amp != "none" and (args.framework != "torch" or args.llm or args.llm_only
+                               or args.source_format != "python"):
+        raise UsageError("--amp runs a PyTorch program under torch.autocast (not with --framework jax, --llm or "
+                         "--from nvsolar-yaml)")
     if args.accumulate < 1:
         raise UsageError(f"--accumulate must be a positive integer, not {args.accumulate}")
     if args.data_parallel < 1:
@@ -344,10 +351,21 @@ def _torch(args: argparse.Namespace) -> int:
         if args.name:
             problem.name = args.name
         origin = args.source
-    tr = te.translate_problem(problem, args.dynamic)
+    if args.amp != "none":
+        from solar.frontends.train_amp import amp_export, amp_problem
+
+        problem = amp_problem(problem, args.amp)
+        with amp_export(args.amp):
+            tr = te.translate_problem(problem, args.dynamic)
+    else:
+        tr = te.translate_problem(problem, args.dynamic)
     import torch
 
     lines = [f"Translated by {PROG} from {origin} (torch.export, torch {torch.__version__})"]
+    if args.amp != "none":
+        from solar.frontends.train_amp import amp_line
+
+        lines.append(amp_line(args.amp))
     srcs = ", ".join(f"%{v.name} = {a.kind} {a.key}" for v, a in zip(tr.module.entry.args, tr.args, strict=True))
     lines.append(f"Arguments: {srcs}")
     if tr.scalars:
@@ -359,8 +377,11 @@ def _torch(args: argparse.Namespace) -> int:
     report = None
     if not args.no_validate:
         from solar.frontends.scaled_reference import validate_torch
+        from solar.frontends.train_amp import amp_policy
 
-        report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation, args.dynamic)
+        with amp_policy(args.amp):
+            report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation,
+                                    args.dynamic)
     return _finish(tr.module, report, lines, args.output)
 
 
@@ -374,7 +395,7 @@ def _train(args: argparse.Namespace) -> int:
         import torch._dynamo
 
         from solar.frontends import torch_train as tt
-    options = tt.TrainOptions(args.optimizer, args.loss, args.accumulate)
+    options = tt.TrainOptions(args.optimizer, args.loss, args.accumulate, args.amp)
     base, targets = tt.load_train_problem(args.source, options)
     n_inputs = tt.model_inputs(base)
     problem = tt.with_targets(base, targets, options)

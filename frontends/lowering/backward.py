@@ -36,10 +36,10 @@ from .core import (
 from .registry import TorchNode, torch_op
 
 
-def _full_precision(n: TorchNode, *values: Value) -> DType:
+def _one_type(n: TorchNode, *values: Value) -> DType:
     dtype = vtype(values[0]).dtype
-    if acc_dtype(dtype) != dtype or any(vtype(v).dtype != dtype for v in values):
-        raise n.unsupported("the backward of attention in a half-precision type (only f32 and f64 lower)")
+    if any(vtype(v).dtype != dtype for v in values):
+        raise n.unsupported("the backward of attention over inputs of different types")
     return dtype
 
 
@@ -64,7 +64,8 @@ def lower_flash_backward(n: TorchNode) -> list[Value]:
     if isinstance(n.args.get("attn_mask"), Value):
         raise n.unsupported("an attention mask in a training step's fused attention (use is_causal)")
     do, q, k, v, o, lse = (n.tensor(a) for a in ("grad_out", "query", "key", "value", "out", "logsumexp"))
-    dtype = _full_precision(n, do, q, k, v, o)
+    dtype = _one_type(n, do, q, k, v, o)
+    acc = acc_dtype(dtype)  # a half type's products accumulate in f32, as the fused kernels do
     causal = bool(n.get("is_causal", False))
     *batch, seq_q, e = vtype(q).shape
     *kb_, seq_k, _ = vtype(k).shape
@@ -74,41 +75,55 @@ def lower_flash_backward(n: TorchNode) -> list[Value]:
     scale = n.args.get("scale")
     if scale is None and not isinstance(e, int):
         raise n.unsupported("the default scale with a symbolic head size")
-    factor = lit(scale if scale is not None else 1.0 / math.sqrt(e), dtype)  # type: ignore[arg-type]
+    factor = lit(scale if scale is not None else 1.0 / math.sqrt(e), acc)  # type: ignore[arg-type]
     em = n.em
     kern = em.kernel([(do, "dO"), (q, "Q"), (k, "K"), (v, "V"), (o, "O"), (lse, "LSE")],
                      [("dQ", ttype(vtype(q).shape, dtype)), ("dK", ttype(vtype(k).shape, dtype)),
                       ("dV", ttype(vtype(v).shape, dtype))])
     em.mark_precision(kern, "matmul", dtype)
     scores = (*batch, seq_q, seq_k)
-    for name in ("S", "P", "dS"):
-        kern.local(name, ttype(scores, dtype))
-    kern.local("dP", ttype(scores, dtype))
-    kern.local("D", ttype((*batch, seq_q), dtype))
+    for name in ("S", "P", "dS", "dP"):
+        kern.local(name, ttype(scores, acc))
+    kern.local("D", ttype((*batch, seq_q), acc))
+    # Where the inputs are a half type the gradients accumulate in f32 locals, then round once.
+    grads = {g: g if acc == dtype else f"{g}acc" for g in ("dQ", "dK", "dV")}
+    if acc != dtype:
+        for g, t in (("dQ", q), ("dK", k), ("dV", v)):
+            kern.local(grads[g], ttype(vtype(t).shape, acc))
+
+    def read(name: str, index: list[Expr]) -> Expr:
+        return cast(access(name, index), dtype, acc)
+
     lse_t = vtype(lse).dtype
     with loops(kern, batch, "b") as bidx, loops(kern, [seq_q], "i") as (i,):
         upper: Expr = Binary("+", i, IntLit(1)) if causal else dexpr(seq_k)
         row = [*bidx, i]
         with kern.loop("j", 0, upper) as j, loops(kern, [e], "d") as (d,):
-            kern.reduce(access("S", [*row, j]), "+=", access("Q", [*row, d]) * access("K", [*bidx, j, d]))
+            kern.reduce(access("S", [*row, j]), "+=", read("Q", [*row, d]) * read("K", [*bidx, j, d]))
         with kern.loop("j", 0, upper) as j:
-            logit = access("S", [*row, j]) * factor - cast(access("LSE", row), lse_t, dtype)
+            logit = access("S", [*row, j]) * factor - cast(access("LSE", row), lse_t, acc)
             kern.assign(access("P", [*row, j]), fcall("exp", logit))
         with loops(kern, [ev], "d") as (d,):
-            kern.reduce(access("D", row), "+=", access("dO", [*row, d]) * access("O", [*row, d]))
+            kern.reduce(access("D", row), "+=", read("dO", [*row, d]) * read("O", [*row, d]))
         with kern.loop("j", 0, upper) as j, loops(kern, [ev], "d") as (d,):
-            kern.reduce(access("dP", [*row, j]), "+=", access("dO", [*row, d]) * access("V", [*bidx, j, d]))
+            kern.reduce(access("dP", [*row, j]), "+=", read("dO", [*row, d]) * read("V", [*bidx, j, d]))
         with kern.loop("j", 0, upper) as j:
             grad = access("P", [*row, j]) * (access("dP", [*row, j]) - access("D", row)) * factor
             kern.assign(access("dS", [*row, j]), grad)
         with loops(kern, [e], "d") as (d,), kern.loop("j", 0, upper) as j:
-            kern.reduce(access("dQ", [*row, d]), "+=", access("dS", [*row, j]) * access("K", [*bidx, j, d]))
+            kern.reduce(access(grads["dQ"], [*row, d]), "+=", access("dS", [*row, j]) * read("K", [*bidx, j, d]))
     with loops(kern, batch, "b") as bidx, loops(kern, [seq_k], "j") as (j,):
         first: Expr = j if causal else IntLit(0)
         with loops(kern, [e], "d") as (d,), kern.loop("i", first, dexpr(seq_q)) as i:
-            kern.reduce(access("dK", [*bidx, j, d]), "+=", access("dS", [*bidx, i, j]) * access("Q", [*bidx, i, d]))
+            kern.reduce(access(grads["dK"], [*bidx, j, d]), "+=",
+                        access("dS", [*bidx, i, j]) * read("Q", [*bidx, i, d]))
         with loops(kern, [ev], "d") as (d,), kern.loop("i", first, dexpr(seq_q)) as i:
-            kern.reduce(access("dV", [*bidx, j, d]), "+=", access("P", [*bidx, i, j]) * access("dO", [*bidx, i, d]))
+            kern.reduce(access(grads["dV"], [*bidx, j, d]), "+=",
+                        access("P", [*bidx, i, j]) * read("dO", [*bidx, i, d]))
+    if acc != dtype:
+        for g, t, idx in (("dQ", q, "i"), ("dK", k, "j"), ("dV", v, "j")):
+            with loops(kern, list(vtype(t).shape), idx) as ix:
+                kern.assign(access(g, list(ix)), cast(access(grads[g], list(ix)), acc, dtype))
     return list(kern.results)
 
 
@@ -123,6 +138,10 @@ def _conv_weight_grad(n: TorchNode, gy: Value, x: Value, w_shape: list[int], str
     pout = list(vtype(gy).shape[2:])
     kb = n.em.kernel([(gy, "GY"), (x, "X")], [("GW", ttype(w_shape, dtype))])
     n.em.mark_precision(kb, "conv", dtype)
+    acc_t = acc_dtype(dtype)  # a half type's products accumulate in f32, then round once
+    acc = "GW" if acc_t == dtype else "acc"
+    if acc != "GW":
+        kb.local(acc, ttype(w_shape, acc_t))
     with maybe_loops(kb, [groups], ["g"]) as (g,), maybe_loops(kb, [kg], ["k"]) as (k,), \
             maybe_loops(kb, [cg], ["c"]) as (c,), maybe_loops(kb, ks, [f"r{i}" for i in range(nsp)]) as rs, \
             maybe_loops(kb, [n_], ["n"]) as (b,), maybe_loops(kb, pout, [f"p{i}" for i in range(nsp)]) as ps:
@@ -136,16 +155,26 @@ def _conv_weight_grad(n: TorchNode, gy: Value, x: Value, w_shape: list[int], str
             if not static or (p_out - 1) * s + (kk - 1) * d - pad > size - 1:  # type: ignore[operator]
                 conds.append(Binary("<", q, dexpr(size)))
         with guard(kb, conj(*conds)):
-            xv = access("X", [b, _chan(g, cg, c, groups), *pos])
-            kb.reduce(access("GW", [oc, c, *rs]), "+=", xv * access("GY", [b, oc, *ps]))
+            xv = cast(access("X", [b, _chan(g, cg, c, groups), *pos]), vtype(x).dtype, acc_t)
+            kb.reduce(access(acc, [oc, c, *rs]), "+=", xv * cast(access("GY", [b, oc, *ps]), dtype, acc_t))
+    if acc != "GW":
+        with loops(kb, w_shape, "w") as widx:
+            kb.assign(access("GW", widx), cast(access(acc, widx), acc_t, dtype))
     return kb.results[0]
 
 
 def _bias_grad(n: TorchNode, gy: Value, dtype: DType) -> Value:
     shape = vtype(gy).shape
     kb = n.em.kernel([(gy, "GY")], [("GB", ttype([shape[1]], dtype))])
+    acc_t = acc_dtype(dtype)
+    acc = "GB" if acc_t == dtype else "acc"
+    if acc != "GB":
+        kb.local(acc, ttype([shape[1]], acc_t))
     with loops(kb, [shape[1]], "c") as (c,), loops(kb, [shape[0], *shape[2:]], "r") as rest:
-        kb.reduce(access("GB", [c]), "+=", access("GY", [rest[0], c, *rest[1:]]))
+        kb.reduce(access(acc, [c]), "+=", cast(access("GY", [rest[0], c, *rest[1:]]), dtype, acc_t))
+    if acc != "GB":
+        with loops(kb, [shape[1]], "c") as (c,):
+            kb.assign(access("GB", [c]), cast(access(acc, [c]), acc_t, dtype))
     return kb.results[0]
 
 
@@ -155,8 +184,6 @@ def lower_convolution_backward(n: TorchNode) -> list[Value | None]:
     if n.get("transposed", False):
         raise n.unsupported("the backward of a transposed convolution")
     dtype = vtype(gy).dtype
-    if acc_dtype(dtype) != dtype:
-        raise n.unsupported("the backward of a convolution in a half-precision type (only f32 and f64 lower)")
     wt = vtype(w)
     if not all(isinstance(d, int) for d in wt.shape):
         raise LoweringError("convolution weights need static sizes")

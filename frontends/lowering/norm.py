@@ -177,14 +177,21 @@ def lower_batch_norm(n: TorchNode) -> Value | list[Value | None]:
     c = vtype(x).shape[1]
     mean = n.em.reshape(outs[1], (c,))
     rstd = n.em.reshape(outs[2], (c,))
+    # The CPU kernel returns a half-type input's statistics in that type (autocast's bf16 batch norm); the
+    # running statistics are updated from the f32 ones.
+    saved = [mean, rstd]
+    stat_types = [o.dtype if o is not None else None for o in n.outs[1:3]]
+    if stat_types[0] is not None and stat_types[0] != vtype(mean).dtype:
+        saved = [pointwise(n.em, [v], t or stat_types[0], lambda a: a[0], compute=vtype(v).dtype)
+                 for v, t in zip((mean, rstd), stat_types, strict=True)]
     if n.op != "aten::_native_batch_norm_legit_functional":
-        return [outs[0], mean, rstd]
+        return [outs[0], *saved]
     # The functional form of training (export's functional graph) also returns the updated running
     # statistics, which become the buffers' new values: the momentum-weighted mean and unbiased variance.
     if rm is None or rv is None:
-        return [outs[0], mean, rstd, None, None]
-    return [outs[0], mean, rstd, *running_stats(n.em, rm, rv, mean, rstd, float(n.get("momentum", 0.1)), eps,
-                                                [vtype(x).shape[k] for k in red])]
+        return [outs[0], *saved, None, None]
+    return [outs[0], *saved, *running_stats(n.em, rm, rv, mean, rstd, float(n.get("momentum", 0.1)), eps,
+                                            [vtype(x).shape[k] for k in red])]
 
 
 def running_stats(em: Emitter, rm: Value, rv: Value, mean: Value, rstd: Value, momentum: float, eps: float,
