@@ -97,7 +97,7 @@ def render_training(result: LlmTraining) -> str:
         r = p.report
         lines.append("")
         lines.append(f"batch {p.batch} x prompt {p.prompt} ({r.tokens:,} tokens) on {r.target}")
-        lines += ["  " + line for line in r.text().rstrip("\n").splitlines()[1:]]
+        lines += r.text().rstrip("\n").splitlines()[1:]
         lines.append(f"  contraction FLOPs (forward + backward) {p.contraction_flops:,}; vector FLOPs "
                      f"{r.model_flops - p.contraction_flops:,}")
         if p.data_parallel:

@@ -11,6 +11,7 @@ state and saved activations; the trained parameters and the tokens.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -87,6 +88,21 @@ def _twin(module: Any, targets: Sequence[Target]) -> dict[str, _Twin]:
     return out
 
 
+# Steps translated in this process, by what determines them: a report, its targets and a test module translate
+# each twin once.
+_STEPS: dict[tuple[Any, ...], Any] = {}
+_STEPS_KEPT = 8
+
+
+def _step(cfg: LlmConfig, layers: int, batch: int, prompt: int, optimizer: str) -> Any:
+    key = (json.dumps(cfg.raw, sort_keys=True, default=str), str(cfg.shape.dtype), layers, batch, prompt, optimizer)
+    if key not in _STEPS:
+        if len(_STEPS) >= _STEPS_KEPT:
+            del _STEPS[next(iter(_STEPS))]
+        _STEPS[key] = translate_twin(cfg, layers, batch, prompt, optimizer).module
+    return _STEPS[key]
+
+
 def _scale(a: int, b: int, k: Fraction) -> int:
     value = a + (b - a) * k
     assert value.denominator == 1, "a count of the twins that is not linear in the layers"
@@ -116,20 +132,20 @@ def scale_twins(small: _Twin, large: _Twin, k: Fraction, target: str) -> TrainCo
 
 
 def price_train(cfg: LlmConfig, targets: Sequence[Target], batch: int, prompt: int, optimizer: str,
-                layers: int | None = None) -> dict[str, TrainCost]:
-    """The `layers`-layer step (default: the config's) of `batch` × `prompt` tokens, per target: from the
-    2- and 3-layer twins when every layer is alike and there are more than 3, else exported whole."""
-    total = layers or cfg.shape.layers
-    counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
-    twins = {n: _twin(translate_twin(cfg, n, batch, prompt, optimizer).module, targets) for n in counts}
+                twins: bool = True) -> dict[str, TrainCost]:
+    """The step of `batch` × `prompt` tokens, per target: from the 2- and 3-layer twins when every layer is
+    alike and there are more than 3 (and `twins`), else exported whole."""
+    total = cfg.shape.layers
+    counts = TWIN_LAYERS if twins and cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
+    exported = {n: _twin(_step(cfg, n, batch, prompt, optimizer), targets) for n in counts}
     out: dict[str, TrainCost] = {}
     for target in targets:
         if len(counts) == 1:
-            one = twins[counts[0]][target.name]
+            one = exported[counts[0]][target.name]
             out[target.name] = scale_twins(one, one, Fraction(0), target.name)
         else:
             la, lb = counts
-            out[target.name] = scale_twins(twins[la][target.name], twins[lb][target.name],
+            out[target.name] = scale_twins(exported[la][target.name], exported[lb][target.name],
                                            Fraction(total - la, lb - la), target.name)
     return out
 
