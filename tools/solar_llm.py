@@ -158,6 +158,9 @@ def run(argv: Sequence[str]) -> int:
         return 1
     if args.phase == "train":
         return _train(args)
+    if args.optimizer != "adamw":
+        _error(f"--optimizer {args.optimizer}: an optimizer prices a training step (--phase train)")
+        return 1
     # Imported after parsing: --help and usage errors stay fast (torch and transformers are slow to load).
     from solar.backends.sweep import SweepError
     from solar.backends.sweep_spec import sizes
