@@ -97,11 +97,13 @@ class TrainingReport:
 
 def training_report(analysis: Any, target: str | None = None) -> TrainingReport | None:
     """The report of an Analysis of a training step (None for a program that is not one)."""
+    from solar.bench.llm_train import unit_symbol
+
     info = analysis.results.program.attrs.get("train")
     if not isinstance(info, dict):
         return None
     name = target or analysis.targets[0]
-    by_name = {u.name.lstrip("@"): u for u in analysis.units}
+    by_name = {unit_symbol(u.name): u for u in analysis.units}
     phases: dict[str, PhaseCost] = {}
     for ph in PHASES:
         units = [by_name[k] for k in info.get(ph, []) if k in by_name]

@@ -67,6 +67,12 @@ class _Twin:
     info: dict[str, Any]
 
 
+def unit_symbol(name: str) -> str:
+    """How the module attribute `train` names a unit (frontends/torch_train.py, PhaseLowering): a kernel's
+    symbol (`@mm_3` -> `mm_3`), or a unit without one by its result (`gather %gather_1` -> `%gather_1`)."""
+    return name.split()[-1].lstrip("@") if name else name
+
+
 def _terms(peaks: Peaks, w: Work) -> Terms:
     t = peaks.time(w)
     return (t.tensor_s, t.vector_s, t.memory_s)
@@ -81,7 +87,7 @@ def _twin(module: Any, targets: Sequence[Target]) -> dict[str, _Twin]:
     out: dict[str, _Twin] = {}
     for target in targets:
         peaks = Peaks(target)
-        units = [(phase_of.get(w.name.lstrip("@"), ""), work_key(w), _terms(peaks, w), w.flops,
+        units = [(phase_of.get(unit_symbol(w.name), ""), work_key(w), _terms(peaks, w), w.flops,
                   round(sum(w.flops_tensor.values()) * w.trips), w.total_bytes) for w in model.units]
         groups = [(work_key(w), _terms(peaks, w)) for w in model.groups]
         out[target.name] = _Twin(units, groups, _terms(peaks, whole), whole.total_bytes, info)

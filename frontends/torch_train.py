@@ -347,6 +347,9 @@ class PhaseLowering(GraphLowering):
             symbol = getattr(op, "symbol", None)
             if isinstance(symbol, str):
                 self.kernels[phase].append(symbol)
+            elif not op.is_view and op.results:
+                # A unit without a symbol (a gather, scatter, concat or insert) is named by its result.
+                self.kernels[phase].append(f"%{op.results[0].name}")
 
     def summary(self, options: TrainOptions) -> dict[str, Any]:
         """The module attribute TRAIN_ATTR: kernels per phase, and the bytes the step holds at full size:

@@ -51,31 +51,64 @@ def _llama2_closed_form(batch: int, prompt: int) -> tuple[int, int, int]:
     return forward, backward, forward + backward
 
 
+BATCH, PROMPT = 2, 1024  # batch and sequence apart, so that a term per token and one per position differ
+FORWARD_PRODUCTS, BACKWARD_PRODUCTS = 27_612_881_616_896, 55_501_446_447_104
+
+
+def _llama2_vector_closed_form(batch: int, prompt: int) -> tuple[int, int]:
+    """(forward, backward) vector FLOPs of Llama-2-7B's step: one per output element of each elementwise
+    op, one per element a reduction reads (a mean adds its divide per row), as docs/counts.md counts them.
+
+    Per layer, over T = B·S tokens of width d (MLP width f):
+    - forward: two RMSNorms (x², mean, + eps, rsqrt, x·r, w·(): 4·T·d + 3·T each); rotary on q and k
+      (x·cos, rotate-half's negation of half, ·sin, +: 3.5·T·d each); two residual adds (2·T·d); SiLU (2 per
+      element: a sigmoid and a product) and its product with up (3·T·f); the fused attention's softmax per
+      live pair: scale and max, then scale, subtract, exp and sum, then scale, subtract, exp and divide (10),
+      and per row its log-sum-exp (add, log: 2).
+      17·T·d + 6·T + 3·T·f + B·h·(10·pairs + 2·S)
+    - backward: SiLU·up's backward (8·T·f); gate and up input gradients added (T·d); two RMSNorm backwards
+      (11·T·d + 3·T each, with the residual's gradient added); rotary's backward on q and k (4.5·T·d each);
+      q, k and v input gradients added (2·T·d); the fused attention's backward per live pair: the logit
+      (scale, subtract the log-sum-exp), exp, and dS = P·(dP − D)·scale (6).
+      34·T·d + 6·T + 8·T·f + 6·B·h·pairs
+    Once: positions (S), the rotary table (inv_freq × positions: S·hd/2; cos, sin and the attention scaling
+    on each: 4·S·hd), the final RMSNorm (4·T·d + 3·T), the loss (log_softmax: 7 per logit; the target's
+    mask, pick and mean: 7·T + 2); backward: the loss's (2 + 3·T, log_softmax's 4·T·V), the final norm's
+    (10·T·d + 3·T) and the embedding's (the ids' range checks and clamp, 5·T; the gradient masked: T·d)."""
+    d, f, vocab, layers, heads, hd = 4096, 11008, 32000, 32, 32, 128
+    t, pairs = batch * prompt, prompt * (prompt + 1) // 2
+    forward_layer = 17 * t * d + 6 * t + 3 * t * f + batch * heads * (10 * pairs + 2 * prompt)
+    backward_layer = 34 * t * d + 6 * t + 8 * t * f + 6 * batch * heads * pairs
+    forward_once = prompt + prompt * hd // 2 + 4 * prompt * hd + 4 * t * d + 3 * t + 7 * t * vocab + 7 * t + 2
+    backward_once = 2 + 3 * t + 4 * t * vocab + 10 * t * d + 3 * t + 5 * t + t * d
+    return layers * forward_layer + forward_once, layers * backward_layer + backward_once
+
+
 def test_llama2_7b_train_flops_equal_the_closed_form():
-    batch, prompt = 1, 2048
-    cost = _llama2_7b(batch, prompt)
-    forward, backward, total = _llama2_closed_form(batch, prompt)
-    assert cost.phases["forward"].contraction_flops == forward == 28_162_637_430_784
-    assert cost.phases["backward"].contraction_flops == backward == 56_875_835_981_824
-    assert total == 85_038_473_412_608
-    # 6·N·tokens counts every weight, the embedding's too (its backward is a scatter-add, not a product),
-    # and no attention: the closed form is 6·N·tokens − 6·V·d·tokens (embedding) + the attention term.
+    cost = _llama2_7b(BATCH, PROMPT)
+    forward, backward, total = _llama2_closed_form(BATCH, PROMPT)
+    assert cost.phases["forward"].contraction_flops == forward == FORWARD_PRODUCTS
+    assert cost.phases["backward"].contraction_flops == backward == BACKWARD_PRODUCTS
+    # 6·N·tokens counts every weight, the embedding's and the norms' too (a gather and a scatter-add, and
+    # elementwise products: no contraction), and no attention.
     n = 6_738_415_616
     assert cost.info["trained_parameters"] == n
-    attention = 32 * 32 * (7 * 2 * 128 * (2048 * 2049 // 2) + 2 * 2048 * 128)
-    norms = 32 * 2 * 4096 + 4096  # RMSNorm weights: two per layer and the final one (no product)
-    assert total == 6 * (n - 32000 * 4096 - norms) * 2048 + attention
-    # The rest of the model FLOPs is vector work (norms, rotary, SiLU, softmax, the loss): well under 0.1 %.
-    vector = cost.phases["forward"].flops + cost.phases["backward"].flops - total
-    assert 0 < vector < total // 1000
+    pairs = PROMPT * (PROMPT + 1) // 2
+    attention = 32 * BATCH * 32 * (7 * 2 * 128 * pairs + 2 * PROMPT * 128)
+    norms = 32 * 2 * 4096 + 4096  # RMSNorm weights: two per layer and the final one
+    assert total == 6 * (n - 32000 * 4096 - norms) * BATCH * PROMPT + attention
+    # Every other FLOP of the step is vector work, also exact.
+    vector_forward, vector_backward = _llama2_vector_closed_form(BATCH, PROMPT)
+    assert cost.phases["forward"].flops == forward + vector_forward
+    assert cost.phases["backward"].flops == backward + vector_backward
 
 
 def test_llama2_7b_train_memory_is_exact():
-    cost = _llama2_7b(1, 2048)
+    cost = _llama2_7b(BATCH, PROMPT)
     n = 6_738_415_616
     assert cost.info["parameter_bytes"] == cost.info["gradient_bytes"] == 4 * n
     assert cost.info["optimizer_state_bytes"] == 0  # SGD without momentum keeps none
-    assert cost.info["tokens"] == 2048
+    assert cost.info["tokens"] == BATCH * PROMPT
 
 
 def test_twins_scale_to_the_whole_model_exactly():
