@@ -104,7 +104,7 @@ def step_problem(config: Any, dtype: torch.dtype, batch: int, prompt: int, name:
 def translate_twin(cfg: LlmConfig, layers: int, batch: int, prompt: int, optimizer: str) -> TorchTranslation:
     """The training step of the `layers`-layer twin at full width, exported on the meta device at `batch` ×
     `prompt` tokens (numbers). Raises LlmError for a step that does not translate."""
-    from .diagnostics import TranslationError
+    from .diagnostics import SourceError, TranslationError
     from .lowering.core import LoweringError
     from .torch_train import translate_train
 
@@ -114,10 +114,11 @@ def translate_twin(cfg: LlmConfig, layers: int, batch: int, prompt: int, optimiz
     try:
         with quiet_framework(), quiet_transformers():
             return translate_train(problem, 1, TrainOptions(optimizer, LOSS), "none")
-    except (TranslationError, LoweringError) as err:
+    except (TranslationError, LoweringError, SourceError) as err:
+        # An export or backward that fails at the model's line (SourceError) is said as the other failures.
         text = err.format() if hasattr(err, "format") else str(err)
-        raise LlmError(f"{cfg.path}: the training step did not translate: "
-                       f"{(text.strip().splitlines() or [''])[0]}") from None
+        first = (text.strip().splitlines() or [""])[0].removeprefix("error: ")
+        raise LlmError(f"{cfg.path}: the training step did not translate: {first}") from None
 
 
 def validate_train_step(cfg: LlmConfig, optimizer: str, seed: int = 0) -> str:

@@ -147,5 +147,9 @@ def test_report_and_json(tmp_path):
 def test_refusals():
     with pytest.raises(LlmError, match="sliding window"):
         check_trainable(_cfg("tiny-mistral.json"), 1 << 20)
+    # The eager experts loop over the experts the routing hit (data-dependent): a step that does not
+    # export is one line naming the config.
+    with pytest.raises(LlmError, match=r"tiny-mixtral.json: the training step did not translate: data-dependent"):
+        price_train(_cfg("tiny-mixtral.json"), [H100], 2, 8, "sgd")
     with pytest.raises(LlmError, match="--optimizer lamb"):
         llm_training(LlmTrainingRequest(str(CONFIGS / "tiny-llama.json"), [H100], [1], [8], "lamb"))
