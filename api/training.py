@@ -103,14 +103,13 @@ class TrainingReport:
 
 def training_report(analysis: Any, target: str | None = None) -> TrainingReport | None:
     """The report of an Analysis of a training step (None for a program that is not one)."""
-    from solar.targets.loader import load_target
+    from solar.bench.llm_train import unit_symbol
 
     info = analysis.results.program.attrs.get("train")
     if not isinstance(info, dict):
         return None
     name = target or analysis.targets[0]
-    tgt = load_target(name)
-    by_name = {u.name.lstrip("@"): u for u in analysis.units}
+    by_name = {unit_symbol(u.name): u for u in analysis.units}
     phases: dict[str, PhaseCost] = {}
     for ph in PHASES:
         units = [by_name[k] for k in info.get(ph, []) if k in by_name]
@@ -118,10 +117,22 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
                                sum(u.seconds[name] for u in units))
     totals = analysis.totals[name]
     steps = {m: totals[m].seconds for m in MODES if m in totals}
+    whole = totals["whole_graph"].bytes if "whole_graph" in totals else None
+    return build_report(name, phases, steps, whole, info)
+
+
+def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, float], whole_bytes: int | None,
+                 info: dict[str, Any]) -> TrainingReport:
+    """The report from each phase's costs, each mode's SOL and the whole graph's DRAM bytes (None: no
+    whole-graph mode) on `target`, and the module attribute `train` (or its figures scaled to the full
+    model: solar-llm --phase train)."""
+    from solar.targets.loader import load_target
+
+    tgt = load_target(target)
+    steps = dict(steps)
     saved = int(info.get("saved_activation_bytes", 0))
-    if "whole_graph" in totals:
-        wg = totals["whole_graph"]
-        steps["whole_graph_saved"] = max(wg.seconds, (wg.bytes + 2 * saved) / tgt.dram_bandwidth)
+    if whole_bytes is not None and "whole_graph" in steps:
+        steps["whole_graph_saved"] = max(steps["whole_graph"], (whole_bytes + 2 * saved) / tgt.dram_bandwidth)
     dtype = str(info.get("dtype", "f32"))
     peak = tgt.select_peak(dtype, contraction=True).flop_per_s
     model = phases["forward"].flops + phases["backward"].flops
@@ -134,7 +145,7 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
         capacity: float | None = tgt.dram_capacity
     except Exception:
         capacity = None
-    report = TrainingReport(name, phases, steps, model, peak, int(info.get("trained_parameters", 0)),
+    report = TrainingReport(tgt.name, phases, steps, model, peak, int(info.get("trained_parameters", 0)),
                             int(info.get("tokens", 0)), memory, capacity)
     report.amp = str(info.get("amp", "none"))
     report.cast_bytes = {"weight": int(info.get("weight_cast_bytes", 0)),

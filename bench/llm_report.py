@@ -236,7 +236,7 @@ def phases_of(text: str) -> tuple[str, ...]:
         return ("prefill", "decode")
     if text in ("prefill", "decode"):
         return (text,)
-    raise LlmError(f"--phase {text}: expected prefill, decode or both")
+    raise LlmError(f"--phase {text}: expected prefill, decode, both or train")
 
 
 __all__ = ["LlmAnalysis", "LlmRequest", "analyse_llm", "analysis_json", "phases_of", "render",

@@ -3,9 +3,14 @@ step (`solar-translate --train`), beside the floor of importing torch and export
 
     python benchmarks/train.py                                   # 4 layers, d 256, 4 heads, batch 4 x 128 tokens
     python benchmarks/train.py --layers 32 --width 4096 --heads 32 --no-validate   # a 7B-sized stack, translated
+    python benchmarks/train.py --llm                  # Llama-2-7B's step: solar-llm --phase train (twins)
+    python benchmarks/train.py --llm CONFIG --batch 1 --seq 2048
 
-Each stage runs in its own process, timed (wall seconds) with its peak resident memory. Validation builds
-the reference at full width (the step has no scaled twin yet), so a wide stack is best run with --no-validate.
+Each stage runs in its own process, timed (wall and CPU seconds) with its peak resident memory. Validation
+of a `solar-translate --train` stack builds the reference at full width, so a wide stack is best run with
+--no-validate. `--llm` prices a config's 32-layer step from its 2- and 3-layer twins exported at full width
+(solar-llm --phase train) and validates the config reduced in every width; its floor is importing torch and
+exporting both twins' joint graphs.
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ def get_init_inputs():
     return []
 '''
 
+LLAMA_2_7B = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "unit", "data",
+                          "hf_configs", "llama-2-7b.json")
+
 FLOOR = '''
 import sys, torch
 from solar.frontends.torch_train import load_train_problem, export_loss
@@ -55,24 +63,45 @@ problem, _ = load_train_problem(sys.argv[1], options)
 export_loss(problem, 1, options, "batch")
 '''
 
+LLAMA_2_7B = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "unit", "data",
+                          "hf_configs", "llama-2-7b.json")
+
+LLM_FLOOR = '''
+import sys
+import torch
+from solar.frontends.llm_models import load_config, build_model
+from solar.frontends.llm_train import LOSS, causal_config, step_problem
+from solar.frontends.torch_train import export_loss
+from solar.frontends.train_step import TrainOptions
+cfg = load_config(sys.argv[1], "float32")
+batch, prompt = int(sys.argv[2]), int(sys.argv[3])
+options = TrainOptions("adamw", LOSS)
+for layers in (2, 3):
+    config = causal_config(cfg.with_layers(layers))
+    problem = step_problem(config, cfg.shape.dtype, batch, prompt, "floor",
+                           build=lambda: build_model(config, cfg.shape.dtype, cfg.path))
+    export_loss(problem, 1, options, "none")
+'''
+
 PEAK = '''
 import resource, subprocess, sys
 code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 if code.returncode:
     sys.stderr.write(code.stderr)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code.returncode)
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(use.ru_maxrss, use.ru_utime + use.ru_stime, code.returncode)
 '''
 
 
-def measure(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak resident MiB, exit status) of one command in its own process."""
+def measure(argv: list[str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak resident MiB, exit status) of one command in its own process."""
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", PEAK, *argv], capture_output=True, text=True)
     wall = time.perf_counter() - start
     if out.stderr:
         sys.stderr.write(out.stderr)
-    kib, code = out.stdout.split()
-    return wall, int(kib) / 1024, int(code)
+    kib, cpu, code = out.stdout.split()
+    return wall, float(cpu), int(kib) / 1024, int(code)
 
 
 def main() -> int:
@@ -84,8 +113,12 @@ def main() -> int:
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--optimizer", default="adamw")
     p.add_argument("--no-validate", action="store_true")
+    p.add_argument("--llm", nargs="?", const=LLAMA_2_7B, metavar="CONFIG",
+                   help="a config.json's training step through solar-llm --phase train (default: Llama-2-7B's)")
     args = p.parse_args()
     bindir = os.path.dirname(sys.executable)
+    if args.llm:
+        return llm(args, bindir)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpt_stack.py")
         with open(path, "w") as f:
@@ -100,10 +133,30 @@ def main() -> int:
                                                       "--optimizer", args.optimizer, "-o", out]))
         print(f"{args.layers} layers, width {args.width}, {args.heads} heads, batch {args.batch} x {args.seq} tokens, "
               f"{args.optimizer}")
-        for label, argv in stages:
-            wall, mib, code = measure(argv)
-            status = "" if code == 0 else f"  (exit {code})"
-            print(f"  {label:<44} {wall:8.1f} s  {mib:8.0f} MiB{status}")
+        report(stages)
+    return 0
+
+
+def report(stages: list[tuple[str, list[str]]]) -> None:
+    for label, argv in stages:
+        wall, cpu, mib, code = measure(argv)
+        status = "" if code == 0 else f"  (exit {code})"
+        print(f"  {label:<52} {wall:8.1f} s wall  {cpu:8.1f} s CPU  {mib:8.0f} MiB{status}", flush=True)
+
+
+def llm(args: argparse.Namespace, bindir: str) -> int:
+    """The config's training step, priced from twins by solar-llm, beside the floor."""
+    batch, seq = (args.batch, args.seq) if (args.batch, args.seq) != (4, 128) else (1, 2048)
+    tool = os.path.join(bindir, "solar-llm")
+    step = [tool, args.llm, "--phase", "train", "--batch", str(batch), "--prompt", str(seq), "--optimizer",
+            args.optimizer]
+    print(f"{args.llm}: solar-llm --phase train, batch {batch} x {seq} tokens, {args.optimizer}")
+    stages = [("floor: import torch, export both twins' joint graphs",
+               [sys.executable, "-c", LLM_FLOOR, args.llm, str(batch), str(seq)]),
+              ("solar-llm --phase train --no-validate", [*step, "--no-validate"])]
+    if not args.no_validate:
+        stages.append(("solar-llm --phase train (validated)", step))
+    report(stages)
     return 0
 
 

@@ -134,8 +134,8 @@ class FusedAttention(TorchFunctionMode):
     """While exporting the loss, `F.scaled_dot_product_attention` runs as the fused kernel a training step
     runs (`_scaled_dot_product_flash_attention_for_cpu`: its forward saves the log-sum-exp, its backward
     recomputes the probabilities), whatever backend torch would pick on the meta device (for small heads its
-    math path: full S×S products, the causal mask a `where`). With a mask, dropout or grouped heads, as
-    written."""
+    math path: full S×S products, the causal mask a `where`). Grouped key-value heads are repeated to the
+    query heads first. With a mask or dropout, as written."""
 
     def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -146,6 +146,13 @@ class FusedAttention(TorchFunctionMode):
             low = autocast_dtype()
             if low is not None:  # autocast casts SDPA's inputs to its low type (the fused op is on no list)
                 q, k, v = (t.to(low) if t.is_floating_point() and t.dtype != torch.float64 else t for t in (q, k, v))
+            if bound.get("enable_gqa") and q.dim() == k.dim() == v.dim() == 4 and k.shape[1] == v.shape[1] \
+                    and q.shape[1] % k.shape[1] == 0:
+                # Grouped heads: key-value head h serves query heads h·g .. h·g + g − 1 (SDPA's enable_gqa),
+                # repeated to the query heads so that the fused kernel and its backward run (the copy is counted).
+                group = q.shape[1] // k.shape[1]
+                k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+                bound["enable_gqa"] = False
             if bound.get("attn_mask") is None and not bound.get("dropout_p") and not bound.get("enable_gqa") \
                     and q.dim() == 4 and q.shape[:2] == k.shape[:2] == v.shape[:2]:
                 return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
@@ -346,6 +353,9 @@ class PhaseLowering(GraphLowering):
             symbol = getattr(op, "symbol", None)
             if isinstance(symbol, str):
                 self.kernels[phase].append(symbol)
+            elif not op.is_view and op.results:
+                # A unit without a symbol (a gather, scatter, concat or insert) is named by its result.
+                self.kernels[phase].append(f"%{op.results[0].name}")
 
     def summary(self, options: TrainOptions) -> dict[str, Any]:
         """The module attribute TRAIN_ATTR: kernels per phase, and the bytes the step holds at full size:

@@ -10,6 +10,7 @@
     solar-llm config.json --slo ttft=500ms,tpot=30ms --throughput 2000 --target h100,b200   # a search
     solar-llm Qwen/Qwen2-7B                      # a hub model by name: its config.json only (cache or fetch)
     solar-llm config.json --no-validate          # skip validating each step at reduced sizes (on by default)
+    solar-llm config.json --phase train --batch 8 --prompt 2048 --optimizer adamw   # docs/training.md
 
 The model is built on the meta device (no weights; a hub name fetches its config.json alone, unless cached).
 Exit status: 0 done; 1 a bad config, size or option (one line, no output file lost); 2 an internal error.
@@ -38,7 +39,8 @@ def build_parser() -> Parser:
     p.add_argument("config", help="a Hugging Face config.json (a local file), a hub model's name (org/name: its "
                                    "config.json alone, cached or fetched) or a KernelBench-style FILE.py")
     p.add_argument("--target", default="h100", help="targets, comma-separated (default h100)")
-    p.add_argument("--phase", default="both", help="prefill, decode or both (default)")
+    p.add_argument("--phase", default="both", help="prefill, decode or both (default); train: one training step")
+    p.add_argument("--optimizer", default="adamw", help="--phase train: adamw (default), adam, sgd or none")
     p.add_argument("--batch", default="1", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2")
     p.add_argument("--prompt", default="512", help="prefill prompt lengths (default 512)")
     p.add_argument("--context", default="1024", help="decode cache lengths (default 1024)")
@@ -157,6 +159,11 @@ def run(argv: Sequence[str]) -> int:
     except UsageError as err:
         _error(str(err))
         return 1
+    if args.phase == "train":
+        return _train(args)
+    if args.optimizer != "adamw":
+        _error(f"--optimizer {args.optimizer}: an optimizer prices a training step (--phase train)")
+        return 1
     # Imported after parsing: --help and usage errors stay fast (torch and transformers are slow to load).
     from solar.backends.sweep import SweepError
     from solar.backends.sweep_spec import sizes
@@ -185,6 +192,38 @@ def run(argv: Sequence[str]) -> int:
             from solar.bench.llm_html import write_llm_html
 
             write_llm_html(analysis, args.report, " ".join([PROG, *argv]))
+    except (LlmError, SweepError, TargetError, OSError) as err:
+        _error(str(err))
+        return 1
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    """`--phase train`: one training step priced from twins (solar.llm_training, docs/training.md)."""
+    splits = {"--tensor-parallel": args.tensor_parallel, "--pipeline-parallel": args.pipeline_parallel,
+              "--expert-parallel": args.expert_parallel}
+    for flag, value in splits.items():
+        if value != 1:
+            _error(f"{flag} with --phase train: not supported yet (--data-parallel is)")
+            return 1
+    if args.slo:
+        _error("--slo searches serving deployments, not training steps")
+        return 1
+    from solar.backends.sweep import SweepError
+    from solar.backends.sweep_spec import sizes
+    from solar.frontends.llm_models import LlmError
+    from solar.llm_training import LlmTrainingRequest, llm_training, render_training, write_training_json
+    from solar.targets.loader import TargetError, load_target
+
+    try:
+        request = LlmTrainingRequest(args.config, [load_target(t.strip()) for t in args.target.split(",")
+                                                   if t.strip()], sizes(args.batch, "--batch"),
+                                     sizes(args.prompt, "--prompt"), args.optimizer, args.dtype, args.validate,
+                                     args.data_parallel, args.verbose)
+        result = llm_training(request)
+        sys.stdout.write(render_training(result))
+        if args.json:
+            write_training_json(result, args.json)
     except (LlmError, SweepError, TargetError, OSError) as err:
         _error(str(err))
         return 1
