@@ -57,12 +57,13 @@ from .quantize_formats import (
     check_options,
     excluded,
 )
+from .quantize_fp4 import FP4_ACTIVATIONS, Fp4Contractions
 
 # The options' types, as the pass manager checks them (Literal options); the same lists as quantize_formats'.
 
 WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
 CacheFormat = Literal["none", "fp8", "int8", "int4"]
-ActivationFormat = Literal["none", "fp8"]
+ActivationFormat = Literal["none", "fp8", "nvfp4", "mxfp4"]
 assert typing.get_args(WeightFormat) == WEIGHT_FORMATS and typing.get_args(CacheFormat) == CACHE_FORMATS
 assert typing.get_args(ActivationFormat) == ACTIVATION_FORMATS
 __all__ = ["FORMATS", "Format", "Quantize", "QuantizeError", "QuantizeOptions", "QuantizeSummary", "check_options",
@@ -75,7 +76,7 @@ class QuantizeSummary:
 
     weights: list[str]
     caches: list[str]
-    fp8_contractions: int
+    fp8_contractions: int  # contractions at low precision: fp8, or fp4 block-scaled (W4A4)
 
 
 def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSummary:
@@ -121,6 +122,7 @@ class _Rewrite:
         self.direct_scales: dict[Value, tuple[Value, int]] = {}
         self.weight_dtypes: dict[Value, DType] = {}
         self.fp8_inputs: dict[Value, tuple[Value, Value]] = {}  # an activation and its fp8 copy and scale
+        self.fp4 = Fp4Contractions(self, options.activations) if options.activations in FP4_ACTIVATIONS else None
 
     # -- shared pieces ---------------------------------------------------------------------------------
     def _arg(self, name: str, type: TensorType) -> Value:
@@ -185,6 +187,8 @@ class _Rewrite:
                 done.append(arg.name)
             if self.options.activations == "fp8":
                 fp8 += self._fp8_activations(arg, contractions)
+            elif self.fp4 is not None:
+                fp8 += sum(self.fp4.rewrite(op) for op in contractions if isinstance(op, EinsumOp))
         return done, fp8
 
     def _weight_axis(self, arg: Value, readers: list[tuple[Op, int]], uses: dict[Value, list[tuple[Op, int]]]
@@ -264,6 +268,9 @@ class _Rewrite:
             self.direct_scales[arg] = (scale, axis)
             self.weight_dtypes[arg] = t.dtype
             return
+        if self.fp4 is not None:  # W4A4: the contractions read the codes and the scales (quantize_fp4.py)
+            self._fp4_weight(arg, scale, whole, gathers, codes)
+            return
         compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
         if not gathers:
             first = min(self.func.body.index(self._top(op)) for op, _ in readers)
@@ -283,6 +290,20 @@ class _Rewrite:
             self._dequantize(self.func.body[self.func.body.index(self._top(g)) + 1], g.results[0], picked[0],
                              picked[1], whole, blocks, compute, t.dtype, "dequant",
                              uses.get(g.results[0], []))
+
+    def _fp4_weight(self, arg: Value, scale: Value, whole: Value | None, gathers: list[GatherOp],
+                    codes: DType) -> None:
+        assert self.fp4 is not None
+        if not gathers:
+            self.fp4.add_weight(arg, scale, whole)
+        for g in gathers:  # experts: the codes and their scales gathered alike
+            rt = g.results[0].type
+            assert rt is not None
+            g.results[0].type = rt.with_dtype(codes)
+            g.result_types = [g.results[0].type]
+            picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
+                                                                               hint="g"))
+            self.fp4.add_weight(g.results[0], picked, whole)
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
                     blocks: dict[int, int], compute: DType, original: DType, name: str,
@@ -556,7 +577,8 @@ class Quantize(Pass):
     """
 
     name = "quantize"
-    summary = "Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations (fp8)"
+    summary = ("Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations "
+               "(fp8|nvfp4|mxfp4)")
     primary_option = "weights"
     requires = ("lift-einsum",)
     weights: WeightFormat = "none"
