@@ -24,11 +24,10 @@ import typing
 from dataclasses import dataclass
 from typing import Literal
 
-from solar.ir.builder import BlockBuilder, call, cast
+from solar.ir.builder import BlockBuilder, cast
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
 from solar.ir.ops import (
-    ConcatOp,
     EinsumOp,
     FuncOp,
     GatherOp,
@@ -36,8 +35,6 @@ from solar.ir.ops import (
     ModuleOp,
     Op,
     ReturnOp,
-    SliceEntry,
-    SliceOp,
     Value,
 )
 from solar.ir.pass_manager import Pass, PassContext
@@ -46,10 +43,8 @@ from solar.ir.types import TensorType
 
 from .quantize_formats import (
     ACTIVATION_FORMATS,
-    CACHE_CODES,
     CACHE_FORMATS,
     FORMATS,
-    INT_LARGEST,
     WEIGHT_FORMATS,
     Format,
     QuantizeError,
@@ -58,6 +53,8 @@ from .quantize_formats import (
     excluded,
 )
 from .quantize_fp4 import FP4_ACTIVATIONS, Fp4Contractions
+from .quantize_kernels import affine_loops
+from .quantize_kv import KvCache
 
 # The options' types, as the pass manager checks them (Literal options); the same lists as quantize_formats'.
 
@@ -151,7 +148,7 @@ class _Rewrite:
         generic (`dequant`, `dequant_1`, ...), never a weight's name: the layer twins of solar-llm match
         units by their kernels' symbols without numbering (sweep.work_key), so every layer's must agree."""
         k = b.kernel(self.symbols.fresh(symbol), inputs, [("Y", out)])
-        with _loops(k, out.shape) as idx:
+        with affine_loops(k, out.shape) as idx:
             k.assign(k["Y"][tuple(idx)], value(idx))
         return k.results[0]
 
@@ -405,109 +402,9 @@ class _Rewrite:
         for o, k in uses:
             o.set_operand(k, scaled)
 
-    # -- the KV cache ------------------------------------------------------------------------------------
+    # -- the KV cache (passes/quantize_kv.py) ---------------------------------------------------------
     def caches(self) -> list[str]:
-        done = []
-        for op in [o for o in self.func.body if isinstance(o, ConcatOp) and o.attrs.get("append")]:
-            cache = op.args[0]
-            if cache.owner is not self.func or cache.type is None or not cache.type.dtype.is_float:
-                continue
-            self._quantize_cache(op, cache)
-            done.append(cache.name)
-        return done
-
-    def _quantize_cache(self, concat: ConcatOp, cache: Value) -> None:
-        codes = CACHE_CODES[self.options.kv_cache]
-        ct = cache.type
-        assert ct is not None
-        top = self._top(concat)
-        per_token = codes is not DType.F8E4M3
-        new = concat.args[1]
-        nt = new.type
-        assert nt is not None
-        cache.type = ct.with_dtype(codes)
-        if per_token:
-            # One f16 scale per token and head: a cache of its own, appended to as the keys are.
-            scale_cache = self._arg(f"{cache.name}_scale", TensorType((*ct.shape[:-1], 1), DType.F16))
-            largest = INT_LARGEST[codes]
-
-            def new_scales(b: BlockBuilder) -> Value:
-                out = TensorType((*nt.shape[:-1], 1), DType.F16)
-                k = b.kernel(self.symbols.fresh("scale_cache"), [(new, "X")], [("S", out)])
-                with _loops(k, nt.shape) as idx:
-                    magnitude = cast(DType.F16, call("abs", Access("X", tuple(idx))))
-                    k.reduce(k["S"][(*idx[:-1], IntLit(0))], "max=", magnitude)
-                with _loops(k, out.shape) as idx:
-                    k.assign(k["S"][tuple(idx)], k["S"][tuple(idx)] * (1.0 / largest))
-                return k.results[0]
-
-            scales = self._insert_before(top, new_scales)
-            axis = concat.attrs["axis"]
-            scale_concat = self._insert_before(top, lambda b: b.concat([scale_cache, scales], axis, hint="cat_scale"))
-            assert scale_concat.owner is not None
-            scale_concat.owner.attrs["append"] = True
-            full_scale, new_scale = scale_concat, scales
-        else:
-            full_scale = new_scale = self._arg(f"{cache.name}_scale", TensorType((1,), DType.F32))
-
-        def idx_of(idx: list[IndexRef]) -> tuple[Expr, ...]:
-            return (*idx[:-1], IntLit(0)) if per_token else (IntLit(0),)
-
-        def quantized(idx: list[IndexRef]) -> Expr:
-            return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / cast(DType.F32, Access("S", idx_of(idx))))
-
-        new_q = self._insert_before(top, lambda b: self._map_kernel(
-            b, "quantize_cache", [(new, "X"), (new_scale, "S")], nt.with_dtype(codes), quantized))
-        concat.set_operand(1, new_q)
-        result = concat.results[0]
-        rt = result.type
-        assert rt is not None
-        result.type = rt.with_dtype(codes)
-        concat.result_types = [result.type]
-        uses = uses_of(self.func.body).get(result, [])
-        returned = self._returned_slices(result, uses)
-
-        def dequantized(idx: list[IndexRef]) -> Expr:
-            return cast(ct.dtype, cast(DType.F32, Access("Q", tuple(idx))) * cast(DType.F32, Access("S", idx_of(idx))))
-
-        at = self.func.body.index(top) + 1
-        dequant = self._insert_before(self.func.body[at], lambda b: self._map_kernel(
-            b, "dequant_cache", [(result, "Q"), (full_scale, "S")], rt, dequantized))
-        for op, k in uses:
-            if op not in returned:
-                op.set_operand(k, dequant)
-        for op in returned:
-            op.results[0].type = op.results[0].type.with_dtype(codes) if op.results[0].type else None
-            if isinstance(op, SliceOp):
-                op.type = op.results[0].type
-            if per_token:
-                self._return_new_scales(op, full_scale)
-
-    def _returned_slices(self, result: Value, uses: list[tuple[Op, int]]) -> list[Op]:
-        """The slices of the cache that the function returns (what the cache gains), kept packed."""
-        ret = next((op for op in self.func.body if isinstance(op, ReturnOp)), None)
-        all_uses = uses_of(self.func.body)
-        out = []
-        for op, _ in uses:
-            if isinstance(op, SliceOp) and ret is not None and all(
-                    o is ret for o, _ in all_uses.get(op.results[0], [])) and all_uses.get(op.results[0]):
-                out.append(op)
-        return out
-
-    def _return_new_scales(self, returned: SliceOp, full_scale: Value) -> None:
-        """The new token's scales are returned beside its codes: the cache gains both."""
-        ret = next(op for op in self.func.body if isinstance(op, ReturnOp))
-        st = full_scale.type
-        assert st is not None and returned.results[0].type is not None
-        shape = (*returned.results[0].type.shape[:-1], 1)
-        last = returned.entries[-1]
-        entries = [*returned.entries[:-1], SliceEntry(start=IntLit(0), stop=IntLit(1), loc=last.loc)]
-        ops: list[Op] = []
-        sliced = BlockBuilder(ops, self.names).slice(full_scale, entries, TensorType(shape, st.dtype),
-                                                      hint="slice_scale")
-        at = self.func.body.index(ret)
-        self.func.body[at:at] = ops
-        ret.values.append(sliced)
+        return KvCache(self, self.options.kv_cache).quantize_all()
 
 
 def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
@@ -538,27 +435,6 @@ def _weight_of(op: EinsumOp, scale: Value) -> Value:
         if scale.name == f"{b.value.name}_scale":
             return b.value
     raise AssertionError("scale without its weight")
-
-
-class _loops:
-    """`with _loops(kernel, shape) as idx:` nests one affine loop per dimension of `shape`."""
-
-    def __init__(self, kernel: typing.Any, shape: tuple[typing.Any, ...]) -> None:
-        self.kernel = kernel
-        self.shape = shape
-        self.managers: list[typing.Any] = []
-
-    def __enter__(self) -> list[IndexRef]:
-        idx = []
-        for a, d in enumerate(self.shape):
-            m = self.kernel.loop(f"i{a}", 0, d)
-            idx.append(m.__enter__())
-            self.managers.append(m)
-        return idx
-
-    def __exit__(self, *exc: object) -> None:
-        for m in reversed(self.managers):
-            m.__exit__(*exc)
 
 
 @dataclass(frozen=True)

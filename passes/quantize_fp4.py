@@ -26,6 +26,7 @@ from solar.ir.ops import Binding, EinsumOp, Value
 from solar.ir.types import TensorType
 
 from .quantize_formats import FORMATS, QuantizeError
+from .quantize_kernels import affine_loops
 
 FP4_ACTIVATIONS = ("nvfp4", "mxfp4")
 E2M1_LARGEST = 6.0  # the largest magnitude an e2m1 code holds: a block's scale maps its largest element there
@@ -130,16 +131,14 @@ class Fp4Contractions:
             return e / Access("G", (IntLit(0),)) if whole is not None else e
 
         def build(b: BlockBuilder) -> Value:
-            from .quantize import _loops
-
             k = b.kernel(rw.symbols.fresh("quantize_input"), inputs, [("Q", code_type), ("S", scale_type)])
-            with _loops(k, xt.shape) as idx:  # the block's largest magnitude
+            with affine_loops(k, xt.shape) as idx:  # the block's largest magnitude
                 magnitude = per_tensor(call("abs", cast(DType.F32, Access("X", tuple(idx)))))
                 k.reduce(k["S"][grouped(idx)], "max=", cast(self.fmt.scale, magnitude))
-            with _loops(k, scale_type.shape) as idx:  # maps it to e2m1's largest value
+            with affine_loops(k, scale_type.shape) as idx:  # maps it to e2m1's largest value
                 k.assign(k["S"][tuple(idx)], cast(self.fmt.scale, cast(DType.F32, k["S"][tuple(idx)])
                                                   * (1.0 / E2M1_LARGEST)))
-            with _loops(k, xt.shape) as idx:
+            with affine_loops(k, xt.shape) as idx:
                 value = cast(DType.F32, Access("X", tuple(idx))) / cast(DType.F32, k["S"][grouped(idx)])
                 k.assign(k["Q"][tuple(idx)], cast(self.fmt.codes, per_tensor(value)))
             return k.results[0]

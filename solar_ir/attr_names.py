@@ -33,3 +33,6 @@ ZERO_FILLED = "zero_filled"
 # its block's scale, `Y += (A * SA) * (B * SB)`, as a block-scaled MMA computes it (the tensor cores apply the
 # scales): priced as a contraction of the codes, not as vector work.
 BLOCK_SCALED = "block_scaled"
+# On an entry function: the positions of its results that are what the KV cache stores (a prefill's keys and
+# values, as solar-llm exports it), so that --quantize stores them packed.
+KV_CACHE_RESULTS = "kv_cache_results"
