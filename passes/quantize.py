@@ -11,11 +11,13 @@ them (docs/quantization.md).
 - **Activations** `fp8`: each quantized contraction reads its activation operand cast to `f8e4m3` (a
   per-tensor scale), the weight dequantized to `f8e4m3` (or read as it is: fp8 weights with per-channel
   scales), and its result is rescaled in an epilogue. The contraction's operands are then fp8, so the cost
-  model prices it at the target's fp8 tensor peak.
-- **KV cache**: every argument that is appended to in place (`solar.concat {append = true}`) is stored as
-  `f8e4m3` (one f32 scale per tensor), `i8` or `i4` (one f16 scale per token and head, itself a cache that
-  the new token's scales are appended to). The new token is quantized before the append; the attention
-  reads the cache dequantized; the new token's part that the function returns is returned packed.
+  model prices it at the target's fp8 tensor peak. `nvfp4`/`mxfp4` with the same weights (W4A4): block-
+  scaled contractions of both operands' e2m1 codes, at the fp4 tensor peak (passes/quantize_fp4.py).
+- **KV cache** (passes/quantize_kv.py): every write of it is stored as `f8e4m3` (one f32 scale per tensor),
+  `i8` or `i4` (one f16 scale per token and head, itself a cache written beside the keys): appends
+  (`solar.concat {append = true}`), in-place stores (`solar.scatter {in_place = true}`: a static cache) and
+  a prefill's returned keys and values (`kv_cache_results`). The tokens are quantized before they are
+  written; the attention reads the cache dequantized; what the function returns of it is returned packed.
 """
 
 from __future__ import annotations
@@ -443,7 +445,8 @@ class Quantize(Pass):
     contraction at the precision of its operands (docs/quantization.md). Weights become packed codes with
     their scales as new arguments and a dequantization kernel before their reader (vector work that
     --fuse puts in the reader's group); `activations=fp8` feeds contractions fp8 operands (the fp8 tensor
-    peak); `kv_cache` stores the appended cache packed. Run it after --lift-einsum, before --fuse.
+    peak), `nvfp4`/`mxfp4` block-scaled fp4 ones (W4A4, the fp4 tensor peak); `kv_cache` stores every write
+    of the cache packed. Run it after --lift-einsum, before --fuse.
 
     Before (`quantize{weights=int4}`; W: 4096 x 4096 bf16, 33,554,432 B):
         %y = solar.einsum @fc "ik,jk->ij" (%x as A, %w as B) ...
