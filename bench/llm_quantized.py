@@ -14,17 +14,25 @@ from .llm_serving import Memory
 
 def quantized_memory(cfg: LlmConfig, memory: Memory, options: QuantizeOptions) -> Memory:
     """`memory` with the weights and the cache as `options` stores them (a KernelBench-style file's own
-    module, or a config's meta model, measured parameter by parameter)."""
+    module, or a config's meta model, measured parameter by parameter). Each layer is measured on its own:
+    a model whose first layers are dense (DeepSeek's `first_k_dense_replace`) stores them unlike its
+    mixture-of-experts layers, so a deployment that splits layers by stage needs every layer's bytes."""
     s = cfg.shape
     model = cfg.source.build(s.dtype) if cfg.source is not None else build_model(cfg.config, s.dtype, cfg.path)
-    layers = getattr(getattr(model, "model", model), "layers", None)
+    layers = list(getattr(getattr(model, "model", model), "layers", None) or ())
     weights = quantized_weight_bytes(model, options, s.dtype_bytes)
-    layer = quantized_weight_bytes(layers[0], options, s.dtype_bytes) if layers is not None and len(layers) \
-        else memory.layer_weight_bytes
-    experts = memory.expert_bytes
-    if experts and layers is not None and len(layers):
-        routed = [m for name, m in layers[0].named_modules() if name.endswith("experts")]
-        experts = quantized_weight_bytes(routed[0], options, s.dtype_bytes) // s.experts if routed else experts
-    kv = quantized_kv_bytes_per_token(memory.kv_bytes_per_token, s.head_dim, s.dtype_bytes, options)
-    return dataclasses.replace(memory, weight_bytes=weights, layer_weight_bytes=layer, kv_bytes_per_token=kv,
-                               expert_bytes=experts)
+    layer_bytes = tuple(quantized_weight_bytes(layer, options, s.dtype_bytes) for layer in layers)
+    routed = [next((m for name, m in layer.named_modules() if name.rsplit(".", 1)[-1] == "experts"), None)
+              for layer in layers]
+    layer_expert_bytes = tuple(quantized_weight_bytes(r, options, s.dtype_bytes) if r is not None and s.experts
+                               else 0 for r in routed)
+    stored = dataclasses.replace(memory, weight_bytes=weights,
+                                 kv_bytes_per_token=quantized_kv_bytes_per_token(
+                                     memory.kv_bytes_per_token, s.head_dim, s.dtype_bytes, options))
+    if not layers:
+        return stored
+    # One routed expert: a mixture-of-experts layer's experts (the first such layer; all alike) over their count.
+    experts = next((e for e in layer_expert_bytes if e), 0) // s.experts if s.experts else memory.expert_bytes
+    # The per-layer figures only where the model's own were per layer (a model given as code keeps its totals).
+    per_layer = dict(layer_bytes=layer_bytes, layer_expert_bytes=layer_expert_bytes) if memory.layer_bytes else {}
+    return dataclasses.replace(stored, layer_weight_bytes=layer_bytes[0], expert_bytes=experts, **per_layer)

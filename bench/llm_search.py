@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from solar.frontends.llm_models import LlmConfig, LlmError
+from solar.frontends.llm_quantization import DEFAULT_EXCLUDE
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
 
@@ -45,14 +46,10 @@ def quantizer(option: Quantization, cfg: LlmConfig, memory: Memory) -> tuple[Qua
     """The options that price `option` (passes/quantize.py, run by `price_phase`) and the memory it stores."""
     if not option.active:
         return None, memory
+    # lm_head stays as it is, as with solar-llm's --weights and every checkpoint format.
     options = QuantizeOptions(weights=option.weights, group_size=option.group_size, kv_cache=option.kv_cache,
-                              activations=option.activations)
-    stored = quantized_memory(cfg, memory, options)
-    # The per-layer figures a deployment splits by: every layer as the first one stores it.
-    layer_experts = tuple(stored.expert_bytes * cfg.shape.experts if e else 0 for e in memory.layer_expert_bytes)
-    stored = dataclasses.replace(stored, layer_bytes=(stored.layer_weight_bytes,) * len(memory.layer_bytes),
-                                 layer_expert_bytes=layer_experts)
-    return options, stored
+                              activations=option.activations, exclude=DEFAULT_EXCLUDE)
+    return options, quantized_memory(cfg, memory, options)  # every layer's bytes as it stores them
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import sympy
 import torch
 from torch.export import Dim
 
+from solar.ir import attr_names
 from solar.ir.ops import ConcatOp, ConstantOp, ModuleOp, ScatterOp, Value
 
 from .diagnostics import TranslationError
@@ -461,6 +462,8 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
                     "in the config puts every token through its top-k experts as one batched product")
         raise LlmError(str(err).rstrip() + hint) from None
     module = translation.module
+    if phase == "prefill" and module.entry is not None:  # the logits, then each layer's keys and values
+        module.entry.attrs[attr_names.KV_CACHE_RESULTS] = list(range(1, len(module.entry.result_types)))
     sizes = _size_names(translation.param_dims, phase, static)
     cache_args = {v for v in module.entry.args if v.name.startswith("cache")} if module.entry else set()
     minimums = {key: translation.param_min.get(name, 1) for key, name in sizes.items()}

@@ -94,11 +94,14 @@ def _compressed_tensors(qc: dict[str, Any], where: str, exclude: tuple[str, ...]
         group = 0
     activations = "none"
     if a:
-        if a.get("num_bits") == 8 and str(a.get("type", "")).lower() == "float":
+        kind_a = str(a.get("type", "")).lower()
+        if a.get("num_bits") == 8 and kind_a == "float":
             activations = "fp8"
+        elif a.get("num_bits") == 4 and kind_a == "float" and weights in ("nvfp4", "mxfp4"):
+            activations = weights  # W4A4: the activations in the weights' fp4 format
         else:
             raise LlmError(f"{where}: input activations of {a.get('num_bits')} bits, type {a.get('type')} are not "
-                           "modelled (fp8 only)")
+                           "modelled (fp8, or fp4 with fp4 weights)")
     kv = qc.get("kv_cache_scheme") or {}
     kv_cache = "none"
     if kv:

@@ -11,11 +11,13 @@ them (docs/quantization.md).
 - **Activations** `fp8`: each quantized contraction reads its activation operand cast to `f8e4m3` (a
   per-tensor scale), the weight dequantized to `f8e4m3` (or read as it is: fp8 weights with per-channel
   scales), and its result is rescaled in an epilogue. The contraction's operands are then fp8, so the cost
-  model prices it at the target's fp8 tensor peak.
-- **KV cache**: every argument that is appended to in place (`solar.concat {append = true}`) is stored as
-  `f8e4m3` (one f32 scale per tensor), `i8` or `i4` (one f16 scale per token and head, itself a cache that
-  the new token's scales are appended to). The new token is quantized before the append; the attention
-  reads the cache dequantized; the new token's part that the function returns is returned packed.
+  model prices it at the target's fp8 tensor peak. `nvfp4`/`mxfp4` with the same weights (W4A4): block-
+  scaled contractions of both operands' e2m1 codes, at the fp4 tensor peak (passes/quantize_fp4.py).
+- **KV cache** (passes/quantize_kv.py): every write of it is stored as `f8e4m3` (one f32 scale per tensor),
+  `i8` or `i4` (one f16 scale per token and head, itself a cache written beside the keys): appends
+  (`solar.concat {append = true}`), in-place stores (`solar.scatter {in_place = true}`: a static cache) and
+  a prefill's returned keys and values (`kv_cache_results`). The tokens are quantized before they are
+  written; the attention reads the cache dequantized; what the function returns of it is returned packed.
 """
 
 from __future__ import annotations
@@ -24,11 +26,10 @@ import typing
 from dataclasses import dataclass
 from typing import Literal
 
-from solar.ir.builder import BlockBuilder, call, cast
+from solar.ir.builder import BlockBuilder, cast
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
 from solar.ir.ops import (
-    ConcatOp,
     EinsumOp,
     FuncOp,
     GatherOp,
@@ -36,8 +37,6 @@ from solar.ir.ops import (
     ModuleOp,
     Op,
     ReturnOp,
-    SliceEntry,
-    SliceOp,
     Value,
 )
 from solar.ir.pass_manager import Pass, PassContext
@@ -46,10 +45,8 @@ from solar.ir.types import TensorType
 
 from .quantize_formats import (
     ACTIVATION_FORMATS,
-    CACHE_CODES,
     CACHE_FORMATS,
     FORMATS,
-    INT_LARGEST,
     WEIGHT_FORMATS,
     Format,
     QuantizeError,
@@ -57,12 +54,15 @@ from .quantize_formats import (
     check_options,
     excluded,
 )
+from .quantize_fp4 import FP4_ACTIVATIONS, Fp4Contractions
+from .quantize_kernels import affine_loops
+from .quantize_kv import KvCache
 
 # The options' types, as the pass manager checks them (Literal options); the same lists as quantize_formats'.
 
 WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
 CacheFormat = Literal["none", "fp8", "int8", "int4"]
-ActivationFormat = Literal["none", "fp8"]
+ActivationFormat = Literal["none", "fp8", "nvfp4", "mxfp4"]
 assert typing.get_args(WeightFormat) == WEIGHT_FORMATS and typing.get_args(CacheFormat) == CACHE_FORMATS
 assert typing.get_args(ActivationFormat) == ACTIVATION_FORMATS
 __all__ = ["FORMATS", "Format", "Quantize", "QuantizeError", "QuantizeOptions", "QuantizeSummary", "check_options",
@@ -75,7 +75,7 @@ class QuantizeSummary:
 
     weights: list[str]
     caches: list[str]
-    fp8_contractions: int
+    fp8_contractions: int  # contractions at low precision: fp8, or fp4 block-scaled (W4A4)
 
 
 def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSummary:
@@ -121,6 +121,7 @@ class _Rewrite:
         self.direct_scales: dict[Value, tuple[Value, int]] = {}
         self.weight_dtypes: dict[Value, DType] = {}
         self.fp8_inputs: dict[Value, tuple[Value, Value]] = {}  # an activation and its fp8 copy and scale
+        self.fp4 = Fp4Contractions(self, options.activations) if options.activations in FP4_ACTIVATIONS else None
 
     # -- shared pieces ---------------------------------------------------------------------------------
     def _arg(self, name: str, type: TensorType) -> Value:
@@ -149,7 +150,7 @@ class _Rewrite:
         generic (`dequant`, `dequant_1`, ...), never a weight's name: the layer twins of solar-llm match
         units by their kernels' symbols without numbering (sweep.work_key), so every layer's must agree."""
         k = b.kernel(self.symbols.fresh(symbol), inputs, [("Y", out)])
-        with _loops(k, out.shape) as idx:
+        with affine_loops(k, out.shape) as idx:
             k.assign(k["Y"][tuple(idx)], value(idx))
         return k.results[0]
 
@@ -185,6 +186,8 @@ class _Rewrite:
                 done.append(arg.name)
             if self.options.activations == "fp8":
                 fp8 += self._fp8_activations(arg, contractions)
+            elif self.fp4 is not None:
+                fp8 += sum(self.fp4.rewrite(op) for op in contractions if isinstance(op, EinsumOp))
         return done, fp8
 
     def _weight_axis(self, arg: Value, readers: list[tuple[Op, int]], uses: dict[Value, list[tuple[Op, int]]]
@@ -264,6 +267,9 @@ class _Rewrite:
             self.direct_scales[arg] = (scale, axis)
             self.weight_dtypes[arg] = t.dtype
             return
+        if self.fp4 is not None:  # W4A4: the contractions read the codes and the scales (quantize_fp4.py)
+            self._fp4_weight(arg, scale, whole, gathers, codes)
+            return
         compute = DType.F8E4M3 if self.options.activations == "fp8" else t.dtype
         if not gathers:
             first = min(self.func.body.index(self._top(op)) for op, _ in readers)
@@ -283,6 +289,20 @@ class _Rewrite:
             self._dequantize(self.func.body[self.func.body.index(self._top(g)) + 1], g.results[0], picked[0],
                              picked[1], whole, blocks, compute, t.dtype, "dequant",
                              uses.get(g.results[0], []))
+
+    def _fp4_weight(self, arg: Value, scale: Value, whole: Value | None, gathers: list[GatherOp],
+                    codes: DType) -> None:
+        assert self.fp4 is not None
+        if not gathers:
+            self.fp4.add_weight(arg, scale, whole)
+        for g in gathers:  # experts: the codes and their scales gathered alike
+            rt = g.results[0].type
+            assert rt is not None
+            g.results[0].type = rt.with_dtype(codes)
+            g.result_types = [g.results[0].type]
+            picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
+                                                                               hint="g"))
+            self.fp4.add_weight(g.results[0], picked, whole)
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
                     blocks: dict[int, int], compute: DType, original: DType, name: str,
@@ -384,109 +404,9 @@ class _Rewrite:
         for o, k in uses:
             o.set_operand(k, scaled)
 
-    # -- the KV cache ------------------------------------------------------------------------------------
+    # -- the KV cache (passes/quantize_kv.py) ---------------------------------------------------------
     def caches(self) -> list[str]:
-        done = []
-        for op in [o for o in self.func.body if isinstance(o, ConcatOp) and o.attrs.get("append")]:
-            cache = op.args[0]
-            if cache.owner is not self.func or cache.type is None or not cache.type.dtype.is_float:
-                continue
-            self._quantize_cache(op, cache)
-            done.append(cache.name)
-        return done
-
-    def _quantize_cache(self, concat: ConcatOp, cache: Value) -> None:
-        codes = CACHE_CODES[self.options.kv_cache]
-        ct = cache.type
-        assert ct is not None
-        top = self._top(concat)
-        per_token = codes is not DType.F8E4M3
-        new = concat.args[1]
-        nt = new.type
-        assert nt is not None
-        cache.type = ct.with_dtype(codes)
-        if per_token:
-            # One f16 scale per token and head: a cache of its own, appended to as the keys are.
-            scale_cache = self._arg(f"{cache.name}_scale", TensorType((*ct.shape[:-1], 1), DType.F16))
-            largest = INT_LARGEST[codes]
-
-            def new_scales(b: BlockBuilder) -> Value:
-                out = TensorType((*nt.shape[:-1], 1), DType.F16)
-                k = b.kernel(self.symbols.fresh("scale_cache"), [(new, "X")], [("S", out)])
-                with _loops(k, nt.shape) as idx:
-                    magnitude = cast(DType.F16, call("abs", Access("X", tuple(idx))))
-                    k.reduce(k["S"][(*idx[:-1], IntLit(0))], "max=", magnitude)
-                with _loops(k, out.shape) as idx:
-                    k.assign(k["S"][tuple(idx)], k["S"][tuple(idx)] * (1.0 / largest))
-                return k.results[0]
-
-            scales = self._insert_before(top, new_scales)
-            axis = concat.attrs["axis"]
-            scale_concat = self._insert_before(top, lambda b: b.concat([scale_cache, scales], axis, hint="cat_scale"))
-            assert scale_concat.owner is not None
-            scale_concat.owner.attrs["append"] = True
-            full_scale, new_scale = scale_concat, scales
-        else:
-            full_scale = new_scale = self._arg(f"{cache.name}_scale", TensorType((1,), DType.F32))
-
-        def idx_of(idx: list[IndexRef]) -> tuple[Expr, ...]:
-            return (*idx[:-1], IntLit(0)) if per_token else (IntLit(0),)
-
-        def quantized(idx: list[IndexRef]) -> Expr:
-            return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / cast(DType.F32, Access("S", idx_of(idx))))
-
-        new_q = self._insert_before(top, lambda b: self._map_kernel(
-            b, "quantize_cache", [(new, "X"), (new_scale, "S")], nt.with_dtype(codes), quantized))
-        concat.set_operand(1, new_q)
-        result = concat.results[0]
-        rt = result.type
-        assert rt is not None
-        result.type = rt.with_dtype(codes)
-        concat.result_types = [result.type]
-        uses = uses_of(self.func.body).get(result, [])
-        returned = self._returned_slices(result, uses)
-
-        def dequantized(idx: list[IndexRef]) -> Expr:
-            return cast(ct.dtype, cast(DType.F32, Access("Q", tuple(idx))) * cast(DType.F32, Access("S", idx_of(idx))))
-
-        at = self.func.body.index(top) + 1
-        dequant = self._insert_before(self.func.body[at], lambda b: self._map_kernel(
-            b, "dequant_cache", [(result, "Q"), (full_scale, "S")], rt, dequantized))
-        for op, k in uses:
-            if op not in returned:
-                op.set_operand(k, dequant)
-        for op in returned:
-            op.results[0].type = op.results[0].type.with_dtype(codes) if op.results[0].type else None
-            if isinstance(op, SliceOp):
-                op.type = op.results[0].type
-            if per_token:
-                self._return_new_scales(op, full_scale)
-
-    def _returned_slices(self, result: Value, uses: list[tuple[Op, int]]) -> list[Op]:
-        """The slices of the cache that the function returns (what the cache gains), kept packed."""
-        ret = next((op for op in self.func.body if isinstance(op, ReturnOp)), None)
-        all_uses = uses_of(self.func.body)
-        out = []
-        for op, _ in uses:
-            if isinstance(op, SliceOp) and ret is not None and all(
-                    o is ret for o, _ in all_uses.get(op.results[0], [])) and all_uses.get(op.results[0]):
-                out.append(op)
-        return out
-
-    def _return_new_scales(self, returned: SliceOp, full_scale: Value) -> None:
-        """The new token's scales are returned beside its codes: the cache gains both."""
-        ret = next(op for op in self.func.body if isinstance(op, ReturnOp))
-        st = full_scale.type
-        assert st is not None and returned.results[0].type is not None
-        shape = (*returned.results[0].type.shape[:-1], 1)
-        last = returned.entries[-1]
-        entries = [*returned.entries[:-1], SliceEntry(start=IntLit(0), stop=IntLit(1), loc=last.loc)]
-        ops: list[Op] = []
-        sliced = BlockBuilder(ops, self.names).slice(full_scale, entries, TensorType(shape, st.dtype),
-                                                      hint="slice_scale")
-        at = self.func.body.index(ret)
-        self.func.body[at:at] = ops
-        ret.values.append(sliced)
+        return KvCache(self, self.options.kv_cache).quantize_all()
 
 
 def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
@@ -519,34 +439,14 @@ def _weight_of(op: EinsumOp, scale: Value) -> Value:
     raise AssertionError("scale without its weight")
 
 
-class _loops:
-    """`with _loops(kernel, shape) as idx:` nests one affine loop per dimension of `shape`."""
-
-    def __init__(self, kernel: typing.Any, shape: tuple[typing.Any, ...]) -> None:
-        self.kernel = kernel
-        self.shape = shape
-        self.managers: list[typing.Any] = []
-
-    def __enter__(self) -> list[IndexRef]:
-        idx = []
-        for a, d in enumerate(self.shape):
-            m = self.kernel.loop(f"i{a}", 0, d)
-            idx.append(m.__enter__())
-            self.managers.append(m)
-        return idx
-
-    def __exit__(self, *exc: object) -> None:
-        for m in reversed(self.managers):
-            m.__exit__(*exc)
-
-
 @dataclass(frozen=True)
 class Quantize(Pass):
     """Stores weights, the KV cache and activations in low precision as serving kernels do, and runs each
     contraction at the precision of its operands (docs/quantization.md). Weights become packed codes with
     their scales as new arguments and a dequantization kernel before their reader (vector work that
     --fuse puts in the reader's group); `activations=fp8` feeds contractions fp8 operands (the fp8 tensor
-    peak); `kv_cache` stores the appended cache packed. Run it after --lift-einsum, before --fuse.
+    peak), `nvfp4`/`mxfp4` block-scaled fp4 ones (W4A4, the fp4 tensor peak); `kv_cache` stores every write
+    of the cache packed. Run it after --lift-einsum, before --fuse.
 
     Before (`quantize{weights=int4}`; W: 4096 x 4096 bf16, 33,554,432 B):
         %y = solar.einsum @fc "ik,jk->ij" (%x as A, %w as B) ...
@@ -556,7 +456,8 @@ class Quantize(Pass):
     """
 
     name = "quantize"
-    summary = "Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations (fp8)"
+    summary = ("Quantize weights (int8|int4|fp8|nvfp4|mxfp4), the KV cache (fp8|int8|int4), activations "
+               "(fp8|nvfp4|mxfp4)")
     primary_option = "weights"
     requires = ("lift-einsum",)
     weights: WeightFormat = "none"

@@ -10,7 +10,7 @@ from solar.ir.dtypes import DType
 
 WEIGHT_FORMATS = ("none", "int8", "int4", "fp8", "nvfp4", "mxfp4")
 CACHE_FORMATS = ("none", "fp8", "int8", "int4")
-ACTIVATION_FORMATS = ("none", "fp8")
+ACTIVATION_FORMATS = ("none", "fp8", "nvfp4", "mxfp4")  # fp4: W4A4, with the same weights
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,9 @@ def check_options(options: QuantizeOptions) -> None:
     fmt = FORMATS.get(options.weights)
     if fmt is not None and fmt.fixed_group and options.group_size not in (0, fmt.group):
         raise QuantizeError(f"{options.weights} has blocks of {fmt.group} elements, not {options.group_size}")
+    if options.activations in ("nvfp4", "mxfp4") and options.weights != options.activations:
+        raise QuantizeError(f"{options.activations} activations need {options.activations} weights (W4A4: a "
+                            f"block-scaled contraction reads both operands in one format), not {options.weights}")
     if options.zero_point and options.weights not in ("int8", "int4"):
         raise QuantizeError(f"zero points are for int8 and int4 weights, not {options.weights}")
 

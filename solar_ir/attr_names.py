@@ -29,3 +29,10 @@ EINSUM_ORDER = "einsum_order"
 # On an einsum lifted from a kernel that zero-filled its result and then wrote only part of it: the einsum's
 # other elements are 0 (as every einsum's), and the zeros are written, so its bytes written are the whole result.
 ZERO_FILLED = "zero_filled"
+# On a contraction --quantize made from fp4 weights and fp4 activations (W4A4): each operand is its codes times
+# its block's scale, `Y += (A * SA) * (B * SB)`, as a block-scaled MMA computes it (the tensor cores apply the
+# scales): priced as a contraction of the codes, not as vector work.
+BLOCK_SCALED = "block_scaled"
+# On an entry function: the positions of its results that are what the KV cache stores (a prefill's keys and
+# values, as solar-llm exports it), so that --quantize stores them packed.
+KV_CACHE_RESULTS = "kv_cache_results"

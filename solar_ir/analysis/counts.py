@@ -193,6 +193,20 @@ def is_contraction(value: Expr, reduction: str | None, reduced: bool) -> bool:
     return operand(value.lhs) and operand(value.rhs)
 
 
+def is_block_scaled_contraction(value: Expr, reduction: str | None, reduced: bool) -> bool:
+    """`(A * SA) * (B * SB)` reduced with add: two operands each times its block's scale (through casts), as a
+    block-scaled MMA (NVFP4, MXFP4) runs it; an einsum says so with `block_scaled = true` (--quantize)."""
+    def scaled(e: Expr) -> Expr:
+        while isinstance(e, Cast):
+            e = e.operand
+        return e
+
+    if reduction != "add" or not reduced or not (isinstance(value, Binary) and value.op == "*"):
+        return False
+    sides = [scaled(value.lhs), scaled(value.rhs)]
+    return all(isinstance(s, Binary) and s.op == "*" and is_contraction(s, "add", True) for s in sides)
+
+
 @dataclass
 class EinsumModel:
     domain: isl.Set
@@ -245,7 +259,8 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
     constants = frozenset((named & set(size_params)) - {b.name for b in op.inputs})
     key = (op.spec, op.where, tuple((s.target, s.op, s.value) for s in op.body),
            tuple(_type(b.value) for b in op.inputs), op.outputs[0].type, sharing,
-           used, tuple(values.get(p) for p in used), constants, op.attrs.get(attr_names.ZERO_FILLED) is True)
+           used, tuple(values.get(p) for p in used), constants, op.attrs.get(attr_names.BLOCK_SCALED) is True,
+           op.attrs.get(attr_names.ZERO_FILLED) is True)
     counts = _einsum_counts(key, op, used, values, constants)
     output = op.outputs[0].name
     return Counts(counts.points, counts.macs, counts.flops_tensor, counts.flops_vector, Counter(counts.ops),
@@ -275,7 +290,9 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
     # A reduction: some index is absent from the result, or several points reach one result element
     # (a transposed convolution's output window).
     reduced = bool(spec.reduced) or (first.reduction is not None and not model.write.is_injective())
-    if is_contraction(first.value, first.reduction, reduced):
+    # key[-2]: the einsum is marked block-scaled (--quantize W4A4)
+    if is_contraction(first.value, first.reduction, reduced) or (
+            key[-2] and is_block_scaled_contraction(first.value, first.reduction, reduced)):
         counts.macs = points
         counts.flops_tensor = 2 * points
     else:
