@@ -7,6 +7,9 @@ lifted and fused, and priced as a `CostSurface` (backends/sweep.py): a point of 
 exact formulas, not a run of the passes. When every decoder layer is the same computation, twins with 2 and
 3 layers are exported instead of all of them: every unit's and group's counts are the 2-layer twin's plus
 (layers − 2) times the difference, exactly, and each roofline is taken at those counts (bench/twins.py).
+Layers that repeat a pattern after a prefix of their own (DeepSeek's dense first layers, Gemma's sliding and
+full layers) are priced so too, from twins that keep the prefix and one and two periods of the pattern
+(`LlmConfig.twin_layers`).
 
 Tensor parallelism over N chips splits weights, heads and the KV cache: a chip does at least 1/N of every
 unit's FLOPs and bytes, and each layer all-reduces its attention and MLP outputs. An all-reduce of M bytes
@@ -61,7 +64,6 @@ from .twins import Terms, scaled_seconds
 
 # Every mode solar-llm prices, in the order of the tables (the cache-aware one with --cache-aware only).
 MODES = {"unfused": "unfused", "fused": "fused", CACHE_AWARE: "cache-aware", "whole_graph": "whole-graph"}
-TWIN_LAYERS = (2, 3)
 MAX_CROSSOVER_BATCH = 1 << 20
 
 
@@ -284,8 +286,8 @@ _EXPORT_LEAST_SIZE = 2
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
                 all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
                 batches: Sequence[int] = (), quantize: QuantizeOptions | None = None) -> StepModel:
-    """Exports and prices one phase (twins when the layers are alike) at an example size. A prefill whose
-    tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
+    """Exports and prices one phase (twins where the layers repeat: `LlmConfig.twin_layers`) at an example
+    size. A prefill whose tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
     `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
     `lengths` below the least the export holds for (the model's branch on its sizes: a sliding window
     shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`), and
@@ -293,7 +295,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
     exports batch 1 only; the symbolic export's least batch, 2, is no need there)."""
     total = cfg.shape.layers
-    counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else cfg.repeating_twins() or (total,)
+    counts = cfg.twin_layers() or (total,)
     buffer = "l2" if cache_aware else None
     remarks: list[str] = []
     length_key = "prompt" if phase == "prefill" else "context"

@@ -119,18 +119,30 @@ def twin_fields(config: Any, heads: int, kv: int, head_dim: int, hidden: int,
     return out
 
 
-def repeating_twins(types: Any, total: int) -> tuple[int, int] | None:
-    """Twins one period apart where the layers repeat a pattern of kinds (`layer_types`: Gemma 2's sliding
-    and full layers alternating, Gemma 3's five sliding to one full): `r + p` and `r + 2p` layers for a
-    period `p` and `r` layers past the last whole period, so that the full model is the first twin and
-    whole periods (the twins' difference). None where the layers do not repeat, or the model is as small."""
-    if not isinstance(types, list) or len(types) != total or not total:
+def repeating_twins(kinds: Any, total: int) -> tuple[int, int] | None:
+    """Twins one period apart where the layers, past a prefix of their own (DeepSeek's dense first layers),
+    repeat a pattern of kinds (every layer alike: a period of 1; Gemma 2's sliding and full layers
+    alternating, Gemma 3's five sliding to one full): `a` and `a + p` layers for the body's period `p`, where
+    `a` holds the prefix and at least two of the body's layers (and a whole period), and leaves whole periods
+    to the full model. The full model is then the first twin and (total − a)/p times the twins' difference
+    (one period of the body), so that each kind of layer is counted exactly as often as the model has it.
+    The smallest such twins over every prefix; None where the model is no larger than the second twin."""
+    if not isinstance(kinds, list) or len(kinds) != total or not total:
         return None
-    period = next(p for p in range(1, total + 1) if all(types[i] == types[i % p] for i in range(total)))
-    rest = total % period
-    if rest + 2 * period >= total:
-        return None
-    return rest + period, rest + 2 * period
+    ids: dict[Any, int] = {}
+    kind = [ids.setdefault(k, len(ids)) for k in kinds]  # small numbers: the search compares many pairs
+    best: tuple[int, int] | None = None
+    for prefix in range(total):
+        if best is not None and prefix + 3 >= best[1]:  # no twin past this prefix is smaller
+            break
+        body = kind[prefix:]
+        period = next(p for p in range(1, len(body) + 1)
+                      if all(body[i] == body[i - p] for i in range(p, len(body))))
+        least = prefix + max(period, 2)
+        first = least + (total - least) % period
+        if first + period < total and (best is None or first + period < best[1]):
+            best = (first, first + period)
+    return best
 
 
 def returned_cache(out: Any) -> Any:

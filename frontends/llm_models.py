@@ -44,6 +44,7 @@ from .llm_config_checks import (
     text_fields,
 )
 from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
+from .llm_layer_kinds import layer_kinds
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
 from .lowering.core import LoweringError
@@ -106,6 +107,7 @@ class LlmConfig:
     shape: LlmShape
     cache: str = "dynamic"  # the cache class the steps use: "dynamic" (DynamicCache) or "static" (StaticCache)
     source: ModelSource | None = None  # a model given as code: it builds and exports itself
+    _twins: list[tuple[int, int] | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def with_layers(self, layers: int) -> Any:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
@@ -115,14 +117,30 @@ class LlmConfig:
             fields["layer_types"] = types[:layers]
         return with_fields(self.config, fields)
 
-    def repeating_twins(self) -> tuple[int, int] | None:
-        """Twins one period of the layers' pattern apart (Gemma 2 and 3: `repeating_twins` of llm_families),
-        or None."""
-        types = self.config.to_dict().get("layer_types") if self.source is None else None
-        fields = text_fields(self.raw)
-        if any(fields.get(key) for key in _HETEROGENEOUS if key != "layer_types"):
+    def twin_layers(self) -> tuple[int, int] | None:
+        """The layers of the two twins that price the model (bench/llm_serving.py scales the counts between
+        them), or None: every layer is exported. Alike layers give twins of 2 and 3 layers; otherwise each
+        layer's kind is read from the model built on meta (frontends/llm_layer_kinds.py), and the twins keep
+        a prefix of differing layers and a whole period of the repeating body (`repeating_twins`), checked
+        to be the model's first layers kind for kind."""
+        if not self._twins:
+            self._twins.append(self._find_twins())
+        return self._twins[0]
+
+    def _find_twins(self) -> tuple[int, int] | None:
+        total = self.shape.layers
+        if self.source is not None:
+            return None  # code, not a config: no twin with fewer layers can be made
+        if self.layers_alike:
+            return repeating_twins([0] * total, total)
+        kinds = self._layer_kinds(self.config)
+        twins = repeating_twins(kinds, total)
+        if twins is None or any(self._layer_kinds(self.with_layers(n)) != kinds[:n] for n in twins):
             return None
-        return repeating_twins(types, self.shape.layers)
+        return twins
+
+    def _layer_kinds(self, config: Any) -> list[Any] | None:
+        return layer_kinds(build_model(config, self.shape.dtype, self.path), config, sliding_layers(config, self.cache))
 
     @property
     def layers_alike(self) -> bool:

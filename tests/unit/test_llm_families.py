@@ -218,7 +218,7 @@ def test_gemma2_full_depth_prices_its_sliding_and_full_layers() -> None:
     sliding layers attend W keys and its 21 full layers P + 1 (twins of 2 and 4 layers, scaled by periods)."""
     cfg, family = _family("gemma-2-9b")
     s = cfg.shape
-    assert cfg.repeating_twins() == (2, 4)
+    assert cfg.twin_layers() == (2, 4)
     step = price_phase(cfg, "decode", [H100], 2, 8192)
     assert sorted(step.twins) == [2, 4]
     batch, context = 2, 6000
