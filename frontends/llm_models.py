@@ -402,6 +402,7 @@ class PhaseExport:
     # dynamic sliding cache below its window). A length export specialised has its least and greatest value
     # equal, and is no key of `sizes`: the step holds at that length alone.
     maximums: dict[str, int] = field(default_factory=dict)
+    absorbed: int = 0  # latent attentions rewritten in their absorbed form (frontends/torch_mla.py)
 
 
 # Steps exported in this process, by what determines them (the config's contents, dtype, cache class, phase,
@@ -411,25 +412,27 @@ _EXPORTS_KEPT = 32
 
 
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
-                 all_logits: bool = False, batch_symbolic: bool = True) -> PhaseExport:
+                 all_logits: bool = False, batch_symbolic: bool = True, absorbed: bool | None = None) -> PhaseExport:
     """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter, but the
-    batch when not `batch_symbolic`: then `batch` is a number of the IR). A step exported before in this
+    batch when not `batch_symbolic`: then `batch` is a number of the IR). Latent attention is `absorbed`
+    (frontends/torch_mla.py) where asked, by default in a decode step only. A step exported before in this
     process is reused: the result is shared, so callers copy its module before changing it (as `lifted` does)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
     if cfg.source is not None:
         return cfg.source.export(phase, batch, length, all_logits)
     key = (json.dumps(cfg.raw, sort_keys=True, default=str), str(cfg.shape.dtype), cfg.cache, phase, batch, length,
-           layers, all_logits, batch_symbolic)
+           layers, all_logits, batch_symbolic, absorbed)
     if key not in _EXPORTS:
         if len(_EXPORTS) >= _EXPORTS_KEPT:
             del _EXPORTS[next(iter(_EXPORTS))]
-        _EXPORTS[key] = _export_phase(cfg, phase, batch, length, layers, all_logits, batch_symbolic)
+        _EXPORTS[key] = _export_phase(cfg, phase, batch, length, layers, all_logits, batch_symbolic,
+                                      phase == "decode" if absorbed is None else absorbed)
     return _EXPORTS[key]
 
 
 def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int, all_logits: bool,
-                  batch_symbolic: bool) -> PhaseExport:
+                  batch_symbolic: bool, absorbed: bool) -> PhaseExport:
     shape = cfg.shape
     config = cfg.with_layers(layers)
     lm = build_model(config, shape.dtype, cfg.path)
@@ -464,10 +467,9 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             ep = torch.export.export(model, args, dynamic_shapes=dynamic)
     except Exception as err:
         raise _export_problem(err, cfg) from None
+    absorptions = absorb_latent_attention(ep) if absorbed else 0  # latent attention (frontends/torch_mla.py)
     # Every layer's cache is one context: named so, it is one size parameter even where export kept the
     # layers' lengths apart (a sliding-window layer reads only the last W − 1 of its cache's P tokens).
-    if phase == "decode":  # latent attention priced at its least work, absorbed (frontends/torch_mla.py)
-        absorb_latent_attention(ep)
     names = ({(1 + k, 2): CONTEXT_PARAM for k in range(2 * layers)} if phase == "decode" and not static else None)
     try:
         translation = lower_exported(ep, f"{shape.model_type}_{phase}", names)
@@ -493,7 +495,7 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
     minimums[length_key] = least
     maximums = {length_key: most} if most is not None else {}
     return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"),
-                       minimums, maximums)
+                       minimums, maximums, absorptions)
 
 
 def _length_range(ep: torch.export.ExportedProgram, holders: list[tuple[str, int]]) -> tuple[int, int | None]:
