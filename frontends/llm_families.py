@@ -38,12 +38,13 @@ def field_name(config: Any, key: str) -> str:
 
 
 def kv_heads(config: Any, heads: int) -> int:
-    """The key-value heads the model's code keeps in its cache. Falcon's older decoder (Falcon-7B) has one
-    shared head under `multi_query` whatever `num_kv_heads` says; its new decoder (Falcon-40B) broadcasts its
-    `num_kv_heads` to every query head before the cache update, so HF's cache holds one per query head."""
+    """The key-value heads a serving engine keeps in its cache. Falcon's older decoder (Falcon-7B) has one
+    shared head under `multi_query` whatever `num_kv_heads` says; its new decoder (Falcon-40B) keeps
+    `num_kv_heads`, though HF's code broadcasts them to every query head before its cache update
+    (`kv_broadcast`)."""
     if getattr(config, "model_type", "") == "falcon":
         if getattr(config, "new_decoder_architecture", False):
-            return heads
+            return int(getattr(config, "num_kv_heads", None) or heads)
         return 1 if getattr(config, "multi_query", False) else heads
     for key in ("num_key_value_heads", "num_kv_heads"):
         value = getattr(config, key, None)
@@ -52,12 +53,14 @@ def kv_heads(config: Any, heads: int) -> int:
     return heads
 
 
-def grouped_kv_heads(config: Any, heads: int) -> int:
-    """The key-value heads the attention groups its query heads over (Falcon-40B's `num_kv_heads`, though its
-    cache holds them broadcast: `kv_heads`)."""
+def kv_broadcast(config: Any, heads: int) -> int:
+    """How many copies of each key-value head HF's code makes before its cache update: Falcon's new decoder
+    broadcasts its `num_kv_heads` to every query head (`torch.broadcast_to`, 16 copies for Falcon-40B), so
+    HF's cache holds them all; 1 elsewhere. The steps keep `kv_heads` in their cache and give the model
+    them broadcast (llm_models.py `_Decode`): the bound reads and writes the heads an engine keeps."""
     if getattr(config, "model_type", "") == "falcon" and getattr(config, "new_decoder_architecture", False):
-        return int(getattr(config, "num_kv_heads", None) or heads)
-    return kv_heads(config, heads)
+        return max(1, heads // kv_heads(config, heads))
+    return 1
 
 
 def with_fields(config: Any, fields: dict[str, Any]) -> Any:
@@ -158,5 +161,5 @@ def returned_cache(out: Any) -> Any:
 
 
 __all__ = ["HEAD_FIELDS", "MLP_WIDTH_FIELDS", "TOKEN_ID_FIELDS", "attention_implementation", "field_name",
-           "grouped_kv_heads", "kv_heads", "repeating_twins", "returned_cache", "twin_fields",
+           "kv_broadcast", "kv_heads", "repeating_twins", "returned_cache", "twin_fields",
            "with_fields"]

@@ -43,7 +43,7 @@ from .llm_config_checks import (
     read_config,
     text_fields,
 )
-from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
+from .llm_families import attention_implementation, kv_broadcast, kv_heads, repeating_twins, returned_cache, with_fields
 from .llm_layer_kinds import layer_kinds
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
@@ -282,10 +282,25 @@ def weight_bytes(model: torch.nn.Module) -> int:
 _UNBOUNDED = 1 << 62  # a static cache's room before each layer's is set: a sliding layer keeps its window
 
 
+def _kept_heads(t: torch.Tensor, copies: int) -> torch.Tensor:
+    """The key-value heads an engine keeps of a cache tensor HF broadcast `copies` times (`kv_broadcast`):
+    the first head of each group (a group's heads are the same values)."""
+    return t if copies == 1 else t[:, ::copies]
+
+
+def _broadcast_heads(t: torch.Tensor, copies: int) -> torch.Tensor:
+    """Kept heads as HF's broadcast cache holds them: each head `copies` times, a group's copies adjacent."""
+    if copies == 1:
+        return t
+    b, kv, p, d = t.shape
+    return t[:, :, None].expand(b, kv, copies, p, d).reshape(b, kv * copies, p, d)
+
+
 class _Prefill(torch.nn.Module):
     def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool, cache: str = "dynamic") -> None:
         super().__init__()
         self.lm, self.config, self.keep, self.cache = lm, config, 0 if all_logits else 1, cache
+        self.copies = 1 if cache == "static" else kv_broadcast(config, config.num_attention_heads)
 
     def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
         from transformers import DynamicCache, StaticCache
@@ -306,13 +321,18 @@ class _Prefill(torch.nn.Module):
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=self.keep,
                       position_ids=positions)
         cache = returned_cache(out)
-        return (out.logits, *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+        return (out.logits, *[_kept_heads(t, self.copies) for layer in cache.layers
+                              for t in (layer.keys, layer.values)])
 
 
 class _Decode(torch.nn.Module):
+    """A decode step against HF's `DynamicCache`, given each layer's cached keys and values as an engine
+    keeps them (`kv_heads`; HF's broadcast heads are made from them, as views: `kv_broadcast`)."""
+
     def __init__(self, lm: torch.nn.Module, config: Any) -> None:
         super().__init__()
         self.lm, self.config = lm, config
+        self.copies = kv_broadcast(config, config.num_attention_heads)
 
     def forward(self, ids: torch.Tensor, cache: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         from transformers import DynamicCache
@@ -320,9 +340,10 @@ class _Decode(torch.nn.Module):
         # One argument per layer's keys and values (k0, v0, k1, ...): each is a buffer of its own.
         past = DynamicCache(config=self.config)
         for layer in range(len(cache) // 2):
-            past.update(cache[2 * layer], cache[2 * layer + 1], layer)
+            past.update(*(_broadcast_heads(t, self.copies) for t in cache[2 * layer:2 * layer + 2]), layer)
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1)
-        new = [t[:, :, -1:] for layer in returned_cache(out).layers for t in (layer.keys, layer.values)]
+        new = [_kept_heads(t[:, :, -1:], self.copies) for layer in returned_cache(out).layers
+               for t in (layer.keys, layer.values)]
         return (out.logits, *new)
 
 
@@ -450,7 +471,9 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             slots = length + 1 if static else length
             rings = sliding_layers(config) if static and shape.sliding_window else [False] * layers
             windows = [shape.sliding_window if ring else None for ring in rings for _ in range(2)]
-            widths = layer_cache_dims(config, shape.kv_heads, shape.head_dim) * layers  # keys', values', ...
+            # A static cache's buffers are HF's own: broadcast heads where its code broadcasts (`kv_broadcast`).
+            kept = shape.kv_heads * (kv_broadcast(config, shape.heads) if static else 1)
+            widths = layer_cache_dims(config, kept, shape.head_dim) * layers  # keys', values', ...
             cache = [torch.zeros(batch, heads, window or slots, width, dtype=shape.dtype)
                      for window, (heads, width) in zip(windows, widths, strict=True)]
             cache_dims = [{0: auto} if window else {0: auto, 2: auto} for window in windows]
