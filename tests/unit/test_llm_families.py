@@ -215,10 +215,11 @@ def test_model_types_that_cannot_be_priced_say_so_in_one_line(tmp_path: Path, ca
 
 
 @settings(max_examples=60)
-@given(st.lists(st.sampled_from("sf"), min_size=1, max_size=6), st.integers(3, 8), st.integers(0, 5))
+@given(st.lists(st.sampled_from("sf"), min_size=1, max_size=6), st.integers(4, 8), st.integers(0, 5))
 def test_repeating_twins_scale_each_kind_of_layer_exactly(pattern: list[str], periods: int, extra: int) -> None:
     """Twins one period apart: the first twin plus whole periods (the twins' difference) is the model, so
-    linear scaling counts each kind of layer (sliding, full) exactly as often as the model has it."""
+    linear scaling counts each kind of layer (sliding, full) exactly as often as the model has it. (A twin
+    holds at least two layers: alike layers, a period of 1, have twins of 2 and 3 from 4 layers on.)"""
     period = next(p for p in range(1, len(pattern) + 1)
                   if all(pattern[i] == pattern[i % p] for i in range(len(pattern))))
     pattern = pattern[:period]
