@@ -8,8 +8,8 @@ exact formulas, not a run of the passes. When every decoder layer is the same co
 3 layers are exported instead of all of them: every unit's and group's counts are the 2-layer twin's plus
 (layers − 2) times the difference, exactly, and each roofline is taken at those counts (bench/twins.py).
 Layers that repeat a pattern after a prefix of their own (DeepSeek's dense first layers, Gemma's sliding and
-full layers) are priced so too, from twins that keep the prefix and one and two periods of the pattern
-(`LlmConfig.twin_layers`).
+full layers) are priced so too, from two twins that keep the prefix and differ by one period of the
+pattern (`LlmConfig.twin_layers`).
 
 Tensor parallelism over N chips splits weights, heads and the KV cache: a chip does at least 1/N of every
 unit's FLOPs and bytes, and each layer all-reduces its attention and MLP outputs. An all-reduce of M bytes
@@ -301,8 +301,9 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
                 batches: Sequence[int] = (), quantize: QuantizeOptions | None = None,
                 absorbed: bool | None = None) -> StepModel:
     """Exports and prices one phase (twins where the layers repeat: `LlmConfig.twin_layers`) at an example
-    size. A prefill whose tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
-    `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
+    size. A prefill whose tokens the IR cannot hold as B·S is exported per batch instead
+    (`StepModel.export_at`). With `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a
+    tiling search per point).
     `lengths` below the least the export holds for (the model's branch on its sizes: a sliding window
     shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`), and
     so do those above the greatest (`StepModel.longer`).
