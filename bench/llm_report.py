@@ -141,6 +141,9 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
         notes.append(f"quantized: {quantize.describe()} (passes/quantize.py; weights read packed with their scales, "
                      "dequantized inside each contraction's fusion group)")
     notes += [f"{phase}: {step.fixed_batch_reason}" for phase, step in steps.items() if step.fixed_batch_reason]
+    if any(step.alternative is not None for step in steps.values()):
+        notes.append("latent attention (MLA): decode priced absorbed; prefill at the lesser of HF's expanded form "
+                     "and the absorbed one at each point (docs/llm.md)")
     if cfg.shape.experts:
         notes.append(f"mixture of experts: FLOPs put every token through its top-{cfg.shape.top_k} experts; the "
                      f"bound reads {cfg.shape.top_k} of {cfg.shape.experts} experts' weights per layer (the least "

@@ -7,6 +7,9 @@ lifted and fused, and priced as a `CostSurface` (backends/sweep.py): a point of 
 exact formulas, not a run of the passes. When every decoder layer is the same computation, twins with 2 and
 3 layers are exported instead of all of them: every unit's and group's counts are the 2-layer twin's plus
 (layers − 2) times the difference, exactly, and each roofline is taken at those counts (bench/twins.py).
+Layers that repeat a pattern after a prefix of their own (DeepSeek's dense first layers, Gemma's sliding and
+full layers) are priced so too, from two twins that keep the prefix and differ by one period of the
+pattern (`LlmConfig.twin_layers`).
 
 Tensor parallelism over N chips splits weights, heads and the KV cache: a chip does at least 1/N of every
 unit's FLOPs and bytes, and each layer all-reduces its attention and MLP outputs. An all-reduce of M bytes
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from solar.backends.sweep import CACHE_AWARE, CostSurface, ModeArrays
+from solar.frontends.llm_mla import latent_widths
 from solar.frontends.llm_models import (
     LlmConfig,
     LlmError,
@@ -61,7 +65,6 @@ from .twins import Terms, scaled_seconds
 
 # Every mode solar-llm prices, in the order of the tables (the cache-aware one with --cache-aware only).
 MODES = {"unfused": "unfused", "fused": "fused", CACHE_AWARE: "cache-aware", "whole_graph": "whole-graph"}
-TWIN_LAYERS = (2, 3)
 MAX_CROSSOVER_BATCH = 1 << 20
 
 
@@ -108,6 +111,9 @@ class StepModel:
     # by `longer`, exported above it.
     most_length: int | None = None
     longer: StepModel | None = None
+    # Another form of the same step (an MLA prefill's absorbed attention beside HF's expanded one): each
+    # point is priced at the lesser time of the two, the least work an implementation needs there.
+    alternative: StepModel | None = None
     # Twin costs evaluated ahead on a grid (`prefetch`): (layers, batch, length, target, mode) -> cost.
     _table: dict[tuple[int, int, int, str, str], StepCost] = field(default_factory=dict)
     _per_batch: dict[int, dict[int, CostSurface]] = field(default_factory=dict)
@@ -135,6 +141,8 @@ class StepModel:
 
     def prefetch(self, batches: Sequence[int], lengths: Sequence[int]) -> None:
         """Evaluates every twin on the grid batches × lengths at once (one vectorised evaluation each)."""
+        if self.alternative is not None:
+            self.alternative.prefetch(batches, lengths)
         below = [n for n in lengths if n < self.least_length]
         if below:
             self._below(below[0]).prefetch(batches, below)
@@ -207,6 +215,13 @@ class StepModel:
         return self.longer
 
     def cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
+        own = self._own_cost(batch, length, target, mode)
+        if self.alternative is None:
+            return own
+        other = self.alternative.cost(batch, length, target, mode)
+        return other if other.seconds < own.seconds else own
+
+    def _own_cost(self, batch: int, length: int, target: str, mode: str) -> StepCost:
         if length < self.least_length:
             return self._below(length).cost(batch, length, target, mode)
         if self.most_length is not None and length > self.most_length:
@@ -283,17 +298,21 @@ _EXPORT_LEAST_SIZE = 2
 
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
                 all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
-                batches: Sequence[int] = (), quantize: QuantizeOptions | None = None) -> StepModel:
-    """Exports and prices one phase (twins when the layers are alike) at an example size. A prefill whose
-    tokens the IR cannot hold as B·S is exported per batch instead (`StepModel.export_at`). With
-    `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a tiling search per point).
+                batches: Sequence[int] = (), quantize: QuantizeOptions | None = None,
+                absorbed: bool | None = None) -> StepModel:
+    """Exports and prices one phase (twins where the layers repeat: `LlmConfig.twin_layers`) at an example
+    size. A prefill whose tokens the IR cannot hold as B·S is exported per batch instead
+    (`StepModel.export_at`). With `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a
+    tiling search per point).
     `lengths` below the least the export holds for (the model's branch on its sizes: a sliding window
     shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`), and
     so do those above the greatest (`StepModel.longer`).
     Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
-    exports batch 1 only; the symbolic export's least batch, 2, is no need there)."""
+    exports batch 1 only; the symbolic export's least batch, 2, is no need there).
+    Latent attention (MLA) is priced absorbed in a decode step; a prefill's is priced both as HF writes it
+    (expanded) and absorbed, each point at the lesser (`StepModel.alternative`; `absorbed` picks one)."""
     total = cfg.shape.layers
-    counts = TWIN_LAYERS if cfg.layers_alike and total > TWIN_LAYERS[-1] else cfg.repeating_twins() or (total,)
+    counts = cfg.twin_layers() or (total,)
     buffer = "l2" if cache_aware else None
     remarks: list[str] = []
     length_key = "prompt" if phase == "prefill" else "context"
@@ -304,7 +323,8 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
         twins: dict[int, CostSurface] = {}
         sizes: dict[str, str] = {}
         for layers in counts:
-            exported: PhaseExport = export_phase(cfg, phase, at_batch, length, layers, all_logits, batch_symbolic)
+            exported: PhaseExport = export_phase(cfg, phase, at_batch, length, layers, all_logits, batch_symbolic,
+                                                 absorbed)
             module, notes = lifted(exported.module, quantize)
             twins[layers] = CostSurface(module, targets, buffer=buffer)
             sizes = exported.sizes
@@ -350,13 +370,19 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     def piece(part: list[int], example: int) -> StepModel | None:
         if not part:
             return None
-        step = price_phase(cfg, phase, targets, batch, example, all_logits, cache_aware, part, batches, quantize)
+        step = price_phase(cfg, phase, targets, batch, example, all_logits, cache_aware, part, batches, quantize,
+                           absorbed)
         remarks[:] = sorted(set(remarks) | set(step.remarks))
         return step
 
     shorter = piece(below, max(_EXPORT_LEAST_SIZE, below[-1]) if below else 0)
     longer = piece(above, above[-1] if above else 0)
-    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter, most[0], longer)
+    alternative = None
+    if phase == "prefill" and absorbed is None and latent_widths(cfg.config) is not None and cfg.source is None:
+        alternative = price_phase(cfg, phase, targets, batch, length, all_logits, cache_aware, lengths, batches,
+                                  quantize, absorbed=True)
+    return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter, most[0], longer,
+                     alternative)
 
 
 # ---- serving figures -----------------------------------------------------------------------------

@@ -38,12 +38,13 @@ def field_name(config: Any, key: str) -> str:
 
 
 def kv_heads(config: Any, heads: int) -> int:
-    """The key-value heads the model's code keeps in its cache. Falcon's older decoder (Falcon-7B) has one
-    shared head under `multi_query` whatever `num_kv_heads` says; its new decoder (Falcon-40B) broadcasts its
-    `num_kv_heads` to every query head before the cache update, so HF's cache holds one per query head."""
+    """The key-value heads a serving engine keeps in its cache. Falcon's older decoder (Falcon-7B) has one
+    shared head under `multi_query` whatever `num_kv_heads` says; its new decoder (Falcon-40B) keeps
+    `num_kv_heads`, though HF's code broadcasts them to every query head before its cache update
+    (`kv_broadcast`)."""
     if getattr(config, "model_type", "") == "falcon":
         if getattr(config, "new_decoder_architecture", False):
-            return heads
+            return int(getattr(config, "num_kv_heads", None) or heads)
         return 1 if getattr(config, "multi_query", False) else heads
     for key in ("num_key_value_heads", "num_kv_heads"):
         value = getattr(config, key, None)
@@ -52,12 +53,14 @@ def kv_heads(config: Any, heads: int) -> int:
     return heads
 
 
-def grouped_kv_heads(config: Any, heads: int) -> int:
-    """The key-value heads the attention groups its query heads over (Falcon-40B's `num_kv_heads`, though its
-    cache holds them broadcast: `kv_heads`)."""
+def kv_broadcast(config: Any, heads: int) -> int:
+    """How many copies of each key-value head HF's code makes before its cache update: Falcon's new decoder
+    broadcasts its `num_kv_heads` to every query head (`torch.broadcast_to`, 16 copies for Falcon-40B), so
+    HF's cache holds them all; 1 elsewhere. The steps keep `kv_heads` in their cache and give the model
+    them broadcast (llm_models.py `_Decode`): the bound reads and writes the heads an engine keeps."""
     if getattr(config, "model_type", "") == "falcon" and getattr(config, "new_decoder_architecture", False):
-        return int(getattr(config, "num_kv_heads", None) or heads)
-    return kv_heads(config, heads)
+        return max(1, heads // kv_heads(config, heads))
+    return 1
 
 
 def with_fields(config: Any, fields: dict[str, Any]) -> Any:
@@ -119,18 +122,30 @@ def twin_fields(config: Any, heads: int, kv: int, head_dim: int, hidden: int,
     return out
 
 
-def repeating_twins(types: Any, total: int) -> tuple[int, int] | None:
-    """Twins one period apart where the layers repeat a pattern of kinds (`layer_types`: Gemma 2's sliding
-    and full layers alternating, Gemma 3's five sliding to one full): `r + p` and `r + 2p` layers for a
-    period `p` and `r` layers past the last whole period, so that the full model is the first twin and
-    whole periods (the twins' difference). None where the layers do not repeat, or the model is as small."""
-    if not isinstance(types, list) or len(types) != total or not total:
+def repeating_twins(kinds: Any, total: int) -> tuple[int, int] | None:
+    """Twins one period apart where the layers, past a prefix of their own (DeepSeek's dense first layers),
+    repeat a pattern of kinds (every layer alike: a period of 1; Gemma 2's sliding and full layers
+    alternating, Gemma 3's five sliding to one full): `a` and `a + p` layers for the body's period `p`, where
+    `a` holds the prefix and at least two of the body's layers (and a whole period), and leaves whole periods
+    to the full model. The full model is then the first twin and (total − a)/p times the twins' difference
+    (one period of the body), so that each kind of layer is counted exactly as often as the model has it.
+    The smallest such twins over every prefix; None where the model is no larger than the second twin."""
+    if not isinstance(kinds, list) or len(kinds) != total or not total:
         return None
-    period = next(p for p in range(1, total + 1) if all(types[i] == types[i % p] for i in range(total)))
-    rest = total % period
-    if rest + 2 * period >= total:
-        return None
-    return rest + period, rest + 2 * period
+    ids: dict[Any, int] = {}
+    kind = [ids.setdefault(k, len(ids)) for k in kinds]  # small numbers: the search compares many pairs
+    best: tuple[int, int] | None = None
+    for prefix in range(total):
+        if best is not None and prefix + 3 >= best[1]:  # no twin past this prefix is smaller
+            break
+        body = kind[prefix:]
+        period = next(p for p in range(1, len(body) + 1)
+                      if all(body[i] == body[i - p] for i in range(p, len(body))))
+        least = prefix + max(period, 2)
+        first = least + (total - least) % period
+        if first + period < total and (best is None or first + period < best[1]):
+            best = (first, first + period)
+    return best
 
 
 def returned_cache(out: Any) -> Any:
@@ -146,5 +161,5 @@ def returned_cache(out: Any) -> Any:
 
 
 __all__ = ["HEAD_FIELDS", "MLP_WIDTH_FIELDS", "TOKEN_ID_FIELDS", "attention_implementation", "field_name",
-           "grouped_kv_heads", "kv_heads", "repeating_twins", "returned_cache", "twin_fields",
+           "kv_broadcast", "kv_heads", "repeating_twins", "returned_cache", "twin_fields",
            "with_fields"]

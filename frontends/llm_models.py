@@ -44,7 +44,8 @@ from .llm_config_checks import (
     read_config,
     text_fields,
 )
-from .llm_families import attention_implementation, kv_heads, repeating_twins, returned_cache, with_fields
+from .llm_families import attention_implementation, kv_broadcast, kv_heads, repeating_twins, returned_cache, with_fields
+from .llm_layer_kinds import layer_kinds
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
 from .lowering.core import LoweringError
@@ -107,6 +108,7 @@ class LlmConfig:
     shape: LlmShape
     cache: str = "dynamic"  # the cache class the steps use: "dynamic" (DynamicCache) or "static" (StaticCache)
     source: ModelSource | None = None  # a model given as code: it builds and exports itself
+    _twins: list[tuple[int, int] | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def with_layers(self, layers: int) -> Any:
         """The config with `layers` decoder layers (a twin for scaled analysis)."""
@@ -116,14 +118,30 @@ class LlmConfig:
             fields["layer_types"] = types[:layers]
         return with_fields(self.config, fields)
 
-    def repeating_twins(self) -> tuple[int, int] | None:
-        """Twins one period of the layers' pattern apart (Gemma 2 and 3: `repeating_twins` of llm_families),
-        or None."""
-        types = self.config.to_dict().get("layer_types") if self.source is None else None
-        fields = text_fields(self.raw)
-        if any(fields.get(key) for key in _HETEROGENEOUS if key != "layer_types"):
+    def twin_layers(self) -> tuple[int, int] | None:
+        """The layers of the two twins that price the model (bench/llm_serving.py scales the counts between
+        them), or None: every layer is exported. Alike layers give twins of 2 and 3 layers; otherwise each
+        layer's kind is read from the model built on meta (frontends/llm_layer_kinds.py), and the twins keep
+        a prefix of differing layers and a whole period of the repeating body (`repeating_twins`), checked
+        to be the model's first layers kind for kind."""
+        if not self._twins:
+            self._twins.append(self._find_twins())
+        return self._twins[0]
+
+    def _find_twins(self) -> tuple[int, int] | None:
+        total = self.shape.layers
+        if self.source is not None:
+            return None  # code, not a config: no twin with fewer layers can be made
+        if self.layers_alike:
+            return repeating_twins([0] * total, total)
+        kinds = self._layer_kinds(self.config)
+        twins = repeating_twins(kinds, total)
+        if twins is None or any(self._layer_kinds(self.with_layers(n)) != kinds[:n] for n in twins):
             return None
-        return repeating_twins(types, self.shape.layers)
+        return twins
+
+    def _layer_kinds(self, config: Any) -> list[Any] | None:
+        return layer_kinds(build_model(config, self.shape.dtype, self.path), config, sliding_layers(config, self.cache))
 
     @property
     def layers_alike(self) -> bool:
@@ -265,10 +283,25 @@ def weight_bytes(model: torch.nn.Module) -> int:
 _UNBOUNDED = 1 << 62  # a static cache's room before each layer's is set: a sliding layer keeps its window
 
 
+def _kept_heads(t: torch.Tensor, copies: int) -> torch.Tensor:
+    """The key-value heads an engine keeps of a cache tensor HF broadcast `copies` times (`kv_broadcast`):
+    the first head of each group (a group's heads are the same values)."""
+    return t if copies == 1 else t[:, ::copies]
+
+
+def _broadcast_heads(t: torch.Tensor, copies: int) -> torch.Tensor:
+    """Kept heads as HF's broadcast cache holds them: each head `copies` times, a group's copies adjacent."""
+    if copies == 1:
+        return t
+    b, kv, p, d = t.shape
+    return t[:, :, None].expand(b, kv, copies, p, d).reshape(b, kv * copies, p, d)
+
+
 class _Prefill(torch.nn.Module):
     def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool, cache: str = "dynamic") -> None:
         super().__init__()
         self.lm, self.config, self.keep, self.cache = lm, config, 0 if all_logits else 1, cache
+        self.copies = 1 if cache == "static" else kv_broadcast(config, config.num_attention_heads)
 
     def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
         from transformers import DynamicCache, StaticCache
@@ -289,13 +322,18 @@ class _Prefill(torch.nn.Module):
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=self.keep,
                       position_ids=positions)
         cache = returned_cache(out)
-        return (out.logits, *[t for layer in cache.layers for t in (layer.keys, layer.values)])
+        return (out.logits, *[_kept_heads(t, self.copies) for layer in cache.layers
+                              for t in (layer.keys, layer.values)])
 
 
 class _Decode(torch.nn.Module):
+    """A decode step against HF's `DynamicCache`, given each layer's cached keys and values as an engine
+    keeps them (`kv_heads`; HF's broadcast heads are made from them, as views: `kv_broadcast`)."""
+
     def __init__(self, lm: torch.nn.Module, config: Any) -> None:
         super().__init__()
         self.lm, self.config = lm, config
+        self.copies = kv_broadcast(config, config.num_attention_heads)
 
     def forward(self, ids: torch.Tensor, cache: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         from transformers import DynamicCache
@@ -303,9 +341,10 @@ class _Decode(torch.nn.Module):
         # One argument per layer's keys and values (k0, v0, k1, ...): each is a buffer of its own.
         past = DynamicCache(config=self.config)
         for layer in range(len(cache) // 2):
-            past.update(cache[2 * layer], cache[2 * layer + 1], layer)
+            past.update(*(_broadcast_heads(t, self.copies) for t in cache[2 * layer:2 * layer + 2]), layer)
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1)
-        new = [t[:, :, -1:] for layer in returned_cache(out).layers for t in (layer.keys, layer.values)]
+        new = [_kept_heads(t[:, :, -1:], self.copies) for layer in returned_cache(out).layers
+               for t in (layer.keys, layer.values)]
         return (out.logits, *new)
 
 
@@ -385,6 +424,7 @@ class PhaseExport:
     # dynamic sliding cache below its window). A length export specialised has its least and greatest value
     # equal, and is no key of `sizes`: the step holds at that length alone.
     maximums: dict[str, int] = field(default_factory=dict)
+    absorbed: int = 0  # latent attentions rewritten in their absorbed form (frontends/torch_mla.py)
 
 
 # Steps exported in this process, by what determines them (the config's contents, dtype, cache class, phase,
@@ -394,25 +434,27 @@ _EXPORTS_KEPT = 32
 
 
 def export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int,
-                 all_logits: bool = False, batch_symbolic: bool = True) -> PhaseExport:
+                 all_logits: bool = False, batch_symbolic: bool = True, absorbed: bool | None = None) -> PhaseExport:
     """Exports one step of a `layers`-layer twin at an example size (every size stays a parameter, but the
-    batch when not `batch_symbolic`: then `batch` is a number of the IR). A step exported before in this
+    batch when not `batch_symbolic`: then `batch` is a number of the IR). Latent attention is `absorbed`
+    (frontends/torch_mla.py) where asked, by default in a decode step only. A step exported before in this
     process is reused: the result is shared, so callers copy its module before changing it (as `lifted` does)."""
     if phase not in PHASES:
         raise LlmError(f"unknown phase '{phase}': expected prefill, decode or both")
     if cfg.source is not None:
         return cfg.source.export(phase, batch, length, all_logits)
     key = (json.dumps(cfg.raw, sort_keys=True, default=str), str(cfg.shape.dtype), cfg.cache, phase, batch, length,
-           layers, all_logits, batch_symbolic)
+           layers, all_logits, batch_symbolic, absorbed)
     if key not in _EXPORTS:
         if len(_EXPORTS) >= _EXPORTS_KEPT:
             del _EXPORTS[next(iter(_EXPORTS))]
-        _EXPORTS[key] = _export_phase(cfg, phase, batch, length, layers, all_logits, batch_symbolic)
+        _EXPORTS[key] = _export_phase(cfg, phase, batch, length, layers, all_logits, batch_symbolic,
+                                      phase == "decode" if absorbed is None else absorbed)
     return _EXPORTS[key]
 
 
 def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: int, all_logits: bool,
-                  batch_symbolic: bool) -> PhaseExport:
+                  batch_symbolic: bool, absorbed: bool) -> PhaseExport:
     shape = cfg.shape
     config = cfg.with_layers(layers)
     lm = build_model(config, shape.dtype, cfg.path)
@@ -430,7 +472,9 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             slots = length + 1 if static else length
             rings = sliding_layers(config) if static and shape.sliding_window else [False] * layers
             windows = [shape.sliding_window if ring else None for ring in rings for _ in range(2)]
-            widths = layer_cache_dims(config, shape.kv_heads, shape.head_dim) * layers  # keys', values', ...
+            # A static cache's buffers are HF's own: broadcast heads where its code broadcasts (`kv_broadcast`).
+            kept = shape.kv_heads * (kv_broadcast(config, shape.heads) if static else 1)
+            widths = layer_cache_dims(config, kept, shape.head_dim) * layers  # keys', values', ...
             cache = [torch.zeros(batch, heads, window or slots, width, dtype=shape.dtype)
                      for window, (heads, width) in zip(windows, widths, strict=True)]
             cache_dims = [{0: auto} if window else {0: auto, 2: auto} for window in windows]
@@ -447,10 +491,9 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             ep = torch.export.export(model, args, dynamic_shapes=dynamic)
     except Exception as err:
         raise _export_problem(err, cfg) from None
+    absorptions = absorb_latent_attention(ep) if absorbed else 0  # latent attention (frontends/torch_mla.py)
     # Every layer's cache is one context: named so, it is one size parameter even where export kept the
     # layers' lengths apart (a sliding-window layer reads only the last W − 1 of its cache's P tokens).
-    if phase == "decode":  # latent attention priced at its least work, absorbed (frontends/torch_mla.py)
-        absorb_latent_attention(ep)
     names = ({(1 + k, 2): CONTEXT_PARAM for k in range(2 * layers)} if phase == "decode" and not static else None)
     try:
         translation = lower_exported(ep, f"{shape.model_type}_{phase}", names)
@@ -478,7 +521,7 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
     minimums[length_key] = least
     maximums = {length_key: most} if most is not None else {}
     return PhaseExport(phase, module, layers, sizes, mark_in_place(module, cache_args, static and phase == "prefill"),
-                       minimums, maximums)
+                       minimums, maximums, absorptions)
 
 
 def _length_range(ep: torch.export.ExportedProgram, holders: list[tuple[str, int]]) -> tuple[int, int | None]:

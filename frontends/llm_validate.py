@@ -24,7 +24,7 @@ import torch
 
 from .diagnostics import TranslationError
 from .llm_config_checks import quiet_transformers
-from .llm_families import TOKEN_ID_FIELDS, grouped_kv_heads, kv_heads, twin_fields, with_fields
+from .llm_families import TOKEN_ID_FIELDS, kv_broadcast, kv_heads, twin_fields, with_fields
 from .llm_mla import cache_dims
 from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
 from .lowering.core import LoweringError
@@ -104,7 +104,7 @@ def reduced_config(cfg: LlmConfig, layers: int = 2, window: int | None = None
     and `word_embed_proj_dim`, GPT-J's `rotary_dim`), under the config's own names; what is returned beside
     the config lists those its fields changed: field -> (full, reduced)."""
     s = cfg.shape
-    grouped = grouped_kv_heads(cfg.config, s.heads)
+    grouped = s.kv_heads
     group = max(1, s.heads // grouped)  # query heads per key-value head, kept
     kv_heads = min(grouped, KV_HEADS)
     head_dim = min(s.head_dim, HEAD_SIZE)
@@ -220,6 +220,7 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
 
     heads = config.num_attention_heads
     kv, head_dim = kv_heads(config, heads), getattr(config, "head_dim", None) or config.hidden_size // heads
+    kv *= kv_broadcast(config, heads) if static else 1  # a static cache's buffers are HF's broadcast heads
 
     def make_inputs() -> list[Any]:
         gen = torch.Generator().manual_seed(seed)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 pytest.importorskip("transformers")
 
 from solar.backends.sweep import CostSurface
-from solar.bench.llm_serving import _at, lifted, model_memory, price_phase
+from solar.bench.llm_serving import _at, lifted, model_memory, price_phase, resident_cache_bytes
 from solar.frontends.llm_families import repeating_twins
 from solar.frontends.llm_models import LlmConfig, build_model, export_phase, load_config, weight_bytes
 from solar.frontends.llm_validate import reduced_config
@@ -84,6 +84,11 @@ FAMILIES = {
                         lambda c: c["hidden_size"] * (c["hidden_size"] + 2 * 64) + 9 * c["hidden_size"] ** 2,
                         # the rotary frequencies; the keys' and values' head indices ([-2], [-1]: int64)
                         _vocab_hidden, lambda c, b: 64 // 2 * 4 + 2 * 8, tied=True),
+    # Grouped-query attention (8 key-value heads) that HF broadcasts to every head before its cache update:
+    # the step keeps 8 (kv_broadcast). 65024·8192 + 60·(8192·(8192 + 2·8·64) + 9·8192² + 4·8192) + 2·8192.
+    "falcon-40b": Family("falcon-40b.json", 41_303_293_952,
+                         lambda c: c["hidden_size"] * (c["hidden_size"] + 2 * c["num_kv_heads"] * 64)
+                         + 9 * c["hidden_size"] ** 2, _vocab_hidden, lambda c, b: 64 // 2 * 4 + 2 * 8, tied=True),
     # Eager attention (soft-capping); the embedding's scale as Gemma-3's.
     "gemma-2-9b": Family("gemma-2-9b.json", 9_241_705_984, _llama_layer, _vocab_hidden,
                          lambda c, b: c["head_dim"] // 2 * 4 + b, tied=True),
@@ -121,6 +126,20 @@ def test_stock_config_weights_and_decode_closed_form(name: str) -> None:
                           + family.extra_bytes(raw, s.dtype_bytes) + BATCH * 8  # the token ids
                           + BATCH * CONTEXT * kv_token + BATCH * kv_token  # the cache read, the new token's
                           + BATCH * s.vocab * s.dtype_bytes)  # the last position's logits
+
+
+def test_falcon_40b_cache_holds_its_kv_heads() -> None:
+    """HF's Falcon-40B broadcasts its 8 key-value heads to all 128 query heads before the cache update; an
+    engine keeps 8. The cache figure and the decode step's cache read and write are 8 heads': per token
+    2 · 60 layers · 8 · 64 · 2 B = 122,880 B (HF's layout: 1,966,080 B)."""
+    cfg, _ = _family("falcon-40b")
+    s = cfg.shape
+    assert (s.kv_heads, s.heads, s.head_dim, s.layers) == (8, 128, 64, 60)
+    assert s.kv_bytes_per_token == 2 * 60 * 8 * 64 * 2 == 122_880
+    exported = export_phase(cfg, "decode", 2, 64, 1)
+    caches = [v for v in exported.module.entry.args if v.name.startswith("cache")]
+    assert len(caches) == 2 and all(v.type.shape[1] == 8 for v in caches)
+    assert resident_cache_bytes(cfg, model_memory(cfg), BATCH, CONTEXT + 1) == BATCH * (CONTEXT + 1) * 122_880
 
 
 def _window_pairs(length: int, window: int) -> int:
@@ -196,10 +215,11 @@ def test_model_types_that_cannot_be_priced_say_so_in_one_line(tmp_path: Path, ca
 
 
 @settings(max_examples=60)
-@given(st.lists(st.sampled_from("sf"), min_size=1, max_size=6), st.integers(3, 8), st.integers(0, 5))
+@given(st.lists(st.sampled_from("sf"), min_size=1, max_size=6), st.integers(4, 8), st.integers(0, 5))
 def test_repeating_twins_scale_each_kind_of_layer_exactly(pattern: list[str], periods: int, extra: int) -> None:
     """Twins one period apart: the first twin plus whole periods (the twins' difference) is the model, so
-    linear scaling counts each kind of layer (sliding, full) exactly as often as the model has it."""
+    linear scaling counts each kind of layer (sliding, full) exactly as often as the model has it. (A twin
+    holds at least two layers: alike layers, a period of 1, have twins of 2 and 3 from 4 layers on.)"""
     period = next(p for p in range(1, len(pattern) + 1)
                   if all(pattern[i] == pattern[i % p] for i in range(len(pattern))))
     pattern = pattern[:period]
@@ -218,7 +238,7 @@ def test_gemma2_full_depth_prices_its_sliding_and_full_layers() -> None:
     sliding layers attend W keys and its 21 full layers P + 1 (twins of 2 and 4 layers, scaled by periods)."""
     cfg, family = _family("gemma-2-9b")
     s = cfg.shape
-    assert cfg.repeating_twins() == (2, 4)
+    assert cfg.twin_layers() == (2, 4)
     step = price_phase(cfg, "decode", [H100], 2, 8192)
     assert sorted(step.twins) == [2, 4]
     batch, context = 2, 6000

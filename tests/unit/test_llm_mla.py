@@ -48,6 +48,7 @@ def test_decode_is_priced_absorbed(name: str) -> None:
     cfg = load_config(str(CONFIGS / name))
     raw, s = cfg.raw, cfg.shape
     step = price_phase(cfg, "decode", [H100], 2, 16)
+    assert step.alternative is None  # absorbed alone: its least work (a prefill prices both forms)
     for batch, context in ((1, 16), (3, 40)):
         cost = step.cost(batch, context, "h100-sxm", "whole_graph")
         assert cost.macs == _absorbed_decode_macs(raw, batch, context)
