@@ -30,7 +30,7 @@ from typing import Any
 import islpy as isl
 
 from solar.ir import attr_names
-from solar.ir.analysis.formula import Formula
+from solar.ir.analysis.formula import Formula, is_symbolic
 from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
@@ -66,6 +66,9 @@ class Counts:
     @property
     def flops(self) -> int:
         return self.flops_tensor + self.flops_vector
+
+    def copy(self) -> Counts:
+        return self._map(lambda v: v)
 
     def scaled(self, n: int) -> Counts:
         """The counts of `n` runs that each count these."""
@@ -312,7 +315,14 @@ def _type(value: Value) -> TensorType:
 def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
     """Counts of a kernel that stays a loop nest, statement by statement; locals are on chip (no bytes).
     A kernel inside solar.for loops whose indices it uses is counted over all their iterations (one run
-    of the kernel per iteration: points, FLOPs and per-run footprints summed)."""
+    of the kernel per iteration: points, FLOPs and per-run footprints summed). Counted once per kernel
+    structure and values (the model's memo); each caller gets its own copy."""
+    if is_symbolic(values):
+        return _kernel_counts(model, values)
+    return model.remember(("counts", tuple(sorted(values.items()))), lambda: _kernel_counts(model, values)).copy()
+
+
+def _kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
 
     def total(poly: isl.PwQPolynomial) -> int:
         return _value(sum_over(poly, model.loop_params, model.context), values)
