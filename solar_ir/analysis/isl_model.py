@@ -211,6 +211,13 @@ def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, 
                        dict(shared.names), shared.loop_params, shared.memo)
 
 
+def clear_caches() -> None:
+    """Forget every parsed ISL object and shared model (benchmarks time a cold start)."""
+    cached_set.cache_clear()
+    cached_map.cache_clear()
+    _MODELS.clear()
+
+
 def kernel_structure(kernel: KernelOp) -> Hashable:
     """What a kernel's model depends on, as a hashable value: its tensors (names, roles, types) and its body
     (expressions compare by structure, not location)."""
