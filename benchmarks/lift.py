@@ -152,8 +152,7 @@ def parse(text: str) -> ModuleOp:
 def clear_caches() -> None:
     from solar.ir.analysis import isl_model
 
-    for fn in (isl_model.cached_set, isl_model.cached_map):
-        fn.cache_clear()
+    isl_model.clear_caches()  # parsed sets and maps, and the models shared by identical kernels
 
 
 def time_pass(p: Pass, module: ModuleOp) -> float:

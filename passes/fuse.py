@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -127,16 +128,22 @@ class _FuseBlock:
                  if all(op in self.position for op in u.ops)]
         group_of: dict[Unit, list[Unit]] = {u: [u] for u in units}
         unit_of_op = {op: u for u in units for op in u.ops}
+        spans: dict[int, _Span] = {}  # by id of a group's list, while groups form (the block does not change)
         for u in units:
             # Latest producer first; once joined, the group takes the other producers' groups too where the
             # rules allow (stopping at the first join would leave cheaper fusions undone).
             for p in self._producers(u, unit_of_op):
                 group = group_of[p]
-                if self._can_join(group, u, group_of, unit_of_op):
+                if group is group_of[u]:
+                    continue
+                joined = self._span(group, spans).union(self._span(group_of[u], spans))
+                if self._can_join(group, u, group_of, unit_of_op, joined):
                     old = group_of[u]
                     group.extend(x for x in old if x not in group)
                     for x in old:
                         group_of[x] = group
+                    spans[id(group)] = joined
+                    del spans[id(old)]  # (its list is dropped: its id may come back for another)
         seen: list[list[Unit]] = []
         for g in group_of.values():
             if len(g) > 1 and not any(g is s for s in seen):
@@ -159,26 +166,28 @@ class _FuseBlock:
                 found.setdefault(unit_of_op[producer])
         return sorted(found, key=lambda x: -self.position[x.ops[-1]])
 
+    def _span(self, group: list[Unit], spans: dict[int, _Span]) -> _Span:
+        span = spans.get(id(group))
+        if span is None:
+            positions = [self.position[op] for x in group for op in x.ops]
+            mask = below = 0
+            for x in group:
+                for op in x.ops:
+                    mask |= 1 << self.position[op]
+                    below |= self.reach[op]
+            span = spans[id(group)] = _Span(mask, below, min(positions), max(positions))
+        return span
+
     def _can_join(self, group: list[Unit], u: Unit, group_of: dict[Unit, list[Unit]],
-                  unit_of_op: dict[Op, Unit]) -> bool:
-        if group is group_of[u]:
-            return False
-        members = {op for x in [*group, *group_of[u]] for op in x.ops}
-        mask = 0
-        for op in members:
-            mask |= 1 << self.position[op]
+                  unit_of_op: dict[Op, Unit], joined: _Span) -> bool:
         # Convexity: nothing outside the merged set both depends on it and feeds it (a layout op on such a
         # path is fine: it joins the group). Only an op between the first and last member can (block order
-        # is a topological order).
-        below = 0  # every op some member reaches
-        for op in members:
-            below |= self.reach[op]
-        positions = [self.position[op] for op in members]
-        for op in self.block[min(positions):max(positions) + 1]:
-            bit = 1 << self.position[op]
-            if bit & mask or op.is_view:
-                continue
-            if bit & below and self.reach[op] & mask:
+        # is a topological order), and only one that some member reaches: those are the bits looked at (a
+        # walk over every op between them made a whole network's fusion quadratic).
+        window = joined.below & ~joined.mask & ((1 << (joined.last + 1)) - (1 << joined.first))
+        for position in _set_bits(window):
+            op = self.block[position]
+            if not op.is_view and self.reach[op] & joined.mask:
                 return False
         if self.mode == "producer-consumer":
             for x in group:
@@ -273,3 +282,26 @@ class _FuseBlock:
     def _inner_name(self, name: str) -> str:
         return self.names.numbered(f"{name}_")
 
+
+@dataclass(frozen=True)
+class _Span:
+    """A forming group as bit sets over the block's positions: its ops, every op they reach, and its first
+    and last positions."""
+
+    mask: int
+    below: int
+    first: int
+    last: int
+
+    def union(self, other: _Span) -> _Span:
+        return _Span(self.mask | other.mask, self.below | other.below, min(self.first, other.first),
+                     max(self.last, other.last))
+
+
+def _set_bits(bits: int) -> Iterator[int]:
+    """The positions of the 1 bits of `bits`, lowest first."""
+    text = bin(bits)[:1:-1]  # least significant bit first
+    k = text.find("1")
+    while k >= 0:
+        yield k
+        k = text.find("1", k + 1)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import islpy as isl
 
 from solar.ir import attr_names
 from solar.ir import expr as ex
@@ -226,10 +229,11 @@ class _Lifter:
             self.filled[target] = _is_zero(assign.value) and self._covers(target, sm)
             return
         for w in self.writers.get(target, []):
-            if not always_before(touching(w.write, sm.write), w, sm):
+            if not self.model.remember(("writes in order", w.name, sm.name),
+                                       lambda w=w: always_before(touching(w.write, sm.write), w, sm)):
                 raise Unliftable(f"the writes to {target} at line {assign.loc.line} interleave with earlier ones")
         if assign.reduction is None:
-            if not sm.write.is_injective():
+            if not self.model.remember(("injective", sm.name), sm.write.is_injective):
                 raise Unliftable(f"`{format_expr(assign.target)}` is assigned more than once by one statement")
             if prior is not None and not self._covers(target, sm):
                 if not self._drop_zero_fill(prior):
@@ -252,8 +256,8 @@ class _Lifter:
     def _check_domain(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:
         """What the einsum form assumes of a statement: accesses in bounds (an einsum reads 0 outside an
         operand), indices from 0 up, every loop index in some subscript (else its repetitions are lost)."""
-        for access, rel in [(assign.target, sm.write), *sm.reads]:
-            if not self.model.out_of_bounds(rel, access.tensor).is_empty():
+        for position, access in enumerate([assign.target, *(a for a, _ in sm.reads)]):
+            if not self.model.in_bounds(sm, position):
                 raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} is out of bounds "
                                  "(--lift-affine reports where)")
         subscripted = {i.name for a, _ in [(assign.target, None), *sm.reads] for e in a.indices
@@ -263,10 +267,10 @@ class _Lifter:
             if loop.var not in subscripted:
                 raise Unliftable(f"loop index %{loop.var} appears in no subscript (an einsum would lose its "
                                  "repetitions)")
-        if sm.domain.is_empty():
+        if self.model.remember(("empty", sm.name), sm.domain.is_empty):
             return
         for k, loop in enumerate(ctx.loops):
-            if sm.domain.dim_min_val(k).is_neg():
+            if self.model.remember(("negative", sm.name, k), lambda k=k: sm.domain.dim_min_val(k).is_neg()):
                 raise Unliftable(f"loop index %{loop.var} takes negative values (einsum indices start at 0)")
 
     def _drop_zero_fill(self, prior: Value) -> bool:
@@ -282,10 +286,11 @@ class _Lifter:
         return True
 
     def _covers(self, tensor: str, sm: StatementModel) -> bool:
-        return self.model.boxes[tensor].is_subset(sm.write.range())
+        return self.model.remember(("covers", tensor, sm.name),
+                                   lambda: self.model.boxes[tensor].is_subset(sm.write.range()))
 
     def _check_reads(self, sm: StatementModel) -> None:
-        for access, rel in sm.reads:
+        for position, (access, rel) in enumerate(sm.reads):
             name = access.tensor
             if name in self.inputs:
                 continue
@@ -294,16 +299,22 @@ class _Lifter:
             for w in self.model.statements:
                 if w.stmt.target.tensor != name:
                     continue
-                pairs = touching(w.write, rel)
-                if pairs.is_empty():
+                question = (w.name, sm.name, position)  # asked of every kernel of this structure: answered once
+                pairs = self.model.remember(("touching", *question),
+                                            lambda w=w, rel=rel: _unless_empty(touching(w.write, rel)))
+                if pairs is None:
                     continue
                 earlier = self.model.statements.index(w) < self.model.statements.index(sm)
-                if earlier and not always_before(pairs, w, sm):
+                if earlier and not self._answer(always_before, pairs, w, sm, question):
                     raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} reads {name} before "
                                      "all of its writes are done")
-                if not earlier and w is not sm and ever_before(pairs, w, sm):
+                if not earlier and w is not sm and self._answer(ever_before, pairs, w, sm, question):
                     raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} reads {name} after a "
                                      "later statement overwrote it")
+
+    def _answer(self, test: Callable[[isl.Map, StatementModel, StatementModel], bool], pairs: isl.Map,
+                w: StatementModel, sm: StatementModel, question: tuple[str, str, int]) -> bool:
+        return self.model.remember((test.__name__, *question), lambda: test(pairs, w, sm))
 
     # ---- building einsums ------------------------------------------------------------------------
     def _einsum(self, assign: Assign, ctx: _Context, sm: StatementModel) -> Value:
@@ -475,6 +486,10 @@ def _is_identity(value: Expr, reduction: str | None) -> bool:
         return False
     literal = _NUMBER.visit(value)
     return literal is not None and literal == _IDENTITY[reduction]
+
+
+def _unless_empty(rel: isl.Map) -> isl.Map | None:
+    return None if rel.is_empty() else rel
 
 
 def _is_zero(value: Expr) -> bool:

@@ -174,7 +174,8 @@ class SOL(Pass):
             return None
         work, originals = _without_dead_code(ctx, work, module)
         try:
-            model = ctx.analysis(CostModel, work, fp32_precision=self.policy)
+            # The accesses were checked just above (dropping dead code only removes problems): not again.
+            model = ctx.analysis(CostModel, work, fp32_precision=self.policy, check_accesses=False)
             reports = [analyse(model, Peaks(t, self.precision_floor), latency) for t in targets]
             for estimate in data_id_gathers(model):  # the least rows are far from a typical input's: say so
                 ctx.diagnostics.remark(f"sol: {estimate.sentence()}", originals.get(id(estimate.op), estimate.op).loc)

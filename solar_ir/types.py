@@ -90,6 +90,8 @@ def _drop_zeros(e: Expr) -> Expr:
 def dims_equal(a: Dim, b: Dim) -> bool:
     if isinstance(a, int) and isinstance(b, int):
         return a == b
+    if a == b:  # the same expression (the common case): equal forms, without building them
+        return True
     ea = IntLit(a) if isinstance(a, int) else a
     eb = IntLit(b) if isinstance(b, int) else b
     # Non-linear parts (`N floordiv 2`) are compared as opaque terms of a linear combination.

@@ -98,10 +98,10 @@ def bounds_problems(model: KernelModel, own: dict[str, int] | None = None) -> li
     """Each access of the kernel that can leave its tensor, at the first offending iteration."""
     out = []
     for s in model.statements:
-        for access, rel in [(s.stmt.target, s.write), *s.reads]:
-            outside = model.out_of_bounds(rel, access.tensor)
-            if outside.is_empty():
+        for position, (access, rel) in enumerate([(s.stmt.target, s.write), *s.reads]):
+            if model.in_bounds(s, position):  # answered once per kernel structure (and shared with the lift)
                 continue
+            outside = model.out_of_bounds(rel, access.tensor)
             point = _first_point(outside.domain())  # the first offending iteration
             where = point_text(point, s.indices, len(s.indices))
             element = _first_point(outside.intersect_domain(isl.Set.from_point(point)).range())
@@ -123,10 +123,8 @@ def write_problems(model: KernelModel, own: dict[str, int] | None = None) -> lis
     for result in model.kernel.outputs:
         if result.name in reduced:
             continue  # a reduction target starts at its identity: unreached elements are defined
-        written = model.footprint(result.name, written=True)
-        box = model.boxes[result.name]
-        holes = box if written is None else box.subtract(written)
-        if holes.is_empty():
+        holes = model.remember(("holes", result.name), lambda name=result.name: _holes(model, name))
+        if holes is None:
             continue
         point = _first_point(holes)  # the first hole, in row-major order
         coords = ", ".join(str(point.get_coordinate_val(isl.dim_type.set, k).to_python())
@@ -136,6 +134,14 @@ def write_problems(model: KernelModel, own: dict[str, int] | None = None) -> lis
                                  "assigned" + (f" (with {params})" if params else ""), result.loc,
                                  _at_sizes(holes, own or {})))
     return out
+
+
+def _holes(model: KernelModel, output: str) -> isl.Set | None:
+    """The elements of `output` no statement writes, or None when there are none."""
+    written = model.footprint(output, written=True)
+    box = model.boxes[output]
+    holes = box if written is None else box.subtract(written)
+    return None if holes.is_empty() else holes
 
 
 def _writes_inside(op: EinsumOp) -> bool:

@@ -22,15 +22,16 @@ name it is bound to), per output the same (`output_elements`, `output_bytes`), a
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import islpy as isl
 
 from solar.ir import attr_names
-from solar.ir.analysis.formula import Formula
+from solar.ir.analysis.formula import Formula, Number, is_symbolic
 from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
@@ -41,11 +42,12 @@ from solar.ir.analysis.isl_model import (
     isl_name,
 )
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where, where_sizes
-from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, walk
+from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, constant_value, walk
+from solar.ir.expr_values import evaluate_int
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import EinsumOp, Value
 from solar.ir.scalar_funcs import BINARY_FLOP_KIND, FUNCTIONS
-from solar.ir.types import TensorType
+from solar.ir.types import Dim, TensorType
 
 NOT_FLOPS = frozenset({"cast", "logic"})
 
@@ -66,6 +68,9 @@ class Counts:
     @property
     def flops(self) -> int:
         return self.flops_tensor + self.flops_vector
+
+    def copy(self) -> Counts:
+        return self._map(lambda v: v)
 
     def scaled(self, n: int) -> Counts:
         """The counts of `n` runs that each count these."""
@@ -278,18 +283,15 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
     value, and the output's elements under "0"."""
     if key in _CACHE:
         return _CACHE[key]
-    model = einsum_model(op, list(used))
-    points = _value(model.domain.card(), values)
-    spec = parse_spec(op.spec)
+    sizes = box_sizes(op, used, values) or isl_sizes(op, used, values)
+    points = sizes.points
     first = op.body[0]
     counts = Counts(points=points)
-    out_elems = _value(model.write.range().card(), values)
+    out_elems = sizes.output_elements
     body_ops = expression_ops(first.value, constants)
     if first.reduction is not None:
         body_ops[first.reduction] += 1
-    # A reduction: some index is absent from the result, or several points reach one result element
-    # (a transposed convolution's output window).
-    reduced = bool(spec.reduced) or (first.reduction is not None and not model.write.is_injective())
+    reduced = sizes.reduced
     # key[-2]: the einsum is marked block-scaled (--quantize W4A4)
     if is_contraction(first.value, first.reduction, reduced) or (
             key[-2] and is_block_scaled_contraction(first.value, first.reduction, reduced)):
@@ -302,23 +304,96 @@ def _einsum_counts(key: tuple[Any, ...], op: EinsumOp, used: tuple[str, ...], va
         epi = expression_ops(op.body[1].value, constants)
         counts.flops_vector += flops_of(epi) * out_elems
         counts.ops.update({k: v * out_elems for k, v in epi.items()})
-    # Bytes read: per distinct value, the elements all its operands touch (their union), by element size.
-    footprints: dict[str, isl.Set] = {}
-    for read in model.reads:
-        rng = read.range()
-        name = rng.get_tuple_name()
-        footprints[name] = footprints[name].union(rng) if name in footprints else rng
-    for name, fp in footprints.items():
-        k = int(name[1:])
-        counts.elements_read[str(k)] = _value(fp.card(), values)
-        counts.bytes_read[str(k)] = _type(op.inputs[k].value).dtype.bytes_of(counts.elements_read[str(k)])
+    for k, elements in sizes.elements_read.items():
+        counts.elements_read[str(k)] = elements
+        counts.bytes_read[str(k)] = _type(op.inputs[k].value).dtype.bytes_of(elements)
     if key[-1]:  # the kernel zero-filled the result before writing part of it: every element is written
-        out_elems = _value(model.output_box.card(), values)
+        out_elems = sizes.output_box
     counts.output_elements["0"] = out_elems
     counts.bytes_written = op.outputs[0].type.dtype.bytes_of(out_elems)
     if len(_CACHE) < 65536:
         _CACHE[key] = counts
     return counts
+
+
+@dataclass(frozen=True)
+class EinsumSizes:
+    """What an einsum's counts take from its iteration space: its points, the distinct elements read of each
+    value (by the position of the first operand bound to it), the result's elements written and all of
+    them, and whether it reduces (an index absent from the result, or several points reaching one result
+    element, as a transposed convolution's output window does)."""
+
+    points: int
+    elements_read: dict[int, int]
+    output_elements: int
+    output_box: int
+    reduced: bool
+
+
+def isl_sizes(op: EinsumOp, used: tuple[str, ...], values: dict[str, int]) -> EinsumSizes:
+    """The sizes from the einsum's ISL model: any subscripts, where-clauses, operands sharing a value."""
+    model = einsum_model(op, list(used))
+    first = op.body[0]
+    # Per distinct value, the elements all its operands touch (their union).
+    footprints: dict[str, isl.Set] = {}
+    for read in model.reads:
+        rng = read.range()
+        name = rng.get_tuple_name()
+        footprints[name] = footprints[name].union(rng) if name in footprints else rng
+    return EinsumSizes(_value(model.domain.card(), values),
+                       {int(name[1:]): _value(fp.card(), values) for name, fp in footprints.items()},
+                       _value(model.write.range().card(), values), _value(model.output_box.card(), values),
+                       bool(parse_spec(op.spec).reduced) or (first.reduction is not None
+                                                            and not model.write.is_injective()))
+
+
+def box_sizes(op: EinsumOp, used: tuple[str, ...], values: Mapping[str, Number]) -> EinsumSizes | None:
+    """The sizes in closed form where the iteration space is a box and every operand reads a box of it (no
+    where-clause; each subscript an index, distinct within its operand, or a constant; each operand its own
+    value; sizes given as numbers), or None: most einsums of a network (element-wise, normalization,
+    reductions), whose ISL models dominated pricing it. The domain is the product of the index ranges (and
+    empty unless every size it mentions is at least 1, as the ISL model's context says); an operand's
+    footprint is, along each dimension, the range of its index clipped to the dimension, or its constant
+    when that is inside it, and nothing when the domain is empty. `isl_sizes` gives the same figures
+    (tests/unit/test_box_sizes.py)."""
+    if op.where is not None or any(not isinstance(values.get(p), int) for p in used):
+        return None  # (a formula, or no value: the ISL model counts, or says what is missing)
+    if len({id(b.value) for b in op.inputs}) != len(op.inputs):
+        return None
+    spec = parse_spec(op.spec)
+    shapes = [_type(b.value).shape for b in op.inputs] + [op.outputs[0].type.shape]
+    terms = [*spec.inputs, spec.output]
+    for term in terms:
+        letters = [e.name for e in term if isinstance(e, IndexRef)]
+        if len(set(letters)) != len(letters) or any(not isinstance(e, IndexRef) and constant_value(e) is None
+                                                    for e in term):
+            return None
+    env: dict[str, int] = {p: values[p] for p in used}  # type: ignore[misc]
+    try:
+        extent = {i: _size(r, env) for i, r in index_ranges(spec, shapes, []).items()}
+        dims = [[_size(d, env) for d in shape] for shape in shapes]
+    except (KeyError, ValueError):  # a size the values do not give: the ISL model says why
+        return None
+    empty = any(env[p] < 1 for p in used) or any(n <= 0 for n in extent.values())
+
+    def box(term: tuple[Expr, ...], shape: list[int]) -> int:
+        n = 1
+        for entry, dim in zip(term, shape, strict=True):
+            if isinstance(entry, IndexRef):
+                n *= max(0, min(extent[entry.name], dim))
+            else:
+                n *= 1 if 0 <= (constant_value(entry) or 0) < dim else 0
+        return n
+
+    points = 0 if empty else math.prod(extent[i] for i in spec.indices)
+    reads = {k: 0 if empty else box(term, dims[k]) for k, term in enumerate(spec.inputs)}
+    # Every index in the result, each once: no two points write one element, so only an absent index reduces.
+    return EinsumSizes(points, reads, 0 if empty else box(spec.output, dims[-1]),
+                       math.prod(max(0, d) for d in dims[-1]), bool(spec.reduced))
+
+
+def _size(dim: Dim, env: dict[str, int]) -> int:
+    return dim if isinstance(dim, int) else evaluate_int(dim, env)
 
 
 def _type(value: Value) -> TensorType:
@@ -329,7 +404,14 @@ def _type(value: Value) -> TensorType:
 def kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
     """Counts of a kernel that stays a loop nest, statement by statement; locals are on chip (no bytes).
     A kernel inside solar.for loops whose indices it uses is counted over all their iterations (one run
-    of the kernel per iteration: points, FLOPs and per-run footprints summed)."""
+    of the kernel per iteration: points, FLOPs and per-run footprints summed). Counted once per kernel
+    structure and values (the model's memo); each caller gets its own copy."""
+    if is_symbolic(values):
+        return _kernel_counts(model, values)
+    return model.remember(("counts", tuple(sorted(values.items()))), lambda: _kernel_counts(model, values)).copy()
+
+
+def _kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
 
     def total(poly: isl.PwQPolynomial) -> int:
         return _value(sum_over(poly, model.loop_params, model.context), values)

@@ -9,12 +9,14 @@ parameters; nothing is enumerated.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any, TypeVar
 
 import islpy as isl
 
+from solar.ir.analysis.floor_division import merge_floor_division
 from solar.ir.analysis.formula import Formula, Number, is_symbolic
 from solar.ir.expr import (
     Access,
@@ -35,6 +37,7 @@ from solar.ir.types import Dim, TensorType
 # Words ISL's parser reserves; an IR name equal to one gets a prefix in ISL text.
 _ISL_WORDS = frozenset({"and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "true",
                         "false", "NaN", "rat", "implies", "xor", "cst"})
+T = TypeVar("T")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -75,6 +78,8 @@ class _IslText(ExprVisitor[str]):
         return f"(-{self.visit(e.operand, names)})"
 
     def visit_binary(self, e: Binary, names: dict[str, str]) -> str:
+        if e.op == "floordiv":  # one floor for a nest of them: ISL works faster with fewer (floor_division)
+            e = merge_floor_division(e)
         a, b = self.visit(e.lhs, names), self.visit(e.rhs, names)
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"
@@ -125,14 +130,29 @@ class KernelModel:
     statements: list[StatementModel] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     loop_params: list[str] = field(default_factory=list)  # ISL names of the solar.for indices modelled
-    _outside: dict[str, isl.Set] = field(default_factory=dict, repr=False, compare=False)
+    # Answers about the ISL objects above, shared by every kernel of the same structure (see `remember`).
+    memo: dict[Hashable, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def remember(self, question: Hashable, answer: Callable[[], T]) -> T:
+        """`answer()`, computed once for all kernels that share this model's ISL objects (structurally
+        identical kernels: a ResNet-101 has 656 kernels of 73 structures). `question` names what is asked
+        by statement names, positions and tensor names, never by an object of one kernel."""
+        if question not in self.memo:
+            self.memo[question] = answer()
+        return self.memo[question]
 
     def out_of_bounds(self, rel: isl.Map, tensor: str) -> isl.Map:
         """The part of an access relation that touches elements outside `tensor`'s shape."""
-        outside = self._outside.get(tensor)
-        if outside is None:  # the complement once per tensor: a lift asks for every access
-            outside = self._outside[tensor] = self.boxes[tensor].complement()
+        # The complement once per tensor: a lift asks for every access.
+        outside = self.remember(("outside", tensor), lambda: self.boxes[tensor].complement())
         return rel.intersect_range(outside)
+
+    def in_bounds(self, statement: StatementModel, position: int) -> bool:
+        """Whether access `position` of `statement` (0: its write, then its reads in order) stays inside
+        its tensor at every point."""
+        access, rel = [(statement.stmt.target, statement.write), *statement.reads][position]
+        return self.remember(("in bounds", statement.name, position),
+                             lambda: self.out_of_bounds(rel, access.tensor).is_empty())
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
         maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]
@@ -165,13 +185,64 @@ def _params_prefix(params: Iterable[str]) -> str:
     return f"[{', '.join(params)}] -> " if params else ""
 
 
+_MODELS: dict[Hashable, KernelModel] = {}  # by kernel structure and model options; see build_model
+
+
 def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, tuple[Expr, Expr]],
                 all_loops: bool = False) -> KernelModel:
     """The ISL model of `kernel`. `for_bounds` gives each enclosing solar.for index its [lower, upper),
     outermost first. Only the indices the kernel mentions (and those their bounds need) become parameters,
     unless `all_loops` (to count a kernel over every iteration of its loops): a kernel that does not use
-    %t has the same model at every iteration. ISL objects are parsed from text through caches, so
-    structurally identical kernels share them."""
+    %t has the same model at every iteration. Structurally identical kernels (the same tensors, body and
+    options; the repeated blocks of a network) share one model's ISL objects and its `memo`; each gets its
+    own statements and accesses, so locations stay its own."""
+    key = (kernel_structure(kernel), tuple(size_params), tuple(for_bounds.items()), all_loops)
+    shared = _MODELS.get(key)
+    if shared is None:
+        shared = _build_model(kernel, size_params, for_bounds, all_loops)
+        if len(_MODELS) >= 4096:
+            _MODELS.clear()
+        _MODELS[key] = shared
+    assigns = [s for s in walk_stmts(kernel.body) if isinstance(s, Assign)]  # the walker's order
+    statements = [StatementModel(a, sm.name, sm.indices, sm.domain, sm.write,
+                                 [(acc, m) for acc, (_, m) in zip(_reads(a), sm.reads, strict=True)], sm.schedule)
+                  for a, sm in zip(assigns, shared.statements, strict=True)]
+    return KernelModel(kernel, shared.params, shared.context, shared.tensors, shared.boxes, statements,
+                       dict(shared.names), shared.loop_params, shared.memo)
+
+
+def clear_caches() -> None:
+    """Forget every parsed ISL object and shared model (benchmarks time a cold start)."""
+    cached_set.cache_clear()
+    cached_map.cache_clear()
+    _MODELS.clear()
+
+
+def kernel_structure(kernel: KernelOp) -> Hashable:
+    """What a kernel's model depends on, as a hashable value: its tensors (names, roles, types) and its body
+    (expressions compare by structure, not location)."""
+    return (tuple(b.name for b in kernel.inputs), tuple(d.name for d in kernel.outputs),
+            tuple(kernel.tensors().items()), _body_structure(kernel.body))
+
+
+def _body_structure(body: list[KStmt]) -> tuple:
+    out: list[tuple] = []
+    for s in body:
+        if isinstance(s, AffineFor):
+            out.append(("for", s.var, s.lower, s.upper, s.step, _body_structure(s.body)))
+        elif isinstance(s, AffineIf):
+            out.append(("if", s.cond, _body_structure(s.body)))
+        elif isinstance(s, Assign):
+            out.append(("=", s.target, s.op, s.value))
+    return tuple(out)  # locals: their types are among the tensors
+
+
+def _reads(s: Assign) -> list[Access]:
+    return [a for a in walk(s.value) if isinstance(a, Access)]
+
+
+def _build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, tuple[Expr, Expr]],
+                 all_loops: bool) -> KernelModel:
     used, used_indices = _used_params(kernel)
     loops = {v for v in for_bounds if all_loops or v in used_indices}
     for var in reversed(list(for_bounds)):
@@ -314,7 +385,7 @@ class _Walker:
             idx = ", ".join(isl_expr(i, names) for i in acc.indices)
             return cached_map(f"{self.prefix}{{ {head} -> {isl_name(acc.tensor)}[{idx}] }}").intersect_domain(domain)
 
-        reads = [(a, access_map(a)) for a in walk(s.value) if isinstance(a, Access)]
+        reads = [(a, access_map(a)) for a in _reads(s)]
         # Loop indices interleaved with statement positions: lexicographic order is execution order.
         times: list[str] = []
         for level in range(self.depth + 1):
