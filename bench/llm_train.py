@@ -23,7 +23,7 @@ from solar.frontends.llm_models import LlmConfig
 from solar.frontends.llm_train import translate_twin
 from solar.targets.loader import Target
 
-from .llm_serving import TWIN_LAYERS, lifted
+from .llm_serving import lifted
 from .twins import Terms, scaled_seconds
 
 PHASES = ("forward", "backward", "optimizer")
@@ -139,10 +139,11 @@ def scale_twins(small: _Twin, large: _Twin, k: Fraction, target: str) -> TrainCo
 
 def price_train(cfg: LlmConfig, targets: Sequence[Target], batch: int, prompt: int, optimizer: str,
                 twins: bool = True) -> dict[str, TrainCost]:
-    """The step of `batch` × `prompt` tokens, per target: from the 2- and 3-layer twins when every layer is
-    alike and there are more than 3 (and `twins`), else exported whole."""
+    """The step of `batch` × `prompt` tokens, per target: from the twins that price the model's inference
+    steps (`LlmConfig.twin_layers`: 2 and 3 layers when every layer is alike) when `twins`, else exported
+    whole."""
     total = cfg.shape.layers
-    counts = TWIN_LAYERS if twins and cfg.layers_alike and total > TWIN_LAYERS[-1] else (total,)
+    counts = (cfg.twin_layers() if twins else None) or (total,)
     exported = {n: _twin(_step(cfg, n, batch, prompt, optimizer), targets) for n in counts}
     out: dict[str, TrainCost] = {}
     for target in targets:
