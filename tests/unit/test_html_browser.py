@@ -6,35 +6,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM, DRIVER, MISSING, headless_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ("mlp.sir", "layernorm.sir", "causal_attention.sir")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None or DRIVER is None,
-                                reason="no Chromium: install Debian's chromium and chromium-driver (.ci/run does)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None or DRIVER is None, reason=MISSING)
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e .[dev])")
 
 
 @pytest.fixture(scope="module")
 def browser():  # type: ignore[no-untyped-def]
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,2000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver = headless_chromium(webdriver)
     yield driver
     driver.quit()
 

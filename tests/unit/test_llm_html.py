@@ -5,13 +5,13 @@ do not fit, and in Chromium the page opens without errors and fits 1,000 px (whe
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from chromium import CHROMIUM, DRIVER, MISSING, headless_chromium
 
 from solar.bench.llm_html import operator_rows, operators_json, render_llm_html, write_llm_html
 from solar.bench.llm_report import LlmAnalysis, LlmRequest, analyse_llm
@@ -122,27 +122,16 @@ def test_cli_report_errors_are_one_line(tmp_path: Path) -> None:
         assert run.stderr.startswith(message) and run.stderr.count("\n") == 1, run.stderr
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
 
 
-@pytest.mark.skipif(CHROMIUM is None or DRIVER is None, reason="no Chromium: install Debian's chromium and "
-                                                              "chromium-driver (.ci/run does)")
+@pytest.mark.skipif(CHROMIUM is None or DRIVER is None, reason=MISSING)
 def test_the_page_in_chromium(analysis: LlmAnalysis, tmp_path: Path) -> None:
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e .[dev])")
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     path = tmp_path / "llm.html"
     write_llm_html(analysis, str(path))
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,2000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    browser = webdriver.Chrome(service=Service(DRIVER), options=options)
+    browser = headless_chromium(webdriver)
     try:
         browser.get(path.as_uri())
         assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
