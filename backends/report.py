@@ -159,7 +159,7 @@ def format_axis(axis: Any, label: Any) -> None:
 def _format_intensity(w: Work) -> str:
     """`Work.intensity` (the one definition: FLOPs per DRAM byte) as the tables print it."""
     ai = w.intensity
-    return "∞" if math.isinf(ai) else f"{ai:.3g}"
+    return "∞" if math.isinf(ai) else quantity(ai)  # 1.37k, never 1.37e+03
 
 
 _LABELS = {"unfused": "unfused (Σ kernels)", "fused": "fused (Σ groups)", "whole_graph": "whole graph"}

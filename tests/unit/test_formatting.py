@@ -71,3 +71,24 @@ def test_sweep_plot_merges_coinciding_series(tmp_path: Path) -> None:
     # mlp is one greedy group over the whole graph: fused and whole graph coincide, one line names both.
     assert ["fused", "whole_graph"] in names and sum(len(n) for n in names) == 3
     plt.close("all")
+
+
+MATMUL_4096 = """\
+solar.module @mm {
+  solar.func @main(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
+    %c = solar.einsum @mm "ik,kj->ij" (%a as A, %b as B) -> (C: tensor<4096x4096xbf16>) {
+      C += A * B
+    }
+    solar.return %c
+  }
+}
+"""
+
+
+def test_the_terminal_tables_print_intensity_with_the_formatter() -> None:
+    """A 4096³ bf16 matmul does 2·4096³ FLOPs over 3·4096²·2 bytes: 1,365.33 FLOP/B, printed `1.37k`."""
+    import solar
+    from solar.backends.report import render_report
+
+    text = render_report(solar.analyze(MATMUL_4096, targets=("h100",)).results.reports, "mm")
+    assert "1.37k" in text and "e+" not in text, text
