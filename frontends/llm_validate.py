@@ -122,7 +122,11 @@ def reduced_config(cfg: LlmConfig, layers: int = 2, window: int | None = None
     if isinstance(raw.get("layer_types"), list):
         fields["layer_types"] = raw["layer_types"][: sizes["num_hidden_layers"]]
     config = with_fields(cfg.config, fields)
-    shown = {k: v for k, v in changes.items() if v[0] != v[1] and k not in TOKEN_ID_FIELDS}
+    # What the twin's class kept: a field it derives from others (DeepSeek-V2's `head_dim` is its
+    # qk_rope_head_dim) keeps its value whatever was asked, and the line must not say it changed.
+    built = config.to_dict()
+    shown = {k: (full, built.get(k, small)) for k, (full, small) in changes.items()
+             if k not in TOKEN_ID_FIELDS and built.get(k, small) != full}
     return config, shown
 
 

@@ -194,6 +194,17 @@ def test_reduced_twin_is_the_priced_structure(name: str, shown: str) -> None:
             assert (module.in_features > module.out_features) == (twin_module.in_features > twin_module.out_features)
 
 
+def test_the_validation_line_names_only_fields_the_twin_changed() -> None:
+    """DeepseekV2Config sets `head_dim` to its qk_rope_head_dim whatever it is given: the twin keeps 64, and
+    the validation line once said `head_dim 64→16`."""
+    cfg = load_config(str(CONFIGS / "deepseek-v2-lite.json"))
+    twin, reduced = reduced_config(cfg)
+    assert twin.head_dim == 64
+    assert ", ".join(f"{k} {a}→{b}" for k, (a, b) in reduced.items()) == (
+        "num_hidden_layers 27→2, vocab_size 102400→256, hidden_size 2048→32, num_attention_heads 16→2, "
+        "num_key_value_heads 16→2, intermediate_size 10944→171, moe_intermediate_size 1408→96")
+
+
 def test_model_types_that_cannot_be_priced_say_so_in_one_line(tmp_path: Path, capsys) -> None:
     from solar.tools.solar_llm import run
 
