@@ -113,6 +113,16 @@ def twin_fields(config: Any, heads: int, kv: int, head_dim: int, hidden: int,
     rotary = own.get("rotary_dim")  # GPT-J: the rotated part of each head
     if isinstance(rotary, int) and rotary > 0:
         put("rotary_dim", sizes["head_dim"] if rotary >= head_dim else _even_part(rotary, head_dim, sizes["head_dim"]))
+    # Latent attention (DeepSeek's MLA): the per-head parts as the twin's heads, the rotated part even, and
+    # the latent ranks as much narrower than the hidden size as they were (each projection keeps its side).
+    for key in ("qk_nope_head_dim", "v_head_dim"):
+        if isinstance(own.get(key), int):
+            put(key, min(own[key], sizes["head_dim"]))
+    if isinstance(own.get("qk_rope_head_dim"), int):
+        put("qk_rope_head_dim", min(own["qk_rope_head_dim"], max(2, sizes["head_dim"] // 4 * 2)))
+    for key in ("kv_lora_rank", "q_lora_rank"):
+        if isinstance(own.get(key), int):
+            put(key, min(own[key], max(2, sizes["hidden_size"] * own[key] // hidden)))
     for key in TOKEN_ID_FIELDS:  # special tokens inside the reduced vocabulary (they shape no computation)
         value = own.get(key)
         if isinstance(value, int) and value >= sizes["vocab_size"]:
