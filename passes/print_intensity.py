@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from solar.backends.cost import CostError, CostModel, Work
+from solar.ir.analysis.access_checks import refuse_wrong_accesses
 from solar.ir.ops import EinsumOp, ModuleOp
 from solar.ir.pass_manager import Pass, PassContext
 from solar.ir.tables import new_table, render_tables
@@ -40,8 +41,10 @@ class PrintIntensity(Pass):
         if any(op.opname == "solar.call" for op in module.walk()):
             self.error(ctx, "the module has calls: run --inline before it", module.loc)
             return
+        if refuse_wrong_accesses(ctx, module, self.name):  # checked once, shared with --sol by type
+            return
         try:
-            model = ctx.analysis(CostModel, module)
+            model = ctx.analysis(CostModel, module, check_accesses=False)
         except CostError as err:
             self.error(ctx, str(err), err.loc or (err.op.loc if err.op is not None else module.loc))
             return

@@ -178,10 +178,10 @@ def lower_batch_norm(n: TorchNode) -> Value | list[Value | None]:
     mean = n.em.reshape(outs[1], (c,))
     rstd = n.em.reshape(outs[2], (c,))
     # The CPU kernel returns a half-type input's statistics in that type (autocast's bf16 batch norm); the
-    # running statistics are updated from the f32 ones.
+    # running statistics are updated from the f32 ones. `aten.batch_norm` has one result: no statistics.
     saved = [mean, rstd]
     stat_types = [o.dtype if o is not None else None for o in n.outs[1:3]]
-    if stat_types[0] is not None and stat_types[0] != vtype(mean).dtype:
+    if len(stat_types) == 2 and stat_types[0] is not None and stat_types[0] != vtype(mean).dtype:
         saved = [pointwise(n.em, [v], t or stat_types[0], lambda a: a[0], compute=vtype(v).dtype)
                  for v, t in zip((mean, rstd), stat_types, strict=True)]
     if n.op != "aten::_native_batch_norm_legit_functional":

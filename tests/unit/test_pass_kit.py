@@ -10,6 +10,7 @@ import pytest
 
 from solar.backends.cost import CostModel
 from solar.backends.tiling_ir import Tilings
+from solar.ir.analysis.access_checks import AccessChecks
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.ops import ModuleOp
 from solar.ir.parser import parse_module
@@ -43,11 +44,13 @@ def test_analyses_are_keyed_by_their_options_too() -> None:
     _, ctx, _ = run("lift-einsum,sol{target=h100 fp32_precision=tf32},sol{target=b200 fp32_precision=tf32},"
                     "print-intensity,sol{target=h100}")
     assert ctx.analyses.computed.count(CostModel) == 2
-    tf32 = ctx.analyses.cached(CostModel, fp32_precision="tf32")
-    framework = ctx.analyses.cached(CostModel)
+    # Both passes refuse wrong accesses through the shared AccessChecks first, then ask for the model unchecked.
+    assert ctx.analyses.computed.count(AccessChecks) == 1
+    tf32 = ctx.analyses.cached(CostModel, fp32_precision="tf32", check_accesses=False)
+    framework = ctx.analyses.cached(CostModel, check_accesses=False)
     assert tf32 is not None and framework is not None and tf32 is not framework
     assert tf32.fp32_precision == "tf32" and framework.fp32_precision == "framework"
-    assert ctx.analyses.cached(CostModel, fp32_precision="framework") is framework
+    assert ctx.analyses.cached(CostModel, fp32_precision="framework", check_accesses=False) is framework
     with pytest.raises(TypeError, match="no option precision"):
         ctx.analyses.cached(CostModel, precision="tf32")
 

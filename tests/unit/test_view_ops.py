@@ -141,7 +141,7 @@ STILL_BY_CLASS: dict[tuple[str, str], str] = {
     ("backends/composition_hooks.py", "ReshapeOp"): "gather indices traced through layout ops",
     ("solar_ir/analysis/index_values.py", "SliceOp"): "a slice's symbolic starts (its map needs values)",
     # A rewrite, not an analysis: the returned slice of a quantized cache is retyped and its scales sliced alike.
-    ("passes/quantize.py", "SliceOp"): "the new token's slice of a quantized cache rewritten",
+    ("passes/quantize_kv.py", "SliceOp"): "the new token's slice of a quantized cache rewritten",
 }
 
 
