@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from train_programs import GPT  # noqa: E402
+from train_programs import GPT, two_layer_mlp  # noqa: E402
 
 from solar.frontends.torch_train import load_train_problem, model_inputs, translate_train, validate_train  # noqa: E402
 from solar.frontends.train_step import TrainOptions  # noqa: E402
@@ -119,16 +119,7 @@ def test_adamw_traffic_is_four_reads_and_three_writes_per_parameter() -> None:
 def test_analyze_train_splits_the_step_by_phase() -> None:
     import solar
 
-    class Mlp(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc1 = torch.nn.Linear(32, 64, bias=False)
-            self.fc2 = torch.nn.Linear(64, 32, bias=False)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.fc2(torch.relu(self.fc1(x)))
-
-    analysis = solar.analyze(Mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd")
+    analysis = solar.analyze(two_layer_mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd")
     report = analysis.training
     macs = 16 * 32 * 64
     assert report.phases["forward"].flops >= 2 * 2 * macs  # two layers' products, then the ReLU and the loss

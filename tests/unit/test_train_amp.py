@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from train_programs import GPT  # noqa: E402
+from train_programs import GPT, two_layer_mlp  # noqa: E402
 
 from solar.frontends.torch_train import (  # noqa: E402
     FusedAttention,
@@ -231,16 +231,7 @@ def test_forward_program_under_amp(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_analyze_train_amp_and_accumulate() -> None:
     import solar
 
-    class Mlp(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc1 = torch.nn.Linear(32, 64, bias=False)
-            self.fc2 = torch.nn.Linear(64, 32, bias=False)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.fc2(torch.relu(self.fc1(x)))
-
-    analysis = solar.analyze(Mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd", amp="bf16")
+    analysis = solar.analyze(two_layer_mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd", amp="bf16")
     report = analysis.training
     assert report.amp == "bf16" and report.peak_flops == H100_BF16_TENSOR
     elements = 2 * 32 * 64
@@ -250,7 +241,7 @@ def test_analyze_train_amp_and_accumulate() -> None:
     # Two micro-batches, each in its own autocast region (autocast's cache of weight casts lives within one):
     # each casts the weights again, and each one's weight gradients come back to f32 before they add up.
     options = TrainOptions("sgd", "sum", accumulate=2, amp="bf16")
-    tr = translate_train(_torch_problem(Mlp(), (torch.randn(16, 32),)), 1, options, "batch")
+    tr = translate_train(_torch_problem(two_layer_mlp(), (torch.randn(16, 32),)), 1, options, "batch")
     info = tr.module.attrs["train"]
     assert info["weight_cast_bytes"] == info["gradient_cast_bytes"] == 2 * elements * 6
     assert info["tokens"] == 2 * 16

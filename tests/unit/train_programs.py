@@ -1,4 +1,6 @@
-"""Small KernelBench-style programs that more than one training test translates."""
+"""Small programs that more than one training test translates: KernelBench-style source, and modules."""
+
+from typing import Any
 
 # A pre-norm GPT block, d 32, 2 heads of 16, causal SDPA: 2 × 16 tokens.
 GPT = """
@@ -19,3 +21,19 @@ def get_inputs():
 def get_init_inputs():
     return []
 """
+
+
+def two_layer_mlp() -> Any:
+    """A bias-free 32 → 64 → 32 MLP with a ReLU between (6,144 parameters), for `solar.analyze(train=True)`."""
+    import torch
+
+    class Mlp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = torch.nn.Linear(32, 64, bias=False)
+            self.fc2 = torch.nn.Linear(64, 32, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    return Mlp()
