@@ -3,14 +3,13 @@ PyTorch's own `loss.backward()` and `optimizer.step()`, and the refusals of prog
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from train_programs import GPT, two_layer_mlp  # noqa: E402
+from train_programs import GPT, two_layer_mlp, write_program  # noqa: E402
 
 from solar.frontends.torch_train import load_train_problem, model_inputs, translate_train, validate_train  # noqa: E402
 from solar.frontends.train_step import TrainOptions  # noqa: E402
@@ -33,12 +32,6 @@ def get_init_inputs():
 """
 
 
-def _file(tmp_path: Path, name: str, body: str) -> str:
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(body))
-    return str(path)
-
-
 def _contraction_flops(sir: str) -> dict[str, int]:
     import solar
 
@@ -49,7 +42,7 @@ def _contraction_flops(sir: str) -> dict[str, int]:
 def test_mlp_step_counts_equal_flop_counter_and_validate(tmp_path: Path) -> None:
     from torch.utils.flop_counter import FlopCounterMode
 
-    path = _file(tmp_path, "mlp", MLP)
+    path = write_program(tmp_path, "mlp", MLP)
     options = TrainOptions("none", "sum")
     problem, _ = load_train_problem(path, options)
     tr = translate_train(problem, model_inputs(problem), options, "batch")
@@ -69,7 +62,7 @@ def test_mlp_step_counts_equal_flop_counter_and_validate(tmp_path: Path) -> None
 
 
 def test_adamw_step_updates_equal_torch_optim(tmp_path: Path) -> None:
-    path = _file(tmp_path, "mlp", MLP.replace("bias=False", "bias=True"))
+    path = write_program(tmp_path, "mlp", MLP.replace("bias=False", "bias=True"))
     options = TrainOptions("adamw", "sum")
     problem, _ = load_train_problem(path, options)
     tr = translate_train(problem, 1, options, "batch")
@@ -88,15 +81,16 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
 def test_refusals_are_one_line_and_keep_the_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "kept.sir"
     out.write_text("old")
-    path = _file(tmp_path, "mlp", MLP)
+    path = write_program(tmp_path, "mlp", MLP)
     code, err = _run([path, "--train", "--loss", "mse", "-o", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "defines no get_targets()" in err
-    frozen = _file(tmp_path, "frozen", MLP.replace("self.fc2 = nn.Linear(48, 16, bias=False)",
+    frozen = write_program(tmp_path, "frozen", MLP.replace("self.fc2 = nn.Linear(48, 16, bias=False)",
                                                    "self.fc2 = nn.Linear(48, 16, bias=False)\n"
                                                    "        self.requires_grad_(False)"))
     code, err = _run([frozen, "--train", "-o", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "no parameter that requires grad" in err
-    detached = _file(tmp_path, "detached", MLP.replace("return self.fc2(", "return self.fc2.weight.detach().sum() * ("))
+    detached = write_program(tmp_path, "detached",
+                             MLP.replace("return self.fc2(", "return self.fc2.weight.detach().sum() * ("))
     code, err = _run([detached, "--train", "-o", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1 and "the backward failed" in err, err
     assert out.read_text() == "old"
@@ -161,7 +155,7 @@ def _flop_counter(problem_path: str) -> int:
 
 @pytest.mark.parametrize("causal", [True, False], ids=["gpt", "vit"])
 def test_transformer_block_counts_equal_flop_counter_but_for_causal_pairs(tmp_path: Path, causal: bool) -> None:
-    path = _file(tmp_path, "block", GPT if causal else GPT.replace("is_causal=True", "is_causal=False"))
+    path = write_program(tmp_path, "block", GPT if causal else GPT.replace("is_causal=True", "is_causal=False"))
     b, h, t, e = 2, 2, 16, 16
     live = t * (t + 1) // 2 if causal else t * t
     # FlopCounterMode (the math backend on the meta device) counts six full T×T products (two forward, four
@@ -189,7 +183,7 @@ def get_init_inputs():
 
 
 def test_resnet_block_counts_equal_flop_counter_but_for_padding_taps(tmp_path: Path) -> None:
-    path = _file(tmp_path, "resblock", RESBLOCK)
+    path = write_program(tmp_path, "resblock", RESBLOCK)
     n, c, hw = 2, 8, 6
     padded, taps = 9 * hw * hw, (3 * hw - 2) ** 2  # a 3x3 window over the padded input, and the taps that exist
     # conv1: forward and weight gradient (its input needs none); conv2: forward, input and weight gradients.

@@ -4,7 +4,6 @@ f32 master weights counted, f32 optimizer state), against a real autocast run of
 from __future__ import annotations
 
 import re
-import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from train_programs import GPT, two_layer_mlp  # noqa: E402
+from train_programs import GPT, two_layer_mlp, write_program  # noqa: E402
 
 from solar.frontends.torch_train import (  # noqa: E402
     FusedAttention,
@@ -66,12 +65,6 @@ def get_init_inputs():
 """
 
 
-def _file(tmp_path: Path, name: str, body: str) -> str:
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(body))
-    return str(path)
-
-
 class ContractionTypes(TorchDispatchMode):
     """Records every contraction PyTorch runs (forward and backward) with the types of its tensor inputs."""
 
@@ -120,7 +113,7 @@ def _analysis(tr: Any, fuse: bool = True) -> Any:
 
 
 def test_mlp_amp_step_is_autocasts_graph_and_validates(tmp_path: Path) -> None:
-    path = _file(tmp_path, "mlp", MLP)
+    path = write_program(tmp_path, "mlp", MLP)
     options = TrainOptions("adamw", "sum", amp="bf16")
     problem, tr = _step(path, options)
     # The IR's contractions are the ones a real autocast step runs, with the same input types: the two
@@ -142,7 +135,7 @@ def test_mlp_amp_step_is_autocasts_graph_and_validates(tmp_path: Path) -> None:
 
 
 def test_gpt_block_amp_prices_contractions_at_the_bf16_peak(tmp_path: Path) -> None:
-    path = _file(tmp_path, "gpt", GPT)
+    path = write_program(tmp_path, "gpt", GPT)
     options = TrainOptions("adamw", "sum", amp="bf16")
     problem, tr = _step(path, options, "none")
     ir = _ir_contractions(tr)
@@ -187,7 +180,7 @@ def test_gpt_block_amp_prices_contractions_at_the_bf16_peak(tmp_path: Path) -> N
 def test_compute_bound_product_runs_at_the_bf16_tensor_peak(tmp_path: Path) -> None:
     body = MLP.replace("nn.Linear(32, 48)", "nn.Linear(1024, 1024)").replace("nn.Linear(48, 16)",
                                                                             "nn.Linear(1024, 1024)")
-    path = _file(tmp_path, "wide", body.replace("torch.randn(24, 32)", "torch.randn(2048, 1024)"))
+    path = write_program(tmp_path, "wide", body.replace("torch.randn(24, 32)", "torch.randn(2048, 1024)"))
     _, tr = _step(path, TrainOptions("sgd", "sum", amp="bf16"), "none")
     analysis, _ = _analysis(tr, fuse=False)
     products = [u for u in analysis.units if u.name.lstrip("@").startswith(("mm", "addmm"))]
@@ -199,7 +192,7 @@ def test_compute_bound_product_runs_at_the_bf16_tensor_peak(tmp_path: Path) -> N
 
 
 def test_conv_step_in_fp16_accumulates_gradients_in_f32(tmp_path: Path) -> None:
-    path = _file(tmp_path, "conv", CONV)
+    path = write_program(tmp_path, "conv", CONV)
     options = TrainOptions("sgd", "sum", amp="fp16")
     problem, tr = _step(path, options, "all")
     ir = _ir_contractions(tr)
@@ -220,7 +213,7 @@ def test_conv_step_in_fp16_accumulates_gradients_in_f32(tmp_path: Path) -> None:
 
 def test_forward_program_under_amp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mlp.sir"
-    assert main([_file(tmp_path, "mlp", MLP), "--amp", "bf16", "-o", str(out)]) == 0
+    assert main([write_program(tmp_path, "mlp", MLP), "--amp", "bf16", "-o", str(out)]) == 0
     text = out.read_text()
     assert "// Mixed precision: torch.autocast(dtype=torch.bfloat16) with CUDA's op policy around the forward" in text
     assert "// Validation: passed" in text
@@ -275,7 +268,7 @@ def test_cuda_policy_is_read_from_torchs_cuda_autocast_kernels(tmp_path: Path) -
         assert F.layer_norm(x, [8]).dtype == torch.bfloat16
     # In a step: the norm of a bf16 product runs in f32, and the next product casts its output back.
     norm = MLP.replace("self.fc2 = nn.Linear(48, 16)", "self.ln = nn.LayerNorm(48); self.fc2 = nn.Linear(48, 16)")
-    _, tr = _step(_file(tmp_path, "norm", norm.replace("torch.relu(", "self.ln(")), TrainOptions(
+    _, tr = _step(write_program(tmp_path, "norm", norm.replace("torch.relu(", "self.ln(")), TrainOptions(
         "sgd", "sum", amp="bf16"), "none")
     kernels = {op.symbol: op for op in tr.module.entry.body if isinstance(op, KernelOp)}
     layer_norm = kernels["native_layer_norm"]
@@ -290,7 +283,7 @@ def test_bad_amp_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
     out = tmp_path / "kept.sir"
     out.write_text("old")
-    code = main([_file(tmp_path, "mlp", MLP), "--train", "--amp", "int3", "-o", str(out)])
+    code = main([write_program(tmp_path, "mlp", MLP), "--train", "--amp", "int3", "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "--amp" in err and "int3" in err, err
     assert out.read_text() == "old"

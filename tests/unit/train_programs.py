@@ -1,5 +1,7 @@
 """Small programs that more than one training test translates: KernelBench-style source, and modules."""
 
+import textwrap
+from pathlib import Path
 from typing import Any
 
 # A pre-norm GPT block, d 32, 2 heads of 16, causal SDPA: 2 × 16 tokens.
@@ -37,3 +39,10 @@ def two_layer_mlp() -> Any:
             return self.fc2(torch.relu(self.fc1(x)))
 
     return Mlp()
+
+
+def write_program(folder: Path, name: str, body: str) -> str:
+    """`body` (a KernelBench-style program) written as `folder/name.py`; its path."""
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
