@@ -57,7 +57,7 @@ def kv_broadcast(config: Any, heads: int) -> int:
     """How many copies of each key-value head HF's code makes before its cache update: Falcon's new decoder
     broadcasts its `num_kv_heads` to every query head (`torch.broadcast_to`, 16 copies for Falcon-40B), so
     HF's cache holds them all; 1 elsewhere. The steps keep `kv_heads` in their cache and give the model
-    them broadcast (llm_models.py `_Decode`): the bound reads and writes the heads an engine keeps."""
+    them broadcast (llm_steps.py `DecodeStep`): the bound reads and writes the heads an engine keeps."""
     if getattr(config, "model_type", "") == "falcon" and getattr(config, "new_decoder_architecture", False):
         return max(1, heads // kv_heads(config, heads))
     return 1

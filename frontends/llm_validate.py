@@ -26,7 +26,8 @@ from .diagnostics import TranslationError
 from .llm_config_checks import quiet_transformers
 from .llm_families import TOKEN_ID_FIELDS, kv_broadcast, kv_heads, twin_fields, with_fields
 from .llm_mla import cache_dims
-from .llm_models import PHASES, LlmConfig, LlmError, _Decode, _Prefill, _StaticDecode, sliding_layers
+from .llm_models import PHASES, LlmConfig, LlmError, sliding_layers
+from .llm_steps import DecodeStep, PrefillStep, StaticDecodeStep
 from .lowering.core import LoweringError
 from .reference_model import build_reference
 from .scaled_reference import validate_torch
@@ -219,8 +220,8 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
 
         lm = build_reference(lambda: AutoModelForCausalLM.from_config(config, dtype=dtype), seed)
         if phase == "prefill":
-            return _Prefill(lm, config, all_logits, cfg.cache)
-        return _FlatStaticDecode(_StaticDecode(lm, config)) if static else _FlatDecode(_Decode(lm, config))
+            return PrefillStep(lm, config, all_logits, cfg.cache)
+        return _FlatStaticDecode(StaticDecodeStep(lm, config)) if static else _FlatDecode(DecodeStep(lm, config))
 
     heads = config.num_attention_heads
     kv, head_dim = kv_heads(config, heads), getattr(config, "head_dim", None) or config.hidden_size // heads
