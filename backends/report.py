@@ -12,7 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from solar.backends.cost import CostModel, Inverse, ModeResult, Peaks, Timing, Work, inverse_roofline, mode_result
+from solar.backends.cost import CostModel, Inverse, Peaks, Timing, Work, inverse_roofline
+from solar.backends.mode_results import ModeResult, mode_result
 from solar.backends.precision_policy import policy_text
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location

@@ -20,7 +20,8 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from solar.backends.cost import CostError, CostModel, Peaks, Work, mode_result
+from solar.backends.cost import CostError, CostModel, Peaks, Work
+from solar.backends.mode_results import mode_result
 from solar.backends.precision_policy import floor_sentence
 from solar.backends.report import TargetReport, quantity, seconds, short_path
 from solar.ir.dtypes import DType

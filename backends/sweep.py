@@ -44,7 +44,8 @@ from solar.ir.analysis.isl_model import isl_name
 from solar.ir.ops import ModuleOp
 from solar.targets.loader import Target
 
-from .cost import CostModel, ModeResult, Peaks, Work
+from .cost import CostModel, Peaks, Work
+from .mode_results import ModeResult
 from .report import analyse
 from .sweep_spec import SweepError, check_axes
 from .tiling_ir import Tilings, add_cache_aware

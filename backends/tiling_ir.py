@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from solar.backends.cost import CostModel, Peaks, Work, mode_result
+from solar.backends.cost import CostModel, Peaks, Work
 from solar.backends.io_bound import io_bound
 from solar.backends.io_bound_global import GlobalDependency, Recompute, global_dependency
+from solar.backends.mode_results import mode_result
 from solar.backends.report import CacheAware, TargetReport
 from solar.backends.tiling import Space
 from solar.backends.tiling_problem import (
