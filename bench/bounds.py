@@ -125,9 +125,10 @@ def _through_views(v: Value) -> Value:
 
 
 def compute_bounds(module: ModuleOp, targets: list[Target], sizes: dict[str, int],
-                   allow_tf32: bool = False) -> Bounds:
+                   allow_tf32: bool = False, precision_floor: str | None = None) -> Bounds:
     """Every mode's SOL on every target at `sizes`. `allow_tf32` prices f32 contractions on TF32 tensor
-    cores (what the framework's flags allow on a GPU; docs/sol.md)."""
+    cores (what the framework's flags allow on a GPU; docs/sol.md); `precision_floor` prices each float
+    contraction at that precision where it is faster (backends/precision_policy.py)."""
     work = prepare(module, sizes)
     try:
         model = CostModel(work, "tf32" if allow_tf32 else "framework")
@@ -137,7 +138,7 @@ def compute_bounds(module: ModuleOp, targets: list[Target], sizes: dict[str, int
     first_bytes: dict[str, int] = {}
     for t in targets:
         try:
-            report = analyse(model, Peaks(t), None)
+            report = analyse(model, Peaks(t, precision_floor), None)
         except (CostError, TargetError) as err:
             raise BoundsError(f"{t.name}: {err}") from None
         buffer = cache_buffer(t)

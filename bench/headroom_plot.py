@@ -69,6 +69,8 @@ def plot_headroom(records: list[dict[str, Any]], path: str, keep_noisy: bool = F
         _save(fig, path)
         return reason
     noisy_total = sum(1 for r in records if r.get("noisy"))
+    floors = sorted({str(r["precision_floor"]) for r in records if r.get("precision_floor")})
+    floor = f"\nSOL under precision floor {', '.join(floors)}" if floors else ""  # the bounds are not as written
     fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), 5), squeeze=False)
     for ax, (target, fw) in zip(axes[0], panels, strict=True):
         named: dict[str, tuple[int, float, bool, str]] = {}  # problem -> its highest named point, once a panel
@@ -100,7 +102,7 @@ def plot_headroom(records: list[dict[str, Any]], path: str, keep_noisy: bool = F
         kept = sum(1 for r in records if r.get("noisy") and keep_noisy)
         note = (f" ({kept} noisy kept, hollow rings)" if kept else
                 f" ({noisy_total} noisy left out)" if noisy_total else "")
-        ax.set_title(f"{fw} on {target}{note}")
+        ax.set_title(f"{fw} on {target}{note}{floor}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()

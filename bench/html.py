@@ -20,20 +20,21 @@ from solar.targets.loader import load_target
 PROFILED_RUNS = 3
 
 
-def sol_results(module: Any, sizes: dict[str, int], targets: list[str], allow_tf32: bool) -> SolResults:
-    """The results model of `module` at `sizes`, prepared as the bounds are."""
+def sol_results(module: Any, sizes: dict[str, int], targets: list[str], allow_tf32: bool,
+                precision_floor: str | None = None) -> SolResults:
+    """The results model of `module` at `sizes`, prepared and priced as the bounds are."""
     work = prepare(module, sizes)
     policy = "tf32" if allow_tf32 else "framework"
     model = CostModel(work, policy)
-    reports = [analyse(model, Peaks(load_target(t)), None) for t in targets]
-    return SolResults.build(model, reports, work.name or model.func.name, policy)
+    reports = [analyse(model, Peaks(load_target(t), precision_floor), None) for t in targets]
+    return SolResults.build(model, reports, work.name or model.func.name, policy, precision_floor=precision_floor)
 
 
 def write_bench_report(path: str, problem: str, prog: Program, rec: dict[str, Any], targets: list[str],
                        command: str) -> None:
     """Writes the page; the line profile runs when the record measured PyTorch eager on the CPU."""
     names = list(dict.fromkeys([*targets, *rec.get("bounds", {})]))  # with the GPU's own target, if detected
-    results = sol_results(prog.module, prog.sizes, names, bool(rec.get("allow_tf32")))
+    results = sol_results(prog.module, prog.sizes, names, bool(rec.get("allow_tf32")), rec.get("precision_floor"))
     doc = results.document
     eager = rec.get("measurements", {}).get("eager", {})
     if prog.framework == "torch" and eager.get("device") == "cpu" and eager.get("min_s") is not None:

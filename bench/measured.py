@@ -250,6 +250,7 @@ class MeasuredRun:
     unmatched: list[str] = field(default_factory=list)  # problems with no measured time
     failed: list[tuple[str, str]] = field(default_factory=list)  # (problem, why its bound failed)
     units: list[dict[str, Any]] = field(default_factory=list)  # a trace's per-unit join (trace_join)
+    precision_floor: str | None = None  # --precision-floor: the bounds priced at it where that is faster
 
     @property
     def violations(self) -> list[Verdict]:
@@ -272,10 +273,14 @@ class MeasuredRun:
             lines.append(f"measured: no time for {len(self.unmatched)} problem(s): " + ", ".join(self.unmatched[:8])
                          + (" …" if len(self.unmatched) > 8 else ""))
         lines += [f"measured: {p}: no bound ({why})" for p, why in self.failed]
+        if self.precision_floor:
+            lines.append(f"measured: bounds under precision floor {self.precision_floor} (float contractions priced "
+                         f"at {self.precision_floor} where that is faster)")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
-        return {"verdicts": [v.to_json() for v in self.verdicts], "unmatched": self.unmatched,
+        return {"precision_floor": self.precision_floor,
+                "verdicts": [v.to_json() for v in self.verdicts], "unmatched": self.unmatched,
                 "failed": [{"problem": p, "error": why} for p, why in self.failed], "units": self.units}
 
 

@@ -4,6 +4,8 @@ measured times name, and judge each time (bench/measured.py); a profiler trace i
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Callable
 
@@ -11,10 +13,10 @@ from .bounds import Bounds, compute_bounds
 from .measured import MeasuredError, MeasuredRun, MeasuredTime, is_trace, judge_times, match, read_measured
 
 
-def bound_problem(path: str, targets: list[str]) -> Bounds:
+def bound_problem(path: str, targets: list[str], precision_floor: str | None = None) -> Bounds:
     """The bounds of a problem file at the sizes it is written with, on `targets`. f32 contractions are priced
     as PyTorch's default flags run them (the frontend records that per kernel): the flags published timings
-    of KernelBench were taken with."""
+    of KernelBench were taken with; under `precision_floor` at the floor where that is faster."""
     from solar.targets.loader import load_target
 
     from .options import BenchOptions
@@ -22,7 +24,8 @@ def bound_problem(path: str, targets: list[str]) -> Bounds:
     from .sizes import SizeRequest
 
     prog = load_program(path, SizeRequest(), BenchOptions(targets=targets, measure=False))
-    return compute_bounds(prog.module, [load_target(t) for t in targets], prog.sizes)
+    return compute_bounds(prog.module, [load_target(t) for t in targets], prog.sizes,
+                          precision_floor=precision_floor)
 
 
 def problems_under(path: str, match: list[str] | None = None) -> tuple[list[str], str | None]:
@@ -35,11 +38,12 @@ def problems_under(path: str, match: list[str] | None = None) -> tuple[list[str]
 
 
 def run_measured(path: str, measured: list[str], l2: str, fallback_target: str | None = None,
-                 bound: Callable[[str, list[str]], Bounds] = bound_problem,
-                 on_problem: Callable[[str], None] = lambda p: None, only: list[str] | None = None) -> MeasuredRun:
+                 bound: Callable[[str, list[str]], Bounds] | None = None,
+                 on_problem: Callable[[str], None] = lambda p: None, only: list[str] | None = None,
+                 precision_floor: str | None = None) -> MeasuredRun:
     """Judge every measured time of the problems under `path`. `bound` computes a problem's bounds (tests pass
-    a cached one); `only` narrows a directory as `--match` does; a problem whose bound fails is recorded, not
-    raised."""
+    a cached one; by default `bound_problem` under `precision_floor`); `only` narrows a directory as `--match`
+    does; a problem whose bound fails is recorded, not raised."""
     from .trace_join import join_trace, read_trace, trace_target, trace_time
 
     problems, root = problems_under(path, only)
@@ -47,8 +51,10 @@ def run_measured(path: str, measured: list[str], l2: str, fallback_target: str |
     if traces and (root is not None or len(traces) > 1):
         raise MeasuredError("a profiler trace joins to one problem: give one problem file and one trace")
     times: list[MeasuredTime] = [t for m in measured if m not in traces for t in read_measured(m)]
-    _check_targets(times)
-    run = MeasuredRun()
+    times = _check_targets(times)
+    if bound is None:
+        bound = functools.partial(bound_problem, precision_floor=precision_floor)
+    run = MeasuredRun(precision_floor=precision_floor)
     for problem in problems:
         mine = match(times, problem, root)
         trace = read_trace(traces[0], problem) if traces else None
@@ -71,15 +77,18 @@ def run_measured(path: str, measured: list[str], l2: str, fallback_target: str |
     return run
 
 
-def _check_targets(times: list[MeasuredTime]) -> None:
+def _check_targets(times: list[MeasuredTime]) -> list[MeasuredTime]:
+    """The times with each target by its own name (`h100` is `h100-sxm`: the bounds are keyed so)."""
     from solar.targets.loader import TargetError, load_target
 
+    names: dict[str, str] = {}
     for name in sorted({t.target for t in times}):
         try:
-            load_target(name)
+            names[name] = load_target(name).name
         except TargetError as err:
             origin = next(t.origin for t in times if t.target == name)
             raise MeasuredError(f"--measured {origin}: target '{name}': {str(err).splitlines()[0]}") from None
+    return [dataclasses.replace(t, target=names[t.target]) for t in times]
 
 
 def _first_line(err: BaseException) -> str:

@@ -25,6 +25,7 @@ class BenchOptions:
     source: str | None = None  # the original program of a .sir
     seed: int = 0
     quiet_wait_s: float = 0.0  # --quiet-wait: how long to wait for a quiet machine before measuring
+    precision_floor: str | None = None  # --precision-floor: contractions priced at it where faster
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solar.backends.precision_policy import policy_text
+
 from .bounds import Bounds, BoundsError, compute_bounds
 from .conditions import Monitor, Probes, spread_of, system_probes
 from .measure import (
@@ -91,13 +93,15 @@ def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
                 else:
                     targets.append(load_target(detected))
         allow_tf32 = device == "cuda" and (prog.framework == "jax" or tf32_allowed(flags))
-        bounds = compute_bounds(prog.module, targets, prog.sizes, allow_tf32)
+        bounds = compute_bounds(prog.module, targets, prog.sizes, allow_tf32, opts.precision_floor)
         rec["counts"] = {"flops": bounds.flops, "bytes": bounds.bytes, "intermediate_bytes": bounds.intermediate_bytes,
                          "kernels": bounds.kernels, "groups": bounds.groups}
         rec["bounds"] = {name: tb.seconds for name, tb in bounds.targets.items()}
         rec["bound_by"] = {name: tb.bound_by for name, tb in bounds.targets.items()}
         rec["cache_buffer"] = {name: tb.cache_buffer for name, tb in bounds.targets.items()}
         rec["allow_tf32"] = allow_tf32
+        rec["precision_floor"] = opts.precision_floor
+        rec["precision_policy"] = policy_text("tf32" if allow_tf32 else "framework", opts.precision_floor)
         for tb in bounds.targets.values():
             rec["notes"] += [f"{tb.target}: {n}" for n in tb.notes]
         if not opts.measure:

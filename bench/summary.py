@@ -63,6 +63,8 @@ def render_problem(rec: dict[str, Any]) -> str:
             console.print(f"{m['mode']}: skipped: {m['skipped']}", markup=False, highlight=False)
         elif m.get("error"):
             console.print(f"{m['mode']}: failed: {m['error']}", markup=False, highlight=False)
+    if rec.get("precision_policy"):
+        console.print(f"precision policy: {rec['precision_policy']}", markup=False, highlight=False)
     if not measured and rec.get("measurements") == {} and "conditions" not in rec:
         console.print("measurement: skipped (--no-measure)")
     if rec.get("noisy"):
@@ -128,6 +130,17 @@ def coverage(records: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
+def floors_line(records: list[dict[str, Any]]) -> str:
+    """The precision floors the batch's bounds were priced under, when any was (`--precision-floor`): its
+    headroom is then against a kernel allowed to compute at the floor, not the program as written."""
+    floors = sorted({str(r["precision_floor"]) for r in records if r.get("precision_floor")})
+    if not floors:
+        return ""
+    plain = sum(1 for r in records if "bounds" in r and not r.get("precision_floor"))
+    return (f"precision floor {', '.join(floors)}: contractions priced at it where that is faster"
+            + (f" ({plain} record(s) without a floor)" if plain else ""))
+
+
 def render_summary(records: list[dict[str, Any]]) -> str:
     buf = StringIO()
     console = _console(buf)
@@ -138,6 +151,9 @@ def render_summary(records: list[dict[str, Any]]) -> str:
                   f"bounded {cov['bounded']} ({cov['bounded'] / n:.0%}), measured {cov['measured']} "
                   f"({cov['measured'] / n:.0%}); timed out {cov['timeout']}, crashed {cov['crashed']}",
                   markup=False, highlight=False)
+    floor = floors_line(records)
+    if floor:
+        console.print(floor, markup=False, highlight=False)
     series = headroom_series(records)
     if series:
         table = Table(title="Headroom (measured median ÷ SOL)", title_justify="left")

@@ -49,6 +49,25 @@ def add_version(parser: argparse.ArgumentParser, prog: str) -> None:
     parser.add_argument("--version", action=_VersionAction, help=f"print {prog}'s version and exit")
 
 
+PRECISION_FLOOR_HELP = ("price each float contraction at this precision (bf16, fp16, tf32, fp8) where it is faster "
+                        "than its own: the bound for a kernel that may compute at it within a tolerance")
+
+
+def add_precision_floor(group: Any) -> None:
+    """`--precision-floor PRECISION`, one flag and one help text for every tool that prices bounds."""
+    group.add_argument("--precision-floor", metavar="PRECISION", help=PRECISION_FLOOR_HELP)
+
+
+def check_precision_floor(floor: str | None) -> None:
+    """A --precision-floor the cost model knows (backends/precision_policy.py), else a UsageError."""
+    if floor is None:
+        return
+    from solar.backends.precision_policy import PRECISION_FLOORS
+
+    if floor not in PRECISION_FLOORS:
+        raise UsageError(f"--precision-floor: bad precision '{floor}': expected one of {', '.join(PRECISION_FLOORS)}")
+
+
 def internal_error_line(prog: str, err: BaseException) -> str:
     """The one line of a bug in SOLAR: the exception, where in SOLAR it was raised (the innermost frame of a
     SOLAR module), and how to get the traceback."""

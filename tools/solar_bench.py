@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from solar.ir.outputs import OutputError, check_writable, write_text_atomic
-from solar.tools._entry import Parser, UsageError, add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_precision_floor, add_version, check_precision_floor, run_main
 
 PROG = "solar-bench"
 EXIT_VIOLATION = 3
@@ -69,6 +69,7 @@ def build_parser() -> Parser:
     p.add_argument("--measured", action="append", metavar="FILE", help="judge times measured elsewhere instead "
                    "of measuring: KernelBench's timing JSON, a CSV (problem,target,framework,min_s) or a PyTorch "
                    "profiler trace (Chrome JSON) of the one problem given (repeatable; docs/bench.md)")
+    add_precision_floor(p)
     p.add_argument("--measured-l2", choices=["warm", "flushed"], default="warm",
                    help="whether the L2 kept data between the measured trials (warm, the default: judged by bounds "
                    "that let the L2 hold inputs and outputs) or was flushed")
@@ -130,7 +131,7 @@ def _options(args: argparse.Namespace) -> Any:
                         device=args.device, timing={"budget_s": args.budget, "warmup": args.warmup,
                                                     "min_runs": args.min_runs},
                         source=os.path.abspath(args.source) if args.source else None, seed=args.seed,
-                        quiet_wait_s=args.quiet_wait)
+                        quiet_wait_s=args.quiet_wait, precision_floor=args.precision_floor)
 
 
 def run(argv: Sequence[str]) -> int:
@@ -146,6 +147,7 @@ def run(argv: Sequence[str]) -> int:
                 check_writable(path, what)  # before any work: a typo in an output path costs nothing
         if args.plot:
             _check_plot_format(args.plot)
+        check_precision_floor(args.precision_floor)
         if args.keep_noisy and not args.plot:
             raise UsageError("--keep-noisy is for the headroom plot: give --plot FILE.png with a directory")
         if args.measured:
@@ -200,7 +202,8 @@ def _measured(args: argparse.Namespace) -> int:
                          "--plot, --dask or --report")
     gpus = [t.strip() for t in args.target.split(",") if t.strip() and t.strip() != "host"]
     try:
-        run = run_measured(args.path, args.measured, args.measured_l2, gpus[0] if gpus else None, only=args.match)
+        run = run_measured(args.path, args.measured, args.measured_l2, gpus[0] if gpus else None, only=args.match,
+                           precision_floor=args.precision_floor)
     except MeasuredError as err:
         raise UsageError(str(err)) from None
     sys.stdout.write(run.render())

@@ -17,7 +17,7 @@ from solar.ir.pass_manager import PassOptionError, PassTiming, parse_options
 from solar.ir.source import decode_source
 from solar.passes import registry
 from solar.passes.catalog import CATALOG, PassInfo, info_of_class
-from solar.tools._entry import Parser, UsageError, add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_precision_floor, add_version, check_precision_floor, run_main
 
 PROG = "solar-opt"
 # --emit formats other than SIR: 'module:function' taking the module and returning the text to write.
@@ -94,9 +94,7 @@ def build_parser(with_passes: bool = True) -> Parser:
                      help="how f32 contractions are priced: as the framework runs each kernel (default; the "
                           "kernels' fp32_precision attribute), all exact FP32, or all on TF32 tensor cores")
     sol.add_argument("--allow-tf32", action="store_true", help="the same as --fp32-precision=tf32")
-    sol.add_argument("--precision-floor", metavar="PRECISION",
-                     help="price each float contraction at this precision (bf16, fp16, tf32, fp8) where it is "
-                          "faster than its own: the bound for a kernel that may compute at it within a tolerance")
+    add_precision_floor(sol)
     sweeps = p.add_argument_group("sizes as variables (options of the --sol pass; docs/sweeps.md)")
     sweeps.add_argument("--sol-formula", action="store_true",
                         help="print each mode's roofline max(F/Π, B/β) with F and B as formulas in the sizes")
@@ -211,12 +209,7 @@ def _forward_sol_options(passes: list[Any], args: argparse.Namespace, command: s
     """The --sol flags (`_SOL_FLAGS`) set the options of the --sol pass (and the HTML report gets the
     command line)."""
     _check_sweep_syntax(args)
-    if args.precision_floor is not None:
-        from solar.backends.precision_policy import PRECISION_FLOORS
-
-        if args.precision_floor not in PRECISION_FLOORS:
-            raise UsageError(f"--precision-floor: bad precision '{args.precision_floor}': expected one of "
-                             f"{', '.join(PRECISION_FLOORS)}")
+    check_precision_floor(args.precision_floor)
     given = [(option, flag, _sol_flag_value(args, dest)) for option, dest, flag in _SOL_FLAGS]
     extra = {option: value for option, _, value in given if value is not None}
     if not extra:
