@@ -44,6 +44,7 @@ class TrainingReport:
     mfu_bound: dict[str, float] = field(default_factory=dict)
     amp: str = "none"  # mixed precision: the autocast type ('bf16', 'fp16'), f32 master weights and state
     cast_bytes: dict[str, int] = field(default_factory=dict)  # weight (forward) and gradient (backward) casts
+    precision_floor: str | None = None  # --precision-floor: contractions (and the MFU's peak) at it where faster
 
     @property
     def six_n_tokens(self) -> int:
@@ -76,12 +77,14 @@ class TrainingReport:
         return out
 
     def text(self) -> str:
+        from solar.backends.report import quantity, seconds
+
         lines = [f"Training step on {self.target}"]
         for ph in self.phases.values():
             lines.append(f"  {ph.phase:<9} {ph.kernels:>5} kernels  {ph.flops:>16,} FLOP  {ph.bytes:>14,} B  "
-                         f"unfused SOL {ph.seconds * 1e6:,.3f} us")
+                         f"unfused SOL {seconds(ph.seconds)}")
         for mode, sec in self.step_seconds.items():
-            lines.append(f"  step SOL {mode:<18} {sec * 1e6:,.3f} us   MFU bound {self.mfu_bound[mode]:.1%}")
+            lines.append(f"  step SOL {mode:<18} {seconds(sec):>9}   MFU bound {self.mfu_bound[mode]:.1%}")
         diff = self.model_flops - self.six_n_tokens
         lines.append(f"  model FLOPs (forward + backward) {self.model_flops:,}; 6*N*tokens = "
                      f"6*{self.trained_parameters:,}*{self.tokens:,} = {self.six_n_tokens:,} "
@@ -96,6 +99,10 @@ class TrainingReport:
             lines.append(f"  mixed precision {self.amp} (autocast; f32 master weights and optimizer state): casts of "
                          f"the weights to {self.amp} {self.cast_bytes.get('weight', 0):,} B (forward), of the "
                          f"gradients to f32 {self.cast_bytes.get('gradient', 0):,} B (backward)")
+        if self.precision_floor:
+            lines.append(f"  precision floor {self.precision_floor} in force: contractions priced at "
+                         f"{self.precision_floor} where that is faster; MFU bound against "
+                         f"{quantity(self.peak_flops, 'FLOP/s')}")
         lines.append("  saved activations are DRAM traffic in the fused and whole-graph modes (written in the forward, "
                      "read in the backward; no group recomputes them): whole_graph_saved adds them")
         return "\n".join(lines) + "\n"
@@ -118,14 +125,15 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
     totals = analysis.totals[name]
     steps = {m: totals[m].seconds for m in MODES if m in totals}
     whole = totals["whole_graph"].bytes if "whole_graph" in totals else None
-    return build_report(name, phases, steps, whole, info)
+    return build_report(name, phases, steps, whole, info, analysis.results.document.get("precision_floor"))
 
 
 def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, float], whole_bytes: int | None,
-                 info: dict[str, Any]) -> TrainingReport:
+                 info: dict[str, Any], precision_floor: str | None = None) -> TrainingReport:
     """The report from each phase's costs, each mode's SOL and the whole graph's DRAM bytes (None: no
     whole-graph mode) on `target`, and the module attribute `train` (or its figures scaled to the full
-    model: solar-llm --phase train)."""
+    model: solar-llm --phase train). Under `precision_floor` the steps were priced at the floor, so the MFU
+    bound is against the floor's peak where that is faster (never above 100 % by the floor alone)."""
     from solar.targets.loader import load_target
 
     tgt = load_target(target)
@@ -135,6 +143,8 @@ def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, flo
         steps["whole_graph_saved"] = max(steps["whole_graph"], (whole_bytes + 2 * saved) / tgt.dram_bandwidth)
     dtype = str(info.get("dtype", "f32"))
     peak = tgt.select_peak(dtype, contraction=True).flop_per_s
+    if precision_floor:
+        peak = max(peak, floored_peak(tgt, dtype, precision_floor))
     model = phases["forward"].flops + phases["backward"].flops
     memory = {"parameter": int(info.get("parameter_bytes", 0)), "gradient": int(info.get("gradient_bytes", 0)),
               "optimizer_state": int(info.get("optimizer_state_bytes", 0)), "saved_activation": saved}
@@ -148,10 +158,20 @@ def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, flo
     report = TrainingReport(tgt.name, phases, steps, model, peak, int(info.get("trained_parameters", 0)),
                             int(info.get("tokens", 0)), memory, capacity)
     report.amp = str(info.get("amp", "none"))
+    report.precision_floor = precision_floor or None
     report.cast_bytes = {"weight": int(info.get("weight_cast_bytes", 0)),
                          "gradient": int(info.get("gradient_cast_bytes", 0))}
     report.mfu_bound = {m: (model / (s * peak) if s > 0 else 0.0) for m, s in steps.items()}
     return report
+
+
+def floored_peak(target: Any, dtype: str, floor: str) -> float:
+    """The contraction peak of `dtype` under the floor, as the cost model prices it (backends/cost.py)."""
+    from solar.backends.cost import Peaks
+    from solar.ir.dtypes import dtype_from_name
+
+    parsed = dtype_from_name(dtype)
+    return 0.0 if parsed is None else Peaks(target, floor).choice(parsed, True).flop_per_s
 
 
 def translate_step(problem: Any, n_inputs: int, optimizer: str, loss: str, dynamic: str, amp: str = "none") -> Any:

@@ -53,9 +53,10 @@ PRECISION_FLOOR_HELP = ("price each float contraction at this precision (bf16, f
                         "than its own: the bound for a kernel that may compute at it within a tolerance")
 
 
-def add_precision_floor(group: Any) -> None:
-    """`--precision-floor PRECISION`, one flag and one help text for every tool that prices bounds."""
-    group.add_argument("--precision-floor", metavar="PRECISION", help=PRECISION_FLOOR_HELP)
+def add_precision_floor(group: Any, when: str = "") -> None:
+    """`--precision-floor PRECISION`, one flag and one help text for every tool that prices bounds (`when`: the
+    flag it goes with, e.g. "with --report: ")."""
+    group.add_argument("--precision-floor", metavar="PRECISION", help=when + PRECISION_FLOOR_HELP)
 
 
 def check_precision_floor(floor: str | None) -> None:

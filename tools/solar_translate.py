@@ -19,7 +19,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from solar.tools._entry import Parser, UsageError, add_version, internal_error_line, run_main
+from solar.tools._entry import (
+    Parser,
+    UsageError,
+    add_precision_floor,
+    add_version,
+    check_precision_floor,
+    internal_error_line,
+    run_main,
+)
 
 PROG = "solar-translate"
 
@@ -66,6 +74,7 @@ def build_parser() -> Parser:
                        help="gradient accumulation: N micro-batches forward and backward, then one update")
     train.add_argument("--report", metavar="TARGET", help="after writing, print the step's report on TARGET: "
                        "forward, backward and optimizer apart, MFU bound, memory")
+    add_precision_floor(train, "with --report: ")
     train.add_argument("--data-parallel", type=int, default=1, metavar="N",
                        help="with --report: N data-parallel replicas (the gradient all-reduce)")
     train.add_argument("--zero", type=int, choices=[0, 1, 2], default=0,
@@ -213,8 +222,12 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--accumulate must be a positive integer, not {args.accumulate}")
     if args.data_parallel < 1:
         raise UsageError(f"--data-parallel must be a positive integer, not {args.data_parallel}")
-    if (args.report or args.data_parallel > 1 or args.zero) and not args.train:
-        raise UsageError("--report, --data-parallel and --zero describe a training step: add --train")
+    if (args.report or args.data_parallel > 1 or args.zero or args.precision_floor) and not args.train:
+        raise UsageError("--report, --data-parallel, --zero and --precision-floor describe a training step: "
+                         "add --train")
+    check_precision_floor(args.precision_floor)
+    if args.precision_floor and not args.report:
+        raise UsageError("--precision-floor prices the step's report: add --report TARGET")
     if (args.data_parallel > 1 or args.zero) and not args.report:
         raise UsageError("--data-parallel and --zero change the step's report: add --report TARGET")
     if args.source and not os.path.isfile(args.source):
@@ -410,24 +423,27 @@ def _train(args: argparse.Namespace) -> int:
     if code == 0 and args.report:
         from solar.ir import print_module
 
-        sys.stderr.write(report_text(print_module(tr.module), args.report, args.data_parallel, args.zero))
+        sys.stderr.write(report_text(print_module(tr.module), args.report, args.data_parallel, args.zero,
+                                     args.precision_floor))
     return code
 
 
-def report_text(sir: str, target: str, chips: int = 1, zero: int = 0) -> str:
-    """solar-translate --train --report: the step analysed on `target` (fused), its report as text."""
+def report_text(sir: str, target: str, chips: int = 1, zero: int = 0, precision_floor: str | None = None) -> str:
+    """solar-translate --train --report: the step analysed on `target` (fused, under `precision_floor`), its
+    report as text."""
     from solar import analyze
+    from solar.backends.report import seconds
     from solar.training import training_report
 
-    report = training_report(analyze(sir, targets=(target,)))
+    report = training_report(analyze(sir, targets=(target,), precision_floor=precision_floor))
     if report is None:  # pragma: no cover - the text is a training step's
         return ""
     text = report.text()
     if chips > 1 or zero:
         dp = report.data_parallel(chips, zero)
-        text += (f"  data parallel x{chips} (ZeRO-{zero}): gradient all-reduce {dp['allreduce_seconds'] * 1e6:,.3f} us"
+        text += (f"  data parallel x{chips} (ZeRO-{zero}): gradient all-reduce {seconds(dp['allreduce_seconds'])}"
                  f"; peak live per chip >= {int(dp['peak_live']):,} B")
-        text += (f"; step SOL with the reduce overlapped {dp['step_seconds'] * 1e6:,.3f} us\n" if "step_seconds" in dp
+        text += (f"; step SOL with the reduce overlapped {seconds(dp['step_seconds'])}\n" if "step_seconds" in dp
                  else " (the sharded update's time is not bounded here)\n")
     return text
 
