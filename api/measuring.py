@@ -66,8 +66,9 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
     allow_tf32 = device == "cuda" and (analysis.frontend == "jax" or tf32_allowed(precision_flags()))
     module = parse_module(analysis.sir)
     sizes = dict(analysis.params)
+    floor = analysis.document.get("precision_floor")  # the headroom is against the SOL the analysis shows
     try:
-        bounds = compute_bounds(module, [load_target(machine)], sizes, allow_tf32)
+        bounds = compute_bounds(module, [load_target(machine)], sizes, allow_tf32, floor)
     except BoundsError as err:
         raise SolarError(f"error: {err}") from None
     timing = TimingOptions(budget_s=budget_s, warmup=warmup, min_runs=min_runs)
@@ -91,14 +92,14 @@ def bench_analysis(analysis: Measurable, frameworks: tuple[str, ...] = ("eager",
                            "measurements": {m.mode: m.to_json() for m in measured}, "headroom": {name: headroom},
                            "violations": [b.to_json() for b in beats if b.violation],
                            "beats": [b.to_json() for b in beats if not b.violation], "notes": [],
-                           "conditions": conditions.to_json(), "noisy": conditions.noisy}
+                           "conditions": conditions.to_json(), "noisy": conditions.noisy, "precision_floor": floor}
     eager = rec["measurements"].get("eager", {})
     if lines and analysis.frontend == "torch" and device == "cpu" and eager.get("min_s") is not None:
         try:
             profile = profile_lines(lambda: program(*inputs))
         except SystemExit as err:
             raise _exited(err) from None
-        machine_doc = sol_results(module, sizes, [machine], allow_tf32).document
+        machine_doc = sol_results(module, sizes, [machine], allow_tf32, floor).document
         add_measured(machine_doc, profile, name)
         add_measured(analysis.document, profile, name)
         rec["source_lines"] = machine_doc["targets"][0]["source_lines"]

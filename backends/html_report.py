@@ -15,6 +15,7 @@ from typing import Any
 
 from solar.backends.html_svg import curves_svg, roofline_svg
 from solar.backends.report import TargetReport, quantity, seconds, short_path, strict_json
+from solar.backends.report import ratio as ratio_text
 from solar.ir.ops import ModuleOp
 from solar.ir.outputs import write_text_atomic
 from solar.ir.printer import print_op
@@ -137,7 +138,7 @@ def _lines(target: dict[str, Any]) -> str:
         if measured:
             cells += [_cell("" if ln.get("measured_share") is None else f'{100 * ln["measured_share"]:.1f}%',
                             ln.get("measured_share")),
-                      _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom"))]
+                      _cell("" if ln.get("headroom") is None else ratio_text(ln["headroom"]), ln.get("headroom"))]
         rows.append("".join([*cells, _cell(", ".join(ln["groups"]), cls="text"), _cell(code, cls="text")]))
     headers = ["line", "FLOPs", "bytes", "unfused", "share of unfused", "fused", "share of fused",
                *(["measured share", "headroom"] if measured else []), "groups", "source"]
@@ -182,10 +183,10 @@ def _measured(measured: dict[str, Any] | None) -> str:
     rows = []
     for target, per_framework in measured.get("headroom", {}).items():
         for framework, per_mode in per_framework.items():
-            for mode, ratio in per_mode.items():
+            for mode, pair in per_mode.items():
                 rows.append(_cell(target, cls="text") + _cell(framework, cls="text") + _cell(mode, cls="text")
-                            + _cell(f'{ratio["median"]:.3g}×', ratio["median"])
-                            + _cell(f'{ratio["min"]:.3g}×', ratio["min"]))
+                            + _cell(ratio_text(pair["median"]), pair["median"])
+                            + _cell(ratio_text(pair["min"]), pair["min"]))
     conditions = measured.get("conditions") or {}
     noisy = (f'<p class="violation" id="noisy">noisy: measured on a busy machine '
              f'({html.escape("; ".join(conditions.get("reasons", [])))}): the times and headroom are not '
@@ -208,7 +209,7 @@ def _measured(measured: dict[str, Any] | None) -> str:
             _cell(f'{ln["file"]}:{ln["line"]}', cls="text") + _cell(seconds(ln["measured_s"]), ln["measured_s"])
             + _cell(f'{100 * (ln["measured_share"] or 0):.1f}%', ln["measured_share"])
             + _cell(seconds(ln["unfused_s"]), ln["unfused_s"])
-            + _cell("" if ln.get("headroom") is None else f'{ln["headroom"]:.3g}×', ln.get("headroom"))
+            + _cell("" if ln.get("headroom") is None else ratio_text(ln["headroom"]), ln.get("headroom"))
             + _cell(ln["code"], cls="text") for ln in lines], {0, 5})
     out += "".join(f'<p class="note">{html.escape(v["framework_mode"])} beats the {html.escape(v["mode"])} model on '
                    f'{html.escape(v["target"])}: {html.escape(v["why"])}</p>' for v in measured.get("beats", []))

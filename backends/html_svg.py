@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from solar.backends.label_layout import place_labels
-from solar.backends.report import achieved_points, quantity, seconds
+from solar.backends.report import achieved_points, quantity, ratio, seconds
 
 WIDTH, HEIGHT = 760, 420
 PLOT = (70, 20, 560, 370)  # left, top, right, bottom of the axes; labels that fit nowhere go right of it
@@ -113,7 +113,7 @@ def roofline_svg(target: dict[str, Any], measured: dict[str, Any] | None = None)
                    f'stroke-dasharray="4 3"/><rect x="{px - 4:.1f}" y="{top_y - 4:.1f}" width="8" height="8" '
                    f'fill="none" stroke="#a33"/><circle class="measured-point" cx="{px:.1f}" cy="{py:.1f}" r="5" '
                    f'fill="#fff" stroke="#a33" stroke-width="2"/><text x="{px + 8:.1f}" y="{py + 4 + 12 * k:.1f}" '
-                   f'fill="#a33">{html.escape(name)} ({sol / y:.3g}× under the fused SOL)</text>')
+                   f'fill="#a33">{html.escape(name)} ({ratio(sol / y)} under the fused SOL)</text>')
     out.append("</svg>")
     return "".join(out)
 

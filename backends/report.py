@@ -124,6 +124,11 @@ def seconds(t: float) -> str:
     return f"{t / 1e-12:.3g} ps"
 
 
+def ratio(v: float) -> str:
+    """A ratio (headroom, a gain) as every output writes it: `7.4×`, `1,234×` (never `1.23e+03×`)."""
+    return f"{v:.3g}×" if abs(v) < 999.5 else f"{v:,.0f}×"
+
+
 _LARGE = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 _SMALL = (("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12))
 
@@ -493,7 +498,7 @@ def draw_roofline(reports: list[TargetReport], measured: dict[str, Any] | None =
                                                          "time_s": fused.seconds}, measured):
             ax.plot([x, x], [y, sol], color="#a33", linestyle="--", linewidth=1, zorder=3)
             ax.scatter([x], [y], s=70, facecolors="white", edgecolors="#a33", linewidths=2, zorder=4,
-                       label=f"{label}: {sol / y:.3g}× under the fused SOL")
+                       label=f"{label}: {ratio(sol / y)} under the fused SOL")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)

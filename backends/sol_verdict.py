@@ -24,6 +24,7 @@ from solar.backends.cost import CostError, CostModel, Peaks, Work
 from solar.backends.mode_results import mode_result
 from solar.backends.precision_policy import floor_sentence
 from solar.backends.report import TargetReport, quantity, seconds, short_path
+from solar.backends.report import ratio as ratio_text
 from solar.ir.dtypes import DType
 from solar.ir.ops import Op
 
@@ -152,7 +153,7 @@ def _precision(model: CostModel, report: TargetReport, units_json: list[dict[str
     text = (f"f32 contractions run on {peaks.choice(DType.F32, True).precision} vector units (no FP32 tensor-core "
             f"figure on {peaks.target.name}) under the framework's default, exact FP32{costliest}: allowing TF32 "
             f"(`torch.backends.cuda.matmul.allow_tf32 = True`; `--allow-tf32` here) would cut the fused SOL by "
-            f"{fused / retimed:.3g}× ({seconds(fused)} → {seconds(retimed)})")
+            f"{ratio_text(fused / retimed)} ({seconds(fused)} → {seconds(retimed)})")
     return {"kind": "precision", "where": [units_json[i]["name"] for i in on_vector], "gain_s": fused - retimed,
             "factor": fused / retimed if retimed > 0 else None, "text": text}
 
@@ -207,7 +208,7 @@ def _cache_aware(report: TargetReport) -> list[dict[str, Any]]:
         extra = row["estimate_bytes"] - row["bytes"]
         gain = extra / report.peaks.bandwidth
         out.append({"kind": "cache_aware", "where": [row["name"]], "gain_s": gain, "saves_bytes": extra,
-                    "text": f"`{row['name']}`: the best tiling found moves {row['gap']:.3g}× the bytes of the "
+                    "text": f"`{row['name']}`: the best tiling found moves {ratio_text(row['gap'])} the bytes of the "
                             f"cache-aware bound under {quantity(ca.buffer, 'B')} ({ca.label}); a schedule at the bound "
                             f"saves up to {quantity(extra, 'B')}, {seconds(gain)}"})
     return out
@@ -219,7 +220,7 @@ def _reorder(report: TargetReport) -> dict[str, Any] | None:
         return None
     was, now = before.modes["fused"].seconds, report.modes["fused"].seconds
     return {"kind": "einsum_order", "where": [], "gain_s": was - now, "factor": was / now if now > 0 else None,
-            "text": f"the einsum order --reorder-einsum chose cuts the fused SOL by {was / now:.3g}× from the "
+            "text": f"the einsum order --reorder-einsum chose cuts the fused SOL by {ratio_text(was / now)} from the "
                     f"written order ({seconds(was)} → {seconds(now)}): write the contractions in that order"
             if now > 0 else ""}
 
@@ -278,6 +279,6 @@ def _headroom(target: str, v: dict[str, Any], measured: dict[str, Any] | None) -
         m = measured.get("measurements", {}).get(framework, {})
         if ratio and m.get("median_s"):
             noisy = " (measured on a busy machine: noisy)" if measured.get("noisy") else ""
-            out.append(f"Measured {framework}: {seconds(m['median_s'])} (median), {ratio['median']:.3g}× the fused "
-                       f"SOL: that is the headroom{noisy}.")
+            out.append(f"Measured {framework}: {seconds(m['median_s'])} (median), {ratio_text(ratio['median'])} the "
+                       f"fused SOL: that is the headroom{noisy}.")
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from solar.backends.report import format_axis
+from solar.backends.report import format_axis, ratio
 from solar.ir.outputs import save_figure
 
 from .bounds import MODE_LABELS as LABELS
@@ -19,9 +19,6 @@ NAMED = 2  # the highest points of each series named, with every point below 1 (
 NAME_CHARS = 28
 
 
-def ratio(v: float) -> str:
-    """A headroom as the plot writes it: 3 significant digits, whole numbers past 1,000 (never `1e+03×`)."""
-    return f"{v:.3g}×" if abs(v) < 999.5 else f"{v:,.0f}×"
 
 
 def headroom_points(records: list[dict[str, Any]], keep_noisy: bool = False

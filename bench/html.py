@@ -56,7 +56,7 @@ def render_measured_lines(rec: dict[str, Any], top: int = 20) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from solar.backends.report import seconds
+    from solar.backends.report import ratio, seconds
 
     lines = sorted((ln for ln in rec.get("source_lines", []) if ln.get("measured_s") is not None),
                    key=lambda ln: -ln["measured_s"])
@@ -68,7 +68,7 @@ def render_measured_lines(rec: dict[str, Any], top: int = 20) -> str:
         table.add_column(col, justify="left" if col in ("line", "source") else "right")
     for ln in lines[:top]:
         table.add_row(f"{ln['file']}:{ln['line']}", seconds(ln["measured_s"]), f"{100 * ln['measured_share']:.1f}%",
-                      seconds(ln["unfused_s"]), "" if ln.get("headroom") is None else f"{ln['headroom']:.3g}×",
+                      seconds(ln["unfused_s"]), "" if ln.get("headroom") is None else ratio(ln['headroom']),
                       ln["code"])
     buf = StringIO()
     Console(file=buf, width=1000, color_system=None).print(table)

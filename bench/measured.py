@@ -34,6 +34,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from solar.backends.report import ratio, seconds
+
 from .bounds import LOWER_BOUND_MODES, MODE_LABELS, Bounds, TargetBounds
 from .measure import detect_gpu_target
 
@@ -223,9 +225,9 @@ class Verdict:
     def line(self) -> str:
         c = self.tightest
         head = "VIOLATION" if self.violation else "near-miss" if self.near_miss else "ok"
-        plain = "" if c.bound_s == c.plain_s else f"; {c.plain_s:.4g} s from a cold L2"
+        plain = "" if c.bound_s == c.plain_s else f"; {seconds(c.plain_s)} from a cold L2"
         return (f"{head}: {self.time.problem} {self.time.framework} on {self.time.target}: measured "
-                f"{self.time.min_s:.4g} s, {MODE_LABELS[c.mode]} bound {c.bound_s:.4g} s ({self.l2} L2{plain}), "
+                f"{seconds(self.time.min_s)}, {MODE_LABELS[c.mode]} bound {seconds(c.bound_s)} ({self.l2} L2{plain}), "
                 f"ratio {self.ratio:.3f}")
 
     def to_json(self) -> dict[str, Any]:
@@ -287,7 +289,8 @@ class MeasuredRun:
 def unit_line(row: dict[str, Any]) -> str:
     head = "VIOLATION" if row["violation"] else "unit"
     if row.get("ratio") is None:
-        return f"{head}: kernels of no unit: {row['measured_s']:.4g} s over {row['kernels']} kernel(s)"
-    headroom = f", headroom {row['headroom']:.3g} over its SOL {row['sol_s']:.4g} s" if row.get("headroom") else ""
-    return (f"{head}: {row['unit']} ({row['where']}): measured {row['measured_s']:.4g} s over {row['kernels']} "
-            f"kernel(s), bound {row['bound_s']:.4g} s (warm L2), ratio {row['ratio']:.3f}{headroom}")
+        return f"{head}: kernels of no unit: {seconds(row['measured_s'])} over {row['kernels']} kernel(s)"
+    headroom = (f", headroom {ratio(row['headroom'])} over its SOL {seconds(row['sol_s'])}" if row.get("headroom")
+                else "")
+    return (f"{head}: {row['unit']} ({row['where']}): measured {seconds(row['measured_s'])} over {row['kernels']} "
+            f"kernel(s), bound {seconds(row['bound_s'])} (warm L2), ratio {row['ratio']:.3f}{headroom}")

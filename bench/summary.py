@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from solar.backends.report import seconds
+from solar.backends.report import ratio, seconds
 
 from .bounds import MODE_LABELS as LABELS
 from .bounds import MODES
@@ -51,7 +51,7 @@ def render_problem(rec: dict[str, Any]) -> str:
         for per_fw in headroom.values():
             for ratios in per_fw.values():
                 r = ratios.get(mode)
-                row.append("n/a" if r is None else f"{r['median']:.3g}× (min {r['min']:.3g}×)")
+                row.append("n/a" if r is None else f"{ratio(r['median'])} (min {ratio(r['min'])})")
         table.add_row(*row)
     console.print(table)
     for m in rec.get("measurements", {}).values():
@@ -164,8 +164,8 @@ def render_summary(records: list[dict[str, Any]]) -> str:
         for (target, fw, mode), items in sorted(series.items(), key=lambda kv: (kv[0][0], fw_order.get(kv[0][1], 9),
                                                                                  order.get(kv[0][2], 9))):
             xs = [x for _, x in items]
-            table.add_row(target, fw, LABELS.get(mode, mode), str(len(xs)), f"{statistics.median(xs):.3g}×",
-                          f"{geomean(xs):.3g}×", f"{min(xs):.3g}×", str(sum(1 for x in xs if x < 1)))
+            table.add_row(target, fw, LABELS.get(mode, mode), str(len(xs)), ratio(statistics.median(xs)),
+                          ratio(geomean(xs)), ratio(min(xs)), str(sum(1 for x in xs if x < 1)))
         console.print(table)
     noisy = noisy_records(records)
     if noisy:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from solar.backends.report import seconds
+
 from .bounds import LOWER_BOUND_MODES, MODE_LABELS, MODES, Bounds
 from .measure import Measurement
 
@@ -39,8 +41,8 @@ class Beat:
     def line(self) -> str:
         head = "VIOLATION" if self.violation else "note"
         mode = MODE_LABELS.get(self.mode, self.mode)
-        return (f"{head}: {self.framework_mode} ran in {self.measured_s:.4g} s, below the {mode} bound of "
-                f"{self.bound_s:.4g} s on {self.target} ({self.why})")
+        return (f"{head}: {self.framework_mode} ran in {seconds(self.measured_s)}, below the {mode} bound of "
+                f"{seconds(self.bound_s)} on {self.target} ({self.why})")
 
 
 def judge(bounds: Bounds, target: str, measurements: list[Measurement]

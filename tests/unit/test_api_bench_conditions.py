@@ -77,3 +77,14 @@ def test_measured_point_on_the_png_roofline(tmp_path: Path) -> None:
     png = tmp_path / "roofline.png"
     analysis.plot(str(png))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_judges_against_the_sol_the_analysis_shows_under_a_floor() -> None:
+    """Under precision_floor the headroom is over the floor's SOL, the one every view of the analysis shows."""
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(512, 512, bias=False)
+    analysis = solar.analyze(model, (torch.randn(512, 512),), targets=("host",), precision_floor="bf16")
+    rec = analysis.bench(budget_s=0.05, warmup=0, min_runs=3, lines=False, device="cpu")
+    assert rec["precision_floor"] == "bf16"
+    for mode in ("unfused", "fused", "whole_graph"):
+        assert rec["bounds"]["host"][mode] == pytest.approx(analysis.total(mode, "host"))

@@ -149,8 +149,8 @@ def test_a_directory_run_joins_every_problem_without_a_violation() -> None:
     assert len(run.verdicts) == 44 and not run.unmatched and not run.failed
     assert not run.violations
     text = run.render()
-    assert "near-miss: level1/94_MSELoss.py compile on h100-pcie: measured 0.00434 s, fused bound 0.004159 s " \
-           "(warm L2; 0.004211 s from a cold L2), ratio 1.043" in text
+    assert "near-miss: level1/94_MSELoss.py compile on h100-pcie: measured 4.34 ms, fused bound 4.16 ms " \
+           "(warm L2; 4.21 ms from a cold L2), ratio 1.043" in text
     assert "measured: 44 times joined to their bounds:" in text
 
 
@@ -165,8 +165,8 @@ def test_cli_exits_3_on_a_violation_and_writes_json(tmp_path: Path, capsys: pyte
     code = cli([str(CORPUS / "level1" / "19_ReLU.py"), "--measured", str(csv), "--json", str(out)])
     text = capsys.readouterr().out
     assert code == 3
-    assert ("VIOLATION: 19_ReLU.py compile on h100-pcie: measured 0.005 s, fused bound 0.006265 s (warm L2; "
-            "0.006316 s from a cold L2), ratio 0.798") in text
+    assert ("VIOLATION: 19_ReLU.py compile on h100-pcie: measured 5 ms, fused bound 6.26 ms (warm L2; "
+            "6.32 ms from a cold L2), ratio 0.798") in text
     doc = json.loads(out.read_text())
     assert [v["violation"] for v in doc["verdicts"]] == [False, True]
 
@@ -288,9 +288,9 @@ def test_a_trace_gives_each_unit_its_time_and_flags_a_unit_below_its_bound(
     assert whole.time.min_s == pytest.approx((1000 + 50 + 80 + 1) * 1e-6) and whole.time.target == TARGET
     assert cli([str(tiny), "--measured", str(trace_file)]) == 3
     out = capsys.readouterr().out
-    assert ("VIOLATION: @linear (tiny.py:10): measured 0.001 s over 2 kernel(s), bound 0.002684 s (warm L2), "
-            "ratio 0.373, headroom 0.373 over its SOL 0.002684 s") in out
-    assert "unit: kernels of no unit: 1e-06 s over 2 kernel(s)" in out
+    assert ("VIOLATION: @linear (tiny.py:10): measured 1 ms over 2 kernel(s), bound 2.68 ms (warm L2), "
+            "ratio 0.373, headroom 0.373× over its SOL 2.68 ms") in out
+    assert "unit: kernels of no unit: 1 µs over 2 kernel(s)" in out
 
 
 def test_trace_errors(tiny: Path, tmp_path: Path) -> None:
