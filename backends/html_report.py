@@ -115,7 +115,7 @@ def _works(table_id: str, target: dict[str, Any], key: str) -> str:
         rows.append("".join([
             _cell((w.get("module") or w["name"]) + (f" ×{w['trips']}" if w["trips"] > 1 else ""), cls="text"),
             _cell(w["kind"], cls="text"), _cell(quantity(tensor), tensor), _cell(quantity(vector), vector),
-            _cell(quantity(w["bytes"]), w["bytes"]), _cell("∞" if ai is None else f"{ai:.3g}", ai if ai is not None
+            _cell(quantity(w["bytes"]), w["bytes"]), _cell("∞" if ai is None else quantity(ai), ai if ai is not None
                                                            else float("inf")),
             _cell(seconds(w["time_s"]), w["time_s"]), _cell(w["bound"], cls="text"), _cell(place, cls="text")]))
     return _table(table_id, ["name", "kind", "contraction FLOPs", "other FLOPs", "bytes", "FLOP/B", "SOL", "bound",

@@ -297,7 +297,7 @@ def _inverse_table(reports: list[TargetReport]) -> Table:
         for r in reports:
             assert r.inverse is not None
             i = r.inverse[m]
-            row += [f"{i.compute_factor:.3g}", f"{i.bandwidth_factor:.3g}", f"{i.both_factor:.3g}"]
+            row += [quantity(i.compute_factor), quantity(i.bandwidth_factor), quantity(i.both_factor)]
         inv.add_row(*row)
     return inv
 

@@ -267,7 +267,7 @@ def _operator_table(phase: str, target: str, rows: list[OperatorRow], batch: int
         body.append("".join([
             html_cell(r.name, cls="text"), html_cell(", ".join(r.ops), cls="text"), html_cell(f"×{r.count}", r.count),
             html_cell(quantity(r.flops_tensor), r.flops_tensor), html_cell(quantity(r.flops_vector), r.flops_vector),
-            html_cell(quantity(r.bytes, "B"), r.bytes), html_cell(f"{ai:.3g}" if r.bytes else "∞", ai or None),
+            html_cell(quantity(r.bytes, "B"), r.bytes), html_cell(quantity(ai) if r.bytes else "∞", ai or None),
             html_cell(seconds(r.seconds), r.seconds), html_cell(r.bound, cls="text"),
             html_cell(seconds(r.total_s), r.total_s),
             html_cell(f"{100 * r.total_s / total:.1f} %" if total else "", r.total_s / total if total else None)]))

@@ -1,0 +1,54 @@
+"""Numbers past 1,000 in every output a person reads: intensities in the HTML tables (`1.37k`), headroom and
+gains as ratios (`2,000×`), never `1.37e+03` or `2e+03×` (the one formatter, backends/report.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import solar
+from solar.backends.report import ratio
+
+N = 8192  # intensity 2N³ / (3·N²·4 B) = 1,365 FLOP/B
+MM = f"""
+solar.module @mm [N = {N}] {{
+  solar.func @main(%x: tensor<NxNxf32>, %w: tensor<NxNxf32>) -> tensor<NxNxf32> {{
+    %h = solar.kernel @fc(%x as X, %w as W) -> (H: tensor<NxNxf32>) {{
+      affine.for %i = 0 to N {{
+        affine.for %j = 0 to N {{
+          affine.for %k = 0 to N {{
+            H[%i, %j] += X[%i, %k] * W[%k, %j]
+          }}
+        }}
+      }}
+    }}
+    solar.return %h
+  }}
+}}
+"""
+SCIENTIFIC = re.compile(r"\d(?:\.\d+)?e[+-]?\d")
+
+
+def _visible(page: str) -> str:
+    """The page's text as a person reads it: no scripts, no styles, no tags or their attributes."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)
+    return re.sub(r"<[^>]*>", " ", page)
+
+
+@pytest.mark.parametrize(("value", "text"), [(7.44, "7.44×"), (999.4, "999×"), (999.5, "1,000×"),
+                                             (2000.0, "2,000×"), (123456.0, "123,456×"), (0.373, "0.373×")])
+def test_ratio(value: float, text: str) -> None:
+    assert ratio(value) == text
+
+
+def test_html_tables_and_measured_labels_never_scientific() -> None:
+    analysis = solar.analyze(MM, targets=("h100",))
+    fused = analysis.to_json()["targets"][0]["modes"]["fused"]
+    analysis.measured = {"measurements": {"eager": {"median_s": 2000 * fused["time_s"]}},
+                         "headroom": {"h100-sxm": {"eager": {"fused": {"median": 2000.0, "min": 1990.0}}}}}
+    text = _visible(analysis.to_html())
+    assert SCIENTIFIC.findall(text) == []
+    assert ">1.37k<" in analysis.to_html().replace(" ", "")  # the unit's intensity
+    assert "measured eager (2,000× under the fused SOL)" in text and "2,000× the fused SOL" in " ".join(
+        analysis.verdict)
