@@ -154,12 +154,20 @@ def quantity(n: float, unit: str = "") -> str:
 
 
 def format_axis(axis: Any, label: Any) -> None:
-    """A matplotlib axis whose major ticks read as `label` writes them (`quantity`, `seconds`), with no
-    minor labels: no tick says `10^-5` or `1e+03`."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """A matplotlib axis whose ticks read as `label` writes them (`quantity`, `seconds`): no tick says `10^-5`
+    or `1e+03`. A log axis spanning less than 20× (one decade tick or none) also labels its 2× and 5× minor
+    ticks, so that it is never read off a single label."""
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(v: float, _pos: Any) -> str:
+        lo, hi = sorted(axis.get_view_interval())
+        if axis.get_scale() != "log" or lo <= 0 or v <= 0 or hi / lo > 20:
+            return ""
+        mantissa = v / 10 ** math.floor(math.log10(v) + 1e-9)
+        return label(v) if round(mantissa, 6) in (2.0, 5.0) else ""
 
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
-    axis.set_minor_formatter(NullFormatter())
+    axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _format_intensity(w: Work) -> str:

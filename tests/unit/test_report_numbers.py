@@ -52,3 +52,27 @@ def test_html_tables_and_measured_labels_never_scientific() -> None:
     assert ">1.37k<" in analysis.to_html().replace(" ", "")  # the unit's intensity
     assert "measured eager (2,000× under the fused SOL)" in text and "2,000× the fused SOL" in " ".join(
         analysis.verdict)
+
+
+@pytest.mark.parametrize(("lo", "hi", "labels"), [(0.8e9, 4.5e9, ["1 Gtokens/s", "2 Gtokens/s"]),
+                                                  (1e-7, 1e-4, ["100 ns", "1 µs", "10 µs", "100 µs"])])
+def test_a_narrow_log_axis_labels_its_2x_and_5x_ticks(lo: float, hi: float, labels: list[str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from solar.backends.report import format_axis, quantity, seconds
+
+    fig, ax = plt.subplots()
+    try:
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        format_axis(ax.yaxis, seconds if lo < 1 else lambda v: quantity(v, "tokens/s"))
+        fig.canvas.draw()
+        shown = [t.get_text() for t in ax.get_yticklabels(minor=False) + ax.get_yticklabels(minor=True)
+                 if t.get_text() and lo <= t.get_position()[1] <= hi]
+    finally:
+        plt.close(fig)
+    # Past 20× the decades alone are labelled (2× and 5× would crowd them); under it the axis is never one label.
+    assert shown == labels
