@@ -58,6 +58,7 @@ class LlmRequest:
     # quantization_config, if it has one, else none.
     quantize: QuantizeOptions | None = None
     verbose: bool = False  # library warnings from building the reduced twins shown
+    precision_floor: str | None = None  # --precision-floor: contractions priced at it where that is faster
 
     @property
     def split(self) -> Split:
@@ -118,7 +119,8 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
         extra = range(request.generate) if phase == "decode" else range(1)
         evaluated = sorted({n + g for n in requests for g in extra})
         step = price_phase(cfg, phase, request.targets, example_batch, example, request.all_logits,
-                           request.cache_aware, evaluated, request.batches, quantize)
+                           request.cache_aware, evaluated, request.batches, quantize,
+                           precision_floor=request.precision_floor)
         steps[phase] = step
         step.prefetch(request.batches, evaluated)
         remarks += [r for r in step.remarks if r not in remarks]
@@ -140,6 +142,10 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     if quantize is not None and quantize.active:
         notes.append(f"quantized: {quantize.describe()} (passes/quantize.py; weights read packed with their scales, "
                      "dequantized inside each contraction's fusion group)")
+    if request.precision_floor:
+        notes.append(f"precision floor {request.precision_floor}: contractions priced at {request.precision_floor} "
+                     "where that is faster than their own precision (a kernel allowed to compute at it within a "
+                     "tolerance, not the model as the framework runs it); the bytes stay the model's")
     notes += [f"{phase}: {step.fixed_batch_reason}" for phase, step in steps.items() if step.fixed_batch_reason]
     if any(step.alternative is not None for step in steps.values()):
         notes.append("latent attention (MLA): decode priced absorbed; prefill at the lesser of HF's expanded form "
@@ -225,7 +231,7 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
             "crossovers": [{"target": t, "mode": MODES[m], "context": c, "batch": b}
                            for (t, m, c), b in analysis.crossovers.items()],
             "remarks": analysis.remarks, "notes": analysis.notes, "validation": analysis.validations,
-            "warnings": analysis.warnings,
+            "warnings": analysis.warnings, "precision_floor": analysis.request.precision_floor,
             "quantization": analysis.quantization.describe() if analysis.quantization is not None else None}
 
 

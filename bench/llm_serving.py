@@ -299,7 +299,7 @@ _EXPORT_LEAST_SIZE = 2
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
                 all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
                 batches: Sequence[int] = (), quantize: QuantizeOptions | None = None,
-                absorbed: bool | None = None) -> StepModel:
+                absorbed: bool | None = None, precision_floor: str | None = None) -> StepModel:
     """Exports and prices one phase (twins where the layers repeat: `LlmConfig.twin_layers`) at an example
     size. A prefill whose tokens the IR cannot hold as B·S is exported per batch instead
     (`StepModel.export_at`). With `cache_aware`, the surfaces add the cache-aware mode at the targets' L2 (a
@@ -308,7 +308,8 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     shorter than the example) get an export of their own, at the largest of them (`StepModel.shorter`), and
     so do those above the greatest (`StepModel.longer`).
     Where the batch must be a number, the first export is at the largest of `batches` (a request for batch 1
-    exports batch 1 only; the symbolic export's least batch, 2, is no need there).
+    exports batch 1 only; the symbolic export's least batch, 2, is no need there). `precision_floor` prices
+    each float contraction at the floor where that is faster (backends/precision_policy.py).
     Latent attention (MLA) is priced absorbed in a decode step; a prefill's is priced both as HF writes it
     (expanded) and absorbed, each point at the lesser (`StepModel.alternative`; `absorbed` picks one)."""
     total = cfg.shape.layers
@@ -326,7 +327,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
             exported: PhaseExport = export_phase(cfg, phase, at_batch, length, layers, all_logits, batch_symbolic,
                                                  absorbed)
             module, notes = lifted(exported.module, quantize)
-            twins[layers] = CostSurface(module, targets, buffer=buffer)
+            twins[layers] = CostSurface(module, targets, buffer=buffer, precision_floor=precision_floor)
             sizes = exported.sizes
             least[0] = max(least[0], exported.minimums.get(length_key, 1))
             if length_key in exported.maximums:
@@ -371,7 +372,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
         if not part:
             return None
         step = price_phase(cfg, phase, targets, batch, example, all_logits, cache_aware, part, batches, quantize,
-                           absorbed)
+                           absorbed, precision_floor)
         remarks[:] = sorted(set(remarks) | set(step.remarks))
         return step
 
@@ -380,7 +381,7 @@ def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: in
     alternative = None
     if phase == "prefill" and absorbed is None and latent_widths(cfg.config) is not None and cfg.source is None:
         alternative = price_phase(cfg, phase, targets, batch, length, all_logits, cache_aware, lengths, batches,
-                                  quantize, absorbed=True)
+                                  quantize, absorbed=True, precision_floor=precision_floor)
     return StepModel(phase, total, twins, sizes, remarks, export_at, reason, least_length, shorter, most[0], longer,
                      alternative)
 

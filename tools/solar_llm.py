@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from solar.tools._entry import Parser, UsageError, add_version, run_main
+from solar.tools._entry import Parser, UsageError, add_precision_floor, add_version, check_precision_floor, run_main
 
 PROG = "solar-llm"
 # A diagnostic located in a file (`FILE:LINE[:COL]: error: ...`) is printed as it is; any other problem gets
@@ -74,6 +74,7 @@ def build_parser() -> Parser:
     p.add_argument("--kv-cache-dtype", help="the KV cache stored as fp8, int8 or int4")
     p.add_argument("--activations", help="fp8: contractions read fp8 activations (the fp8 tensor peak); nvfp4 or "
                    "mxfp4 with the same --weights: W4A4 (the fp4 tensor peak)")
+    add_precision_floor(p, "prefill and decode: ")
     p.add_argument("--verbose", action="store_true", help="show the libraries' warnings while validating")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="latency and throughput against batch")
@@ -106,6 +107,9 @@ def _check_args(args: argparse.Namespace) -> None:
                 check_writable(path, what)
             except OutputError as err:
                 raise UsageError(str(err)) from None
+    check_precision_floor(args.precision_floor)
+    if args.precision_floor and (args.slo or args.phase == "train"):
+        raise UsageError("--precision-floor prices the prefill and decode points; not with --slo or --phase train")
     if args.report and args.slo:
         raise UsageError("--report draws the serving tables of the points asked; with --slo use --json or --plot")
     args.quantize = _quantize_options(args)
@@ -180,7 +184,7 @@ def run(argv: Sequence[str]) -> int:
                              args.pipeline_parallel, args.expert_parallel, args.data_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
                              validate=args.validate, cache=args.cache, quantize=args.quantize,
-                             verbose=args.verbose)
+                             verbose=args.verbose, precision_floor=args.precision_floor)
         if args.slo:
             return _search(args)
         analysis = analyse_llm(request, warn=lambda line: sys.stderr.write(f"{PROG}: warning: {line}\n"))
