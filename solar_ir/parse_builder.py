@@ -95,18 +95,30 @@ _KERNEL_STATEMENTS = ("affine.for", "affine.if")
 # Names other IRs and frameworks give operations SOLAR spells otherwise: the hint goes by meaning where the
 # spellings are far apart (`transpose` is nearest `insert` by letters, and means `permute`).
 _ALIASES = {"transpose": "permute", "view": "reshape", "cat": "concat", "concatenate": "concat",
-            "matmul": "einsum", "dot": "einsum", "gather_nd": "gather", "expand": "broadcast",
-            "broadcast_to": "broadcast", "narrow": "slice", "call_function": "call"}
+            "matmul": "einsum", "dot": "einsum", "mm": "einsum", "bmm": "einsum", "linear": "einsum",
+            "addmm": "einsum", "gather_nd": "gather", "expand": "broadcast", "broadcast_to": "broadcast",
+            "narrow": "slice", "call_function": "call"}
+# Pointwise arithmetic has no op of its own in SIR: it is a statement of a kernel body.
+_POINTWISE = frozenset({"add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "relu", "gelu",
+                        "silu", "sigmoid", "max", "min", "maximum", "minimum", "where", "select", "abs", "pow",
+                        "addf", "subf", "mulf", "divf", "addi", "muli"})
 
 
 def unknown_operation(name: str) -> str:
     """The message for an operation name no op class has, with the one it most likely means: a known alias
-    (`solar.transpose` → `solar.permute`), else the closest spelling."""
+    (`solar.transpose` → `solar.permute`, a misspelt one too: `solar.tranpose`), pointwise arithmetic sent to
+    the kernel body it belongs in, else the closest spelling."""
     known = [*OP_CLASSES, *_KERNEL_STATEMENTS]
     dialect, _, bare = name.rpartition(".")
-    alias = f"{dialect or 'solar'}.{_ALIASES[bare]}" if bare in _ALIASES else None
-    close = [alias] if alias in known else difflib.get_close_matches(name, known, n=1)
-    return f"unknown operation '{name}'" + (f"; did you mean '{close[0]}'?" if close else "")
+    dialect = dialect or "solar"
+    if bare in _POINTWISE:
+        return (f"unknown operation '{name}'; pointwise arithmetic is a statement of a solar.kernel body, e.g. "
+                "`Y[%i] = X[%i] + Z[%i]` (docs/ir.md)")
+    # Each spelling a user may mean, SOLAR's own and the aliases, to the op it names.
+    meanings = {op.rpartition(".")[2]: op for op in known if op.startswith(dialect + ".")}
+    meanings.update({a: f"{dialect}.{op}" for a, op in _ALIASES.items() if f"{dialect}.{op}" in known})
+    close = difflib.get_close_matches(bare, list(meanings), n=1)
+    return f"unknown operation '{name}'" + (f"; did you mean '{meanings[close[0]]}'?" if close else "")
 
 
 class SyntaxIssue(Exception):

@@ -119,3 +119,31 @@ def _assert_not_blank(path: Path) -> None:
     colours, counts = np.unique(pixels, axis=0, return_counts=True)
     assert len(colours) > 20
     assert counts.max() / counts.sum() < 0.98
+
+
+def test_measured_point_under_its_roof_in_chromium(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """After `bench()` the roofline shows the achieved point, drawn under the fused SOL's and joined to it."""
+    import torch
+    from selenium.webdriver.common.by import By
+
+    import solar
+
+    analysis = solar.analyze(torch.nn.Linear(64, 64), (torch.randn(32, 64),), targets=("host",))
+    rec = analysis.bench(budget_s=0.05, warmup=1, min_runs=3, lines=False, device="cpu")
+    html = tmp_path / "measured.html"
+    analysis.to_html(str(html))
+    browser.set_window_size(1000, 2000)
+    browser.get(html.as_uri())
+    (point,) = browser.find_elements(By.CSS_SELECTOR, ".roofline svg circle.measured-point")
+    assert point.is_displayed()
+    sol_mark = point.find_element(By.XPATH, "preceding-sibling::*[1]")  # the fused SOL's square, drawn before it
+    assert sol_mark.tag_name == "rect"
+    # Lower on the page is slower: the run (median ÷ SOL = its headroom) sits under the roof it is judged by.
+    assert rec["headroom"]["host"]["eager"]["fused"]["median"] > 1
+    assert float(point.get_attribute("cy")) > float(sol_mark.get_attribute("y")) + 4
+    label = browser.find_element(By.CSS_SELECTOR, ".roofline svg").text
+    assert "measured eager" in label and "under the fused SOL" in label
+    overflow = browser.execute_script("return document.documentElement.scrollWidth - "
+                                      "document.documentElement.clientWidth")
+    assert overflow <= 0
+    browser.set_window_size(1400, 2000)
