@@ -224,11 +224,12 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
     doc = strict_json(doc)
     name = html.escape(doc["module"])
     # A fragment (the notebook view) is the root element alone, its styles inside it.
-    head = f"<style>{_CSS}</style>" if fragment else (
+    head = "" if fragment else (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
         f'content="width=device-width"><title>SOLAR: @{name}</title><style>body{{margin:0;background:#fff}}{_CSS}'
         f'</style></head><body>')
-    out = [f'{head}<div class="solar-report"><h1>Speed of light of @{name}</h1>']
+    inner = f"<style>{_CSS}</style>" if fragment else ""
+    out = [f'{head}<div class="solar-report">{inner}<h1>Speed of light of @{name}</h1>']
     out.append(_verdict(doc.get("verdict") or []))
     out.append("<h2>Totals</h2>" + _totals(doc))
     out.append(_measured(measured))

@@ -112,4 +112,6 @@ def test_notebook_view_is_one_scoped_root() -> None:
     css = re.search(r"<style>(.*?)</style>", fragment, re.S).group(1)
     selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", css) for sel in rule.split(",")]
     assert selectors and all(sel.startswith(".solar-report") for sel in selectors), selectors
-    assert fragment[fragment.index("</style>") + 8:].startswith('<div class="solar-report">')
+    # One root element, its styles inside it: nothing of the notebook's page sits beside it.
+    assert fragment.startswith('<div class="solar-report"><style>') and fragment.endswith("</div>")
+    assert fragment.count('<div class="solar-report">') == 1
