@@ -201,6 +201,8 @@ class Verdict:
     problem: str  # the problem file
     comparisons: list[Comparison]
     l2: str
+    flops: int = 0  # the problem's FLOPs and its fused DRAM bytes on the target: where it sits on the roofline
+    fused_bytes: int = 0
 
     @property
     def tightest(self) -> Comparison:
@@ -241,7 +243,12 @@ class Verdict:
 
 def judge_times(bounds: Bounds, problem: str, times: list[MeasuredTime], l2: str) -> list[Verdict]:
     """Every time of `problem` against the bounds of its target (which `bounds` must hold)."""
-    return [Verdict(t, problem, judged_bounds(bounds.targets[t.target], l2), l2) for t in times]
+    out = []
+    for t in times:
+        tb = bounds.targets[t.target]
+        fused = tb.report.modes.get("fused") if tb.report is not None else None
+        out.append(Verdict(t, problem, judged_bounds(tb, l2), l2, bounds.flops, fused.bytes if fused else 0))
+    return out
 
 
 @dataclass
@@ -253,6 +260,8 @@ class MeasuredRun:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (problem, why its bound failed)
     units: list[dict[str, Any]] = field(default_factory=list)  # a trace's per-unit join (trace_join)
     precision_floor: str | None = None  # --precision-floor: the bounds priced at it where that is faster
+    # Per target: the DRAM bandwidth and each (precision, unit) peak the bounds used (the roofline's roofs).
+    roofs: dict[str, tuple[float, dict[tuple[str, str], float]]] = field(default_factory=dict)
 
     @property
     def violations(self) -> list[Verdict]:

@@ -72,6 +72,12 @@ def run_measured(path: str, measured: list[str], l2: str, fallback_target: str |
             run.failed.append((problem, _first_line(err)))
             continue
         run.verdicts += judge_times(bounds, problem, mine, l2)
+        for name in {t.target for t in mine}:
+            report = bounds.targets[name].report
+            if report is not None:
+                beta, peaks = run.roofs.get(name, (report.peaks.bandwidth, {}))
+                peaks.update({(c.precision, c.unit): c.flop_per_s for c in report.peaks.used()})
+                run.roofs[name] = (beta, peaks)
         if trace is not None:
             run.units = join_trace(trace, bounds, mine[-1].target, problem)
     return run

@@ -81,7 +81,8 @@ def build_parser() -> Parser:
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per problem: a problem still running this long after it started (hung, or stopped) is "
                    "killed with the processes it started, and recorded (batch default 600; one problem: none)")
-    batch.add_argument("--plot", metavar="FILE.png", help="the headroom plot")
+    batch.add_argument("--plot", metavar="FILE.png", help="the headroom plot (with --measured: each time on the "
+                       "roofline, under its fused SOL)")
     batch.add_argument("--keep-noisy", action="store_true",
                        help="plot the records measured on a busy machine too, marked (left out by default)")
     batch.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, or 'local' for a "
@@ -197,9 +198,9 @@ def _measured(args: argparse.Namespace) -> int:
     for path in args.measured:
         if not os.path.isfile(path):
             raise UsageError(f"--measured {path}: no such file")
-    if args.out or args.resume or args.plot or args.dask or args.report:
-        raise UsageError("--measured judges times measured elsewhere: it takes --json, not --out, --resume, "
-                         "--plot, --dask or --report")
+    if args.out or args.resume or args.dask or args.report or args.keep_noisy:
+        raise UsageError("--measured judges times measured elsewhere: it takes --json and --plot, not --out, "
+                         "--resume, --dask, --report or --keep-noisy")
     gpus = [t.strip() for t in args.target.split(",") if t.strip() and t.strip() != "host"]
     try:
         run = run_measured(args.path, args.measured, args.measured_l2, gpus[0] if gpus else None, only=args.match,
@@ -209,6 +210,12 @@ def _measured(args: argparse.Namespace) -> int:
     sys.stdout.write(run.render())
     if args.json:
         write_text_atomic(args.json, json.dumps(run.to_json(), indent=2) + "\n", "JSON report")
+    if args.plot:
+        from solar.bench.measured_plot import plot_measured
+
+        empty = plot_measured(run, args.plot)  # each time under its SOL on the roofline
+        if empty is not None:
+            sys.stderr.write(f"{PROG}: note: the plot is empty: {empty}\n")
     return EXIT_VIOLATION if run.any_violation else 0
 
 
