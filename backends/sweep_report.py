@@ -162,7 +162,8 @@ def _factor_lines(outcome: SweepOutcome, shown: list[int]) -> str:
         for mode, f in modes.items():
             both = f["both_factor"].reshape(-1)
             meets = int(np.sum(both <= 1))
-            lines.append(f"  {target} {mode}: ×{both[0]:.3g} at the first point, ×{both[-1]:.3g} at the last; "
+            first, last = quantity(float(both[0])), quantity(float(both[-1]))  # ×1.23k, never ×1.23e+03
+            lines.append(f"  {target} {mode}: ×{first} at the first point, ×{last} at the last; "
                          f"meets the latency at {meets:,} of {both.size:,} points")
     return "\n".join(lines)
 

@@ -76,3 +76,20 @@ def test_a_narrow_log_axis_labels_its_2x_and_5x_ticks(lo: float, hi: float, labe
         plt.close(fig)
     # Past 20× the decades alone are labelled (2× and 5× would crowd them); under it the axis is never one label.
     assert shown == labels
+
+
+def test_inverse_roofline_factors_never_scientific(capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    from pathlib import Path
+
+    from solar.tools.solar_opt import run
+
+    mlp = Path(__file__).resolve().parents[2] / "examples" / "mlp.sir"
+    assert run([str(mlp), "--lift-einsum", "--fuse", "--sol=h100", "--sweep", "B=1..65536*4", "--target-latency",
+                "1ns", "-o", os.devnull]) == 0
+    said = capsys.readouterr()
+    text = said.out + said.err
+    # 1 ns is ~1,500× too fast for one batch of the MLP and ~1.5 million× for 65,536: the factors say so in SI.
+    assert "│ fused (Σ groups)    │               1.51k │         999 │  1.51k │" in text
+    assert "h100-sxm fused: ×941 at the first point, ×1.54M at the last" in text
+    assert SCIENTIFIC.findall(text) == []
