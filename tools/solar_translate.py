@@ -230,6 +230,13 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("--precision-floor prices the step's report: add --report TARGET")
     if (args.data_parallel > 1 or args.zero) and not args.report:
         raise UsageError("--data-parallel and --zero change the step's report: add --report TARGET")
+    if args.report:  # before the translation: a mistyped target costs nothing (was an internal error after it)
+        from solar.targets.loader import TargetError, load_target
+
+        try:
+            load_target(args.report)
+        except TargetError as err:
+            raise UsageError(f"--report: {err}") from None
     if args.source and not os.path.isfile(args.source):
         # Checked before torch is imported, so that a mistyped path answers at once.
         kind = "an einsum graph file" if args.source_format == "nvsolar-yaml" else "a Python file"
