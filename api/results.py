@@ -183,8 +183,10 @@ class Analysis:
             parts = path.split(".") if path else []
             return [seen[".".join(parts[:n])] for n in range(1, len(parts) + 1)]
 
-        return [ModuleCost(p, p.count(".") + 1 if p else 0, int(v[0]), int(v[1]), v[2], v[3], int(v[4]))
-                for p, v in sorted(nodes.items(), key=lambda kv: tree_order(kv[0]))]
+        from solar.module_table import ModuleTable  # its repr is the table; its rows stay ModuleCost
+
+        return ModuleTable(ModuleCost(p, p.count(".") + 1 if p else 0, int(v[0]), int(v[1]), v[2], v[3], int(v[4]))
+                           for p, v in sorted(nodes.items(), key=lambda kv: tree_order(kv[0])))
 
     def _report(self, target: str | None) -> TargetReport:
         name = self._target(target)

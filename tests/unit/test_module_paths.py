@@ -48,6 +48,18 @@ def test_by_module_rolls_up_the_tree(gpt: solar.Analysis) -> None:
     assert by_path["attn.qkv"].flops == 2 * 1024 * 256 * 768 + 1024 * 768
 
 
+def test_by_module_reads_as_fvcore_table(gpt: solar.Analysis) -> None:
+    rows = gpt.by_module()
+    lines = repr(rows).splitlines()
+    assert lines[0].split() == ["module", "FLOPs", "bytes", "unfused", "SOL", "fused", "SOL", "units"]
+    qkv = next(line for line in lines if line.strip().startswith("qkv"))
+    assert qkv.startswith("    qkv ")  # depth 2: under attn
+    # 2·1024·256·768 + 1024·768 = 403,439,616 FLOPs: one formatter, never a raw float of seconds.
+    assert "403 MFLOP" in qkv and "e-0" not in repr(rows) and "ModuleCost(" not in repr(rows)
+    assert rows[3].path == "attn.qkv" and isinstance(rows, list)
+    assert rows._repr_html_().count("<tr>") == len(rows) + 1
+
+
 def test_tables_name_units_by_module_with_the_source_beside(gpt: solar.Analysis) -> None:
     text = gpt.results.terminal()
     assert "│ attn.qkv " in text and "gpt_block.py:12" in text
