@@ -89,6 +89,8 @@ def llm_training(request: LlmTrainingRequest) -> LlmTraining:
 
 
 def render_training(result: LlmTraining) -> str:
+    from solar.backends.report import seconds
+
     s = result.config.shape
     lines = [f"{result.config.path}: {s.model_type}, {s.layers} layers, hidden {s.hidden}, {s.heads} heads "
              f"({s.kv_heads} key-value), vocabulary {s.vocab}, {str(s.dtype).replace('torch.', '')} parameters; "
@@ -103,8 +105,8 @@ def render_training(result: LlmTraining) -> str:
         if p.data_parallel:
             dp = p.data_parallel
             lines.append(f"  data parallel x{result.request.data_parallel}: gradient all-reduce "
-                         f"{dp['allreduce_seconds'] * 1e6:,.3f} us; step SOL with the reduce overlapped "
-                         f"{dp['step_seconds'] * 1e6:,.3f} us")
+                         f"{seconds(dp['allreduce_seconds'])}; step SOL with the reduce overlapped "
+                         f"{seconds(dp['step_seconds'])}")
     lines.append("")
     lines += [f"note: {n}" for n in result.notes]
     if result.validation:
