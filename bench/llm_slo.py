@@ -62,10 +62,6 @@ class Quantization:
     def active(self) -> bool:
         return self.name != "none"
 
-    @property
-    def activation_bytes(self) -> int | None:
-        return 1 if self.activations == "fp8" else None
-
 
 def parse_quantize_options(text: str) -> list[Quantization]:
     out: list[Quantization] = []
