@@ -38,18 +38,28 @@ from .llm_deploy import (
     prefill_seconds,
     split_problem,
 )
+from .llm_precision import peak_remarks
 from .llm_quantized import quantized_memory
 from .llm_serving import Memory, StepModel, model_memory, price_phase, resident_tokens
 from .llm_slo import Quantization, Slo, parse_quantize_options, parse_slo
 
 SEARCH_MODE = "fused"
-def quantizer(option: Quantization, cfg: LlmConfig, memory: Memory) -> tuple[QuantizeOptions | None, Memory]:
-    """The options that price `option` (passes/quantize.py, run by `price_phase`) and the memory it stores."""
+
+
+def quantize_options(option: Quantization) -> QuantizeOptions | None:
+    """The options that price `option` (passes/quantize.py, run by `price_phase`); None: unquantized."""
     if not option.active:
-        return None, memory
+        return None
     # lm_head stays as it is, as with solar-llm's --weights and every checkpoint format.
-    options = QuantizeOptions(weights=option.weights, group_size=option.group_size, kv_cache=option.kv_cache,
-                              activations=option.activations, exclude=DEFAULT_EXCLUDE)
+    return QuantizeOptions(weights=option.weights, group_size=option.group_size, kv_cache=option.kv_cache,
+                           activations=option.activations, exclude=DEFAULT_EXCLUDE)
+
+
+def quantizer(option: Quantization, cfg: LlmConfig, memory: Memory) -> tuple[QuantizeOptions | None, Memory]:
+    """The options that price `option` and the memory it stores."""
+    options = quantize_options(option)
+    if options is None:
+        return None, memory
     return options, quantized_memory(cfg, memory, options)  # every layer's bytes as it stores them
 
 
@@ -236,6 +246,8 @@ def search(cfg: LlmConfig, request: SearchRequest) -> SearchResult:
              f"a request: prompt {request.prompt}, then {request.generate} tokens; TTFT is its prompt's prefill alone "
              "(the least under any batching), TPOT the mean over its decode steps at the batch, tokens/s the "
              "decode's (prefills not charged: an upper bound); mode fused"]
+    for option in request.quantizations:
+        notes += [n for n in peak_remarks(quantize_options(option), request.targets) if n not in notes]
     return SearchResult(cfg, request, evaluated, feasible, pareto_front(feasible), notes)
 
 
