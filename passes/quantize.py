@@ -23,10 +23,11 @@ them (docs/quantization.md).
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from solar.ir.builder import BlockBuilder, cast
+from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
 from solar.ir.ops import (
@@ -76,6 +77,7 @@ class QuantizeSummary:
     weights: list[str]
     caches: list[str]
     fp8_contractions: int  # contractions at low precision: fp8, or fp4 block-scaled (W4A4)
+    remarks: list[tuple[str, Location]] = field(default_factory=list)  # what was left as it was, and why
 
 
 def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSummary:
@@ -92,6 +94,7 @@ def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSumma
     summary = QuantizeSummary([], [], 0)
     if options.weights != "none" or options.activations != "none":
         summary.weights, summary.fp8_contractions = rewrite.weights()
+        summary.remarks = list(rewrite.fp4.remarks) if rewrite.fp4 is not None else []
     if options.kv_cache != "none":
         summary.caches = rewrite.caches()
     ret = next((op for op in func.body if isinstance(op, ReturnOp)), None)
@@ -120,6 +123,7 @@ class _Rewrite:
         # fp8 weights that fp8 contractions read as they are: their per-channel scales and former dtypes.
         self.direct_scales: dict[Value, tuple[Value, int]] = {}
         self.weight_dtypes: dict[Value, DType] = {}
+        self._former: dict[Value, DType] = {}  # every quantized weight's dtype before
         self.fp8_inputs: dict[Value, tuple[Value, Value]] = {}  # an activation and its fp8 copy and scale
         self.fp4 = Fp4Contractions(self, options.activations) if options.activations in FP4_ACTIVATIONS else None
 
@@ -130,12 +134,38 @@ class _Rewrite:
         return value
 
     def _insert_before(self, anchor: Op, build: typing.Callable[[BlockBuilder], Value]) -> Value:
-        """Builds ops with a builder and puts them before `anchor`, a top-level op of the function."""
+        """Builds ops with a builder and puts them before `anchor`, in the block that holds it (the function's
+        body, or a solar.for's or solar.if's)."""
+        block = self._block_of(anchor)
+        return self._insert_at(block, next(k for k, o in enumerate(block) if o is anchor), build)
+
+    def _insert_at(self, block: list[Op], at: int, build: typing.Callable[[BlockBuilder], Value]) -> Value:
         ops: list[Op] = []
         result = build(BlockBuilder(ops, self.names))
-        at = self.func.body.index(anchor)
-        self.func.body[at:at] = ops
+        block[at:at] = ops
         return result
+
+    def _insert_after_definition(self, v: Value, build: typing.Callable[[BlockBuilder], Value]) -> Value:
+        """Ops built right where `v` is made, in its own block: at the function's start for an argument, at a
+        loop body's start for its iteration argument, after the op that makes it otherwise."""
+        owner = v.owner
+        if owner is None or owner is self.func:
+            return self._insert_at(self.func.body, 0, build)
+        assert isinstance(owner, Op)
+        if any(v is a for a in owner.block_args):
+            return self._insert_at(owner.regions[0], 0, build)
+        block = self._block_of(owner)
+        return self._insert_at(block, next(k for k, o in enumerate(block) if o is owner) + 1, build)
+
+    def _block_of(self, op: Op) -> list[Op]:
+        """The list of ops that holds `op` itself: the function's body or a region of an op inside it."""
+        if any(o is op for o in self.func.body):
+            return self.func.body
+        for outer in self.func.walk():
+            for region in outer.regions:
+                if any(o is op for o in region):
+                    return region
+        raise AssertionError("op outside the function")
 
     def _top(self, op: Op) -> Op:
         """The op of the function's body that holds `op` (itself, or a solar.for or solar.if around it)."""
@@ -257,6 +287,7 @@ class _Rewrite:
         per_group = tuple(d // group if a == axis else d // rows if a == channel else d for a, d in enumerate(t.shape))
         blocks = {axis: group, channel: rows}
         arg.type = TensorType(t.shape, codes)
+        self._former[arg] = t.dtype
         scale = self._arg(f"{arg.name}_scale", TensorType(per_group, fmt.scale))
         zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
         whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
@@ -293,8 +324,9 @@ class _Rewrite:
     def _fp4_weight(self, arg: Value, scale: Value, whole: Value | None, gathers: list[GatherOp],
                     codes: DType) -> None:
         assert self.fp4 is not None
+        original = self._former[arg]
         if not gathers:
-            self.fp4.add_weight(arg, scale, whole)
+            self.fp4.add_weight(arg, scale, whole, original)
         for g in gathers:  # experts: the codes and their scales gathered alike
             rt = g.results[0].type
             assert rt is not None
@@ -302,7 +334,7 @@ class _Rewrite:
             g.result_types = [g.results[0].type]
             picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
                                                                                hint="g"))
-            self.fp4.add_weight(g.results[0], picked, whole)
+            self.fp4.add_weight(g.results[0], picked, whole, original)
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
                     blocks: dict[int, int], compute: DType, original: DType, name: str,
@@ -342,8 +374,6 @@ class _Rewrite:
                 v = binding.value
                 if v.type is None or not v.type.dtype.is_float or v.type.dtype is DType.F8E4M3:
                     continue
-                if v.owner is not self.func and not any(v.owner is top for top in self.func.body):
-                    continue  # made inside a solar.for or solar.if: it stays as it is
                 quantized, scale = self._fp8_input(v)
                 op.set_operand(k, quantized)
                 _keep_body_types(op, k, v.type.dtype)
@@ -358,8 +388,9 @@ class _Rewrite:
         return count
 
     def _fp8_input(self, v: Value) -> tuple[Value, Value]:
-        """`v` in fp8 with its (static, per-tensor) scale: quantized once, right after it is made, however
-        many contractions read it (the q, k and v projections share their input)."""
+        """`v` in fp8 with its (static, per-tensor) scale: quantized once, right after it is made (inside the
+        loop that makes it, where one does), however many contractions read it (the q, k and v projections
+        share their input)."""
         if v not in self.fp8_inputs:
             vt = v.type
             assert vt is not None
@@ -368,8 +399,7 @@ class _Rewrite:
             def quantized(idx: list[IndexRef]) -> Expr:
                 return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
 
-            made = 0 if v.owner is self.func or v.owner is None else self.func.body.index(v.owner) + 1
-            q = self._insert_before(self.func.body[made], lambda b: self._map_kernel(
+            q = self._insert_after_definition(v, lambda b: self._map_kernel(
                 b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, DType.F8E4M3), quantized))
             self.fp8_inputs[v] = (q, scale)
         return self.fp8_inputs[v]
@@ -398,9 +428,9 @@ class _Rewrite:
                 v = v * cast(DType.F32, Access("W", tuple(IntLit(0) if a is None else idx[a] for a in scale_axes)))
             return cast(rt.dtype, v)
 
-        at = self.func.body.index(self._top(op)) + 1
-        anchor = self.func.body[at] if at < len(self.func.body) else self.func.body[-1]
-        scaled = self._insert_before(anchor, lambda b: self._map_kernel(b, "rescale", inputs, rt, value))
+        block = self._block_of(op)  # right after the contraction, in its own block (a loop's body, maybe)
+        at = next(k for k, o in enumerate(block) if o is op) + 1
+        scaled = self._insert_at(block, at, lambda b: self._map_kernel(b, "rescale", inputs, rt, value))
         for o, k in uses:
             o.set_operand(k, scaled)
 
@@ -482,4 +512,6 @@ class Quantize(Pass):
         except QuantizeError as err:
             self.error(ctx, str(err), module.loc)
             return
+        for message, loc in summary.remarks:
+            self.remark(ctx, message, loc)
         ctx.results[self.name] = summary
