@@ -10,7 +10,7 @@ the model's dtype:
   sums, but the reduce-scatter's partial sums still leave each chip at the model's dtype, so each way's
   bytes and the time stay the same.)
 - PP send: the residual stream between layers, at the model's dtype.
-- EP dispatch: the experts' input, which their contractions read quantized: fp8 codes (one byte; the
+- EP dispatch: the experts' input, which their contractions read quantized: fp8 or int8 codes (one byte; the
   per-tensor scale is a static argument every chip holds), or fp4 e2m1 codes and a scale per block (nvfp4:
   an e4m3 scale per 16, mxfp4 an e8m0 scale per 32; a block's scale comes from its own token, so a token's
   codes and scales travel together). Without quantized activations, the model's dtype.
@@ -23,8 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from solar.ir.dtypes import DType
-from solar.passes.quantize_formats import ACTIVATION_FORMATS, FORMATS
+from solar.passes.quantize_formats import ACTIVATION_CODES, ACTIVATION_FORMATS, FORMATS
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,8 @@ def activation_bytes_per_token(hidden: int, activations: str, dtype_bytes: int) 
         raise ValueError(f"unknown activation format '{activations}'")
     if activations == "none":
         return hidden * dtype_bytes
-    if activations == "fp8":
-        return math.ceil(hidden * DType.F8E4M3.bits / 8)
+    if activations in ACTIVATION_CODES:  # fp8 or int8 codes; the per-tensor scale is a static argument
+        return math.ceil(hidden * ACTIVATION_CODES[activations].bits / 8)
     fmt = FORMATS[activations]  # W4A4: e2m1 codes and a scale per block of the format's size
     return math.ceil(hidden * fmt.codes.bits / 8) + math.ceil(hidden / fmt.group) * math.ceil(fmt.scale.bits / 8)
 

@@ -18,7 +18,8 @@ from solar.passes.quantize_formats import QuantizeOptions
 from solar.targets.loader import PeakUnavailable, Target
 
 # The element type of the operands a contraction reads under each activation format (passes/quantize.py).
-CONTRACTION_DTYPES = {"fp8": ("f8e4m3", "fp8"), "nvfp4": ("f4e2m1", "fp4"), "mxfp4": ("f4e2m1", "fp4")}
+CONTRACTION_DTYPES = {"fp8": ("f8e4m3", "fp8"), "int8": ("i8", "int8"), "nvfp4": ("f4e2m1", "fp4"),
+                      "mxfp4": ("f4e2m1", "fp4")}
 
 
 def peak_remarks(quantize: QuantizeOptions | None, targets: Sequence[Target]) -> list[str]:

@@ -45,6 +45,7 @@ from solar.ir.rewriter import NameGenerator, uses_of
 from solar.ir.types import TensorType
 
 from .quantize_formats import (
+    ACTIVATION_CODES,
     ACTIVATION_FORMATS,
     CACHE_FORMATS,
     FORMATS,
@@ -63,7 +64,7 @@ from .quantize_kv import KvCache
 
 WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
 CacheFormat = Literal["none", "fp8", "int8", "int4"]
-ActivationFormat = Literal["none", "fp8", "nvfp4", "mxfp4"]
+ActivationFormat = Literal["none", "fp8", "int8", "nvfp4", "mxfp4"]
 assert typing.get_args(WeightFormat) == WEIGHT_FORMATS and typing.get_args(CacheFormat) == CACHE_FORMATS
 assert typing.get_args(ActivationFormat) == ACTIVATION_FORMATS
 __all__ = ["FORMATS", "Format", "Quantize", "QuantizeError", "QuantizeOptions", "QuantizeSummary", "check_options",
@@ -214,8 +215,8 @@ class _Rewrite:
             if self.options.weights != "none":
                 self._quantize_weight(arg, axis, readers, gathers, uses)
                 done.append(arg.name)
-            if self.options.activations == "fp8":
-                fp8 += self._fp8_activations(arg, contractions)
+            if self.options.activations in ACTIVATION_CODES:
+                fp8 += self._fp8_activations(contractions)
             elif self.fp4 is not None:
                 fp8 += sum(self.fp4.rewrite(op) for op in contractions if isinstance(op, EinsumOp))
         return done, fp8
@@ -291,12 +292,28 @@ class _Rewrite:
         scale = self._arg(f"{arg.name}_scale", TensorType(per_group, fmt.scale))
         zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
         whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
-        # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
-        direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis] \
-            and rows == 1 and not gathers
-        if direct:
+        # fp8 (int8) weights with per-channel scales feed fp8 (int8) contractions as they are: the scale goes to
+        # the epilogue. Integer codes have no other way in (W8A8), so int8's experts are gathered so too.
+        per_channel = group == t.shape[axis] and rows == 1 and zero is None
+        direct = codes is ACTIVATION_CODES.get(self.options.activations) and per_channel \
+            and (not gathers or codes is DType.I8)
+        if codes is DType.I8 and self.options.activations == "int8" and not per_channel:
+            raise QuantizeError(f"int8 activations read weight %{arg.name}'s codes as they are: its scales must be "
+                                "one per output channel (no group_size, block_rows or zero points)")
+        if direct and not gathers:
             self.direct_scales[arg] = (scale, axis)
             self.weight_dtypes[arg] = t.dtype
+            return
+        if direct:
+            for g in gathers:  # the codes and their scales gathered alike, the scales to the epilogue
+                rt = g.results[0].type
+                assert rt is not None
+                g.results[0].type = rt.with_dtype(codes)
+                g.result_types = [g.results[0].type]
+                picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
+                                                                                   hint="g"))
+                self.direct_scales[g.results[0]] = (picked, axis)
+                self.weight_dtypes[g.results[0]] = t.dtype
             return
         if self.fp4 is not None:  # W4A4: the contractions read the codes and the scales (quantize_fp4.py)
             self._fp4_weight(arg, scale, whole, gathers, codes)
@@ -363,32 +380,35 @@ class _Rewrite:
                 _keep_body_types(op, k, original)
 
     # -- fp8 activations ---------------------------------------------------------------------------------
-    def _fp8_activations(self, weight: Value, contractions: list[Op]) -> int:
-        """Each contraction reading `weight` reads its other float operands in fp8 and rescales its result."""
+    def _fp8_activations(self, contractions: list[Op]) -> int:
+        """Each contraction of a weight reads its other float operands in fp8 (int8) and rescales its result
+        (by the weight's per-channel scale too, where it reads the weight's codes as they are)."""
         count = 0
-        direct = self.direct_scales.get(weight)
+        codes = ACTIVATION_CODES[self.options.activations]
         for op in contractions:
             assert isinstance(op, EinsumOp)
             scales = []
             for k, binding in enumerate(op.inputs):
                 v = binding.value
-                if v.type is None or not v.type.dtype.is_float or v.type.dtype is DType.F8E4M3:
+                if v.type is None or not v.type.dtype.is_float or v.type.dtype is codes:
                     continue
                 quantized, scale = self._fp8_input(v)
                 op.set_operand(k, quantized)
                 _keep_body_types(op, k, v.type.dtype)
                 scales.append(scale)
-            if direct is not None:
-                for k, binding in enumerate(op.inputs):
-                    if binding.value is weight:
-                        _keep_body_types(op, k, self.weight_dtypes[weight])
+            at = next((k for k, b in enumerate(op.inputs) if b.value in self.direct_scales), None)
+            direct = None
+            if at is not None:
+                weight = op.inputs[at].value
+                direct = (*self.direct_scales[weight], at)
+                _keep_body_types(op, at, self.weight_dtypes[weight])
             if scales or direct is not None:
                 self._epilogue(op, scales, direct)
             count += 1
         return count
 
     def _fp8_input(self, v: Value) -> tuple[Value, Value]:
-        """`v` in fp8 with its (static, per-tensor) scale: quantized once, right after it is made (inside the
+        """`v` in fp8 (int8) with its (static, per-tensor) scale: quantized once, right after it is made (inside the
         loop that makes it, where one does), however many contractions read it (the q, k and v projections
         share their input)."""
         if v not in self.fp8_inputs:
@@ -396,16 +416,20 @@ class _Rewrite:
             assert vt is not None
             scale = self._arg(f"{v.name}_input_scale", TensorType((1,), DType.F32))
 
+            codes = ACTIVATION_CODES[self.options.activations]
+
             def quantized(idx: list[IndexRef]) -> Expr:
-                return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
+                return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
 
             q = self._insert_after_definition(v, lambda b: self._map_kernel(
-                b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, DType.F8E4M3), quantized))
+                b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, codes), quantized))
             self.fp8_inputs[v] = (q, scale)
         return self.fp8_inputs[v]
 
-    def _epilogue(self, op: EinsumOp, activation_scales: list[Value], direct: tuple[Value, int] | None) -> None:
-        """The fp8 contraction's result times the activation's scale (and the weight's per-channel scale)."""
+    def _epilogue(self, op: EinsumOp, activation_scales: list[Value], direct: tuple[Value, int, int] | None
+                  ) -> None:
+        """The fp8 contraction's result times the activation's scale (and the per-channel scale of the weight
+        `direct` names: its scale, its reduction axis, the operand that reads it)."""
         result = op.results[0]
         rt = result.type
         assert rt is not None
@@ -414,10 +438,10 @@ class _Rewrite:
         # The weight's scale is indexed by the output's index of each of the weight's kept axes.
         scale_axes: list[int | None] = []
         if direct is not None:
-            scale, axis = direct
+            scale, axis, at = direct
             inputs.append((scale, "W"))
             letters_in, out_letters = op.spec.split("->")
-            weight_letters = letters_in.split(",")[[b.value for b in op.inputs].index(_weight_of(op, scale))]
+            weight_letters = letters_in.split(",")[at]
             scale_axes = [None if a == axis else out_letters.index(c) for a, c in enumerate(weight_letters)]
 
         def value(idx: list[IndexRef]) -> Expr:
@@ -459,14 +483,6 @@ def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
 
     for stmt in op.body:
         stmt.value = rewrite(stmt.value, fix)
-
-
-def _weight_of(op: EinsumOp, scale: Value) -> Value:
-    """The weight whose per-channel scale is `scale` (named after it: `<weight>_scale`)."""
-    for b in op.inputs:
-        if scale.name == f"{b.value.name}_scale":
-            return b.value
-    raise AssertionError("scale without its weight")
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,12 @@ NVLINK = B200.require("nvlink_bandwidth") / 2  # bytes/s each way
 def test_activation_bytes_per_token():
     # Llama-3-8B's hidden 4096 in bf16; fp8 codes; e2m1 codes with an e4m3 scale per 16 (nvfp4) or an e8m0
     # scale per 32 (mxfp4).
-    assert [activation_bytes_per_token(4096, a, 2) for a in ("none", "fp8", "nvfp4", "mxfp4")] == \
-        [8192, 4096, 2048 + 256, 2048 + 128]
+    assert [activation_bytes_per_token(4096, a, 2) for a in ("none", "fp8", "int8", "nvfp4", "mxfp4")] == \
+        [8192, 4096, 4096, 2048 + 256, 2048 + 128]
     assert exchange_of(7168, 2, "fp8").as_record() == {"hidden_bytes_per_token": 14336,
                                                        "dispatch_bytes_per_token": 7168}
-    with pytest.raises(ValueError, match="unknown activation format 'int8'"):
-        activation_bytes_per_token(4096, "int8", 2)
+    with pytest.raises(ValueError, match="unknown activation format 'int4'"):
+        activation_bytes_per_token(4096, "int4", 2)
 
 
 def test_mixtral_8x7b_ep8_fp8_dispatch_is_fp8_and_combine_bf16():
@@ -54,8 +54,8 @@ def test_mixtral_8x7b_ep8_fp8_dispatch_is_fp8_and_combine_bf16():
 
 
 # tiny-mixtral-batched.json: hidden 32, 2 layers of 4 experts (top 2), 4 heads (2 key-value), f32.
-OPTIONS = ("none", "fp8+act=fp8", "int4+g=16+kv=int8", "nvfp4+act=nvfp4", "mxfp4+act=mxfp4+kv=fp8")
-DISPATCH = {"none": 128, "fp8+act=fp8": 32, "int4+g=16+kv=int8": 128, "nvfp4+act=nvfp4": 16 + 2,
+OPTIONS = ("none", "fp8+act=fp8", "int8+act=int8", "int4+g=16+kv=int8", "nvfp4+act=nvfp4", "mxfp4+act=mxfp4+kv=fp8")
+DISPATCH = {"none": 128, "fp8+act=fp8": 32, "int8+act=int8": 32, "int4+g=16+kv=int8": 128, "nvfp4+act=nvfp4": 16 + 2,
             "mxfp4+act=mxfp4+kv=fp8": 16 + 1}
 
 

@@ -12,6 +12,7 @@ pytest.importorskip("transformers")
 
 from solar.bench.llm_precision import peak_remarks
 from solar.bench.llm_report import LlmRequest, analyse_llm
+from solar.frontends.llm_quantization import config_quantization
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import load_target
 
@@ -27,6 +28,8 @@ def test_peak_remarks_name_the_unit_used():
     assert peak_remarks(w4a4, [A100, B200]) == [
         "a100 has no fp4 tensor cores: the mxfp4 activations' contractions are priced at its int8 tensor peak "
         "(624 TOP/s), the fastest unit that runs f4e2m1 operands exactly"]
+    # A100 has int8 tensor cores: W8A8 runs on them (624 TOP/s), nothing to say.
+    assert peak_remarks(QuantizeOptions("int8", activations="int8"), [A100, H100, B200]) == []
     # Weight-only formats compute at the activations' precision: nothing to say.
     assert peak_remarks(QuantizeOptions("int4"), [A100]) == [] == peak_remarks(None, [A100])
 
@@ -54,3 +57,15 @@ def test_fp8_on_a100_computes_at_bf16_and_reads_fp8():
     saved = 4 * ((2 * 32 * 32 + 2 * 16 * 32 + 3 * 64 * 32) * (2 - 1) - (2 * 32 + 2 * 16 + 2 * 64 + 32) * 4)
     assert none["a100"].bytes - weights["a100"].bytes == saved
     assert analysis.remarks.count(peak_remarks(QuantizeOptions("fp8", activations="fp8"), [A100])[0]) == 1
+    # W8A8 on A100: the projections at the int8 tensor peak (624 TOP/s), twice bf16's; attention and the head
+    # stay bf16, so the step's tensor time lies strictly between half and all of bf16's.
+    _, w8a8 = priced(QuantizeOptions("int8", activations="int8", exclude=("lm_head",)))
+    assert none["a100"].tensor_s / 2 < w8a8["a100"].tensor_s < none["a100"].tensor_s
+
+
+def test_a_compressed_tensors_w8a8_checkpoint_is_int8_by_int8():
+    raw = {"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True},
+        "input_activations": {"num_bits": 8, "type": "int", "strategy": "token", "dynamic": True}}}}}
+    options = config_quantization(raw)
+    assert options is not None and (options.weights, options.activations, options.group_size) == ("int8", "int8", 0)
