@@ -12,10 +12,13 @@ pytest.importorskip("transformers")
 
 from solar.bench.llm_deploy import Split, collectives
 from solar.bench.llm_exchange import activation_bytes_per_token, exchange_of
+from solar.bench.llm_quantized import quantized_memory
 from solar.bench.llm_report import LlmRequest, analyse_llm
 from solar.bench.llm_search import SearchRequest, search
+from solar.bench.llm_serving import model_memory
 from solar.bench.llm_slo import parse_quantize_options, parse_slo
 from solar.frontends.llm_models import load_config
+from solar.frontends.llm_quantization import config_quantization
 from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import load_target
 
@@ -51,6 +54,20 @@ def test_mixtral_8x7b_ep8_fp8_dispatch_is_fp8_and_combine_bf16():
     # TP's all-reduced partial sums and PP's residual stream stay bf16.
     tp = collectives(cfg, Split(tensor=4, pipeline=2), B200, tokens, 32, "fp8")
     assert tp.allreduce_bytes == 2 * 32 * tokens * h * 2 * 3 / 4 and tp.p2p_bytes == tokens * h * 2 / 4
+
+
+def test_a_deepseek_v3_shaped_fp8_checkpoint_dispatches_fp8():
+    """DeepSeek-V3 ships fp8 weights in 128 × 128 blocks with dynamic fp8 activations: analysed as shipped, its
+    EP dispatch sends one byte an element and its combine the model's dtype (small-deepseek-v3: hidden 128,
+    f32, two MoE layers)."""
+    cfg = load_config(os.path.join(DATA, "small-deepseek-v3.json"))
+    options = config_quantization({"quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic",
+                                                           "weight_block_size": [128, 128]}})
+    assert options is not None and (options.activations, options.group_size, options.block_rows) == ("fp8", 128, 128)
+    memory = quantized_memory(cfg, model_memory(cfg), options)
+    assert (memory.activations, memory.moe_layers) == ("fp8", 2)
+    coll = collectives(cfg, Split(expert=4), load_target("h100"), 16, memory.moe_layers, memory.activations)
+    assert coll.alltoall_bytes == 2 * (4 * 128 * 1 + 4 * 128 * 4) * 3 / 4 == 3840
 
 
 # tiny-mixtral-batched.json: hidden 32, 2 layers of 4 experts (top 2), 4 heads (2 key-value), f32.
