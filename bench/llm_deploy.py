@@ -17,7 +17,9 @@ the micro-batch's own path and add. Collectives, per chip and each way:
   NVLink domain of d chips at least (d − 1)/d · M goes through each chip's links each way; across n
   domains a hierarchical all-reduce sends at least (n − 1)/n · M / d of it over the internode link.
 - EP: a dispatch and a combine all-to-all per MoE layer: tokens × hidden × dtype × (N − 1)/N each way per
-  EP rank (shared by its TP chips), with routing that spreads each rank's tokens evenly over the ranks.
+  EP rank (shared by its TP chips; the dispatch at the dtype the experts' contractions read, codes and
+  scales under quantized activations: bench/llm_exchange.py), with routing that spreads each rank's
+  tokens evenly over the ranks.
   Of those bytes, (N − d)/N go to ranks in other domains. (A routing that keeps tokens on their own rank
   sends less: this is the one figure that assumes balanced routing, as the expert weights' bound does not.)
 - PP: one send of the micro-batch's hidden states per stage boundary, spread over the stage's TP · EP links,
@@ -36,6 +38,8 @@ from typing import Any
 
 from solar.frontends.llm_models import LlmConfig, LlmError
 from solar.targets.loader import PeakUnavailable, Target
+
+from .llm_exchange import exchange_of
 
 
 @dataclass(frozen=True)
@@ -157,13 +161,15 @@ class Collectives:
 
 
 def collectives(cfg: LlmConfig, split: Split, target: Target, tokens: int, moe_layers: int,
-                act_bytes: int | None = None) -> Collectives:
-    """The collectives of one pass of `tokens` tokens (a micro-batch: B·S in prefill, B in decode)."""
+                activations: str = "none") -> Collectives:
+    """The collectives of one pass of `tokens` tokens (a micro-batch: B·S in prefill, B in decode), each at
+    the dtype its kernels exchange under `--quantize activations=...` (bench/llm_exchange.py)."""
     links = links_of(target, split)
     if links is None:
         return Collectives()
     s = cfg.shape
-    message = tokens * s.hidden * (act_bytes or s.dtype_bytes)  # the micro-batch's hidden states
+    exchange = exchange_of(s.hidden, s.dtype_bytes, activations)
+    message = tokens * exchange.hidden  # the micro-batch's hidden states
     rank_message = message / split.expert  # an EP rank's share of the tokens
     tp, ep = split.tensor, split.expert
     allreduce_bytes = allreduce_s = 0.0
@@ -177,10 +183,12 @@ def collectives(cfg: LlmConfig, split: Split, target: Target, tokens: int, moe_l
     alltoall_bytes = alltoall_s = 0.0
     if ep > 1:
         d = links.members_per_domain(ep, tp)
-        per_chip = rank_message / tp
-        intra, inter = (d - 1) / ep * per_chip, (ep - d) / ep * per_chip
-        alltoall_bytes = 2 * moe_layers * (intra + inter)  # dispatch and combine
-        alltoall_s = 2 * moe_layers * links.seconds(intra, inter, f"--expert-parallel {ep}", target.name)
+        # The dispatch sends the experts' input as they read it (quantized), the combine their outputs.
+        for width in (exchange.dispatch, exchange.hidden):
+            per_chip = tokens * width / ep / tp
+            intra, inter = (d - 1) / ep * per_chip, (ep - d) / ep * per_chip
+            alltoall_bytes += moe_layers * (intra + inter)
+            alltoall_s += moe_layers * links.seconds(intra, inter, f"--expert-parallel {ep}", target.name)
     p2p_bytes = p2p_s = 0.0
     stage = split.stage_chips
     for boundary in range(1, split.pipeline):
@@ -287,11 +295,10 @@ def chip_cache_bytes(per_layer_token_bytes: int, resident: list[int], batch: int
     return math.ceil(per_layer_token_bytes * sequences * max(per_stage) / shards)
 
 
-def chip_activation_bytes(cfg: LlmConfig, split: Split, tokens: int, logit_tokens: int,
-                          act_bytes: int | None = None) -> int:
+def chip_activation_bytes(cfg: LlmConfig, split: Split, tokens: int, logit_tokens: int) -> int:
     """The least a step's activations occupy on a chip: the hidden states of its micro-batch's tokens on its
-    EP rank, and on the last stage the logits it writes (vocabulary-parallel over TP)."""
+    EP rank (the residual stream, at the model's dtype however the contractions read them), and on the last
+    stage the logits it writes (vocabulary-parallel over TP)."""
     s = cfg.shape
-    width = act_bytes or s.dtype_bytes
-    hidden = math.ceil(tokens / split.expert) * s.hidden * width
+    hidden = math.ceil(tokens / split.expert) * s.hidden * s.dtype_bytes
     return hidden + math.ceil(logit_tokens * s.vocab / split.tensor) * s.dtype_bytes

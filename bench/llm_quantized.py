@@ -26,7 +26,7 @@ def quantized_memory(cfg: LlmConfig, memory: Memory, options: QuantizeOptions) -
               for layer in layers]
     layer_expert_bytes = tuple(quantized_weight_bytes(r, options, s.dtype_bytes) if r is not None and s.experts
                                else 0 for r in routed)
-    stored = dataclasses.replace(memory, weight_bytes=weights,
+    stored = dataclasses.replace(memory, weight_bytes=weights, activations=options.activations,
                                  kv_bytes_per_token=quantized_kv_bytes_per_token(
                                      memory.kv_bytes_per_token, s.head_dim, s.dtype_bytes, options))
     if not layers:

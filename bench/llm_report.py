@@ -20,6 +20,7 @@ from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
 
 from .llm_deploy import Split, check_split
+from .llm_precision import peak_remarks
 from .llm_quantized import quantized_memory
 from .llm_serving import (
     MODES,
@@ -139,6 +140,7 @@ def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) 
     notes = [f"{len(next(iter(steps.values())).twins)} export(s) per phase"
              + (f": {', '.join(map(str, sorted(next(iter(steps.values())).twins)))}-layer twins, scaled to "
                 f"{cfg.shape.layers} layers" if steps and len(next(iter(steps.values())).twins) > 1 else "")]
+    remarks += peak_remarks(quantize, request.targets)
     if quantize is not None and quantize.active:
         notes.append(f"quantized: {quantize.describe()} (passes/quantize.py; weights read packed with their scales, "
                      "dequantized inside each contraction's fusion group)")

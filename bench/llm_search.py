@@ -28,6 +28,7 @@ from solar.targets.loader import Target
 
 from .llm_deploy import (
     ChipMemory,
+    Collectives,
     Split,
     chip_activation_bytes,
     chip_cache_bytes,
@@ -37,18 +38,28 @@ from .llm_deploy import (
     prefill_seconds,
     split_problem,
 )
+from .llm_precision import peak_remarks
 from .llm_quantized import quantized_memory
 from .llm_serving import Memory, StepModel, model_memory, price_phase, resident_tokens
 from .llm_slo import Quantization, Slo, parse_quantize_options, parse_slo
 
 SEARCH_MODE = "fused"
-def quantizer(option: Quantization, cfg: LlmConfig, memory: Memory) -> tuple[QuantizeOptions | None, Memory]:
-    """The options that price `option` (passes/quantize.py, run by `price_phase`) and the memory it stores."""
+
+
+def quantize_options(option: Quantization) -> QuantizeOptions | None:
+    """The options that price `option` (passes/quantize.py, run by `price_phase`); None: unquantized."""
     if not option.active:
-        return None, memory
+        return None
     # lm_head stays as it is, as with solar-llm's --weights and every checkpoint format.
-    options = QuantizeOptions(weights=option.weights, group_size=option.group_size, kv_cache=option.kv_cache,
-                              activations=option.activations, exclude=DEFAULT_EXCLUDE)
+    return QuantizeOptions(weights=option.weights, group_size=option.group_size, kv_cache=option.kv_cache,
+                           activations=option.activations, exclude=DEFAULT_EXCLUDE)
+
+
+def quantizer(option: Quantization, cfg: LlmConfig, memory: Memory) -> tuple[QuantizeOptions | None, Memory]:
+    """The options that price `option` and the memory it stores."""
+    options = quantize_options(option)
+    if options is None:
+        return None, memory
     return options, quantized_memory(cfg, memory, options)  # every layer's bytes as it stores them
 
 
@@ -81,6 +92,8 @@ class Deployment:
     fits: bool
     meets_slo: bool
     generate: int
+    # A decode pass's collectives, per chip and each way (as solar-llm's point of this deployment gives them).
+    collectives: Collectives = field(default_factory=Collectives)
 
     @property
     def request_latency_s(self) -> float:
@@ -105,7 +118,7 @@ class Deployment:
                 "tokens_per_s": self.tokens_per_s_per_replica * self.split.data,
                 "tokens_per_s_per_replica": self.tokens_per_s_per_replica,
                 "tokens_per_s_per_chip": self.tokens_per_s_per_chip, **self.memory.as_record(),
-                "fits": self.fits, "meets_slo": self.meets_slo}
+                **self.collectives.as_record(), "fits": self.fits, "meets_slo": self.meets_slo}
 
 
 @dataclass
@@ -153,10 +166,10 @@ def evaluate(cfg: LlmConfig, priced: PricedOption, target: Target, split: Split,
     """One deployment's figures (None: the target lacks a link the split needs)."""
     m = micro_batches(batch, split)
     micro = batch // m
-    act = priced.quantization.activation_bytes
-    try:
-        pre = collectives(cfg, split, target, request.prompt, priced.memory.moe_layers, act)
-        dec = collectives(cfg, split, target, micro, priced.memory.moe_layers, act)
+    memory = priced.memory
+    try:  # the same collectives as solar-llm's point of this deployment (bench/llm_serving.serving_point)
+        pre = collectives(cfg, split, target, request.prompt, memory.moe_layers, memory.activations)
+        dec = collectives(cfg, split, target, micro, memory.moe_layers, memory.activations)
     except LlmError:
         return None
     stage = split.stage_chips
@@ -164,16 +177,16 @@ def evaluate(cfg: LlmConfig, priced: PricedOption, target: Target, split: Split,
     ttft = prefill_seconds(priced.prefill_s[(target.name, 1)], split, pre, 1)
     steps = np.maximum(priced.decode_s[(target.name, micro)] / stage, dec.overlappable_s)
     tpot = float(np.mean(np.maximum(steps + dec.p2p_s, m * steps / split.pipeline)))
-    memory, s = priced.memory, cfg.shape
+    s = cfg.shape
     per_layer = memory.kv_bytes_per_token // s.layers
     tokens = request.prompt + request.generate
     chip = ChipMemory(chip_weight_bytes(memory, split),
                       chip_cache_bytes(per_layer, resident_tokens(cfg, tokens), batch, s.kv_heads, split),
-                      chip_activation_bytes(cfg, split, max(request.prompt, micro), micro, act))
+                      chip_activation_bytes(cfg, split, max(request.prompt, micro), micro))
     replicas = max(1, math.ceil(request.throughput * tpot / batch - 1e-12))
     return Deployment(target.name, priced.quantization.name, dataclasses.replace(split, data=replicas), batch, ttft,
                       tpot, chip, chip.total <= target.dram_capacity, request.slo.meets(ttft, tpot),
-                      request.generate)
+                      request.generate, dec)
 
 
 def pareto_front(candidates: Sequence[Deployment]) -> list[Deployment]:
@@ -233,6 +246,8 @@ def search(cfg: LlmConfig, request: SearchRequest) -> SearchResult:
              f"a request: prompt {request.prompt}, then {request.generate} tokens; TTFT is its prompt's prefill alone "
              "(the least under any batching), TPOT the mean over its decode steps at the batch, tokens/s the "
              "decode's (prefills not charged: an upper bound); mode fused"]
+    for option in request.quantizations:
+        notes += [n for n in peak_remarks(quantize_options(option), request.targets) if n not in notes]
     return SearchResult(cfg, request, evaluated, feasible, pareto_front(feasible), notes)
 
 

@@ -400,6 +400,7 @@ class Memory:
     layer_expert_bytes: tuple[int, ...] = ()
     embedding_bytes: int = 0
     tied_head: bool = False  # the head is the embedding table (held once, but on both ends of a pipeline)
+    activations: str = "none"  # the format the contractions read activations in (the EP dispatch sends it)
 
     @property
     def moe_layers(self) -> int:
@@ -544,7 +545,7 @@ def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Targe
         cost = step.cost(batch, length, target.name, mode)
         work = cost if m == 1 else step.cost(micro, length, target.name, mode)
         tokens_in_cache, tokens, logit_tokens = length, batch * length, batch
-        coll = collectives(cfg, split, target, micro * length, memory.moe_layers)
+        coll = collectives(cfg, split, target, micro * length, memory.moe_layers, memory.activations)
         time_s = prefill_seconds(work.seconds, split, coll, m)
     else:
         costs = [step.cost(batch, length + g, target.name, mode) for g in range(generate)]
@@ -552,7 +553,7 @@ def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Targe
         works = costs if m == 1 else [step.cost(micro, length + g, target.name, mode) for g in range(generate)]
         work = _mean(works)
         tokens_in_cache, tokens, logit_tokens = length + generate, batch, batch
-        coll = collectives(cfg, split, target, micro, memory.moe_layers)
+        coll = collectives(cfg, split, target, micro, memory.moe_layers, memory.activations)
         time_s = sum(decode_step_seconds(w.seconds, split, coll, m) for w in works) / generate
     per_layer = memory.kv_bytes_per_token // cfg.shape.layers
     chip = ChipMemory(chip_weight_bytes(memory, split),

@@ -62,10 +62,6 @@ class Quantization:
     def active(self) -> bool:
         return self.name != "none"
 
-    @property
-    def activation_bytes(self) -> int | None:
-        return 1 if self.activations == "fp8" else None
-
 
 def parse_quantize_options(text: str) -> list[Quantization]:
     out: list[Quantization] = []
@@ -81,13 +77,14 @@ def parse_quantize_options(text: str) -> list[Quantization]:
             key, _, value = mod.partition("=")
             if key == "kv" and value in CACHE_FORMATS:
                 fields["kv_cache"] = value
-            elif key == "act" and (value == "fp8" or value == head in ("nvfp4", "mxfp4")):  # fp4: W4A4 alone
+            # fp4 and int8 activations need the same weights (W4A4, W8A8)
+            elif key == "act" and (value == "fp8" or value == head in ("nvfp4", "mxfp4", "int8")):
                 fields["activations"] = value
             elif key == "g" and value.isdigit() and int(value) > 0:
                 fields["group_size"] = int(value)
             else:
                 raise LlmError(f"--quantize-options: '{mod}' in '{name}' should be kv={'|'.join(CACHE_FORMATS)}, "
-                               "act=fp8 (act=nvfp4, act=mxfp4 with those weights) or g=N")
+                               "act=fp8 (act=nvfp4, act=mxfp4, act=int8 with those weights) or g=N")
         out.append(Quantization(name, **fields))
     if not out:
         raise LlmError("--quantize-options: no option given")

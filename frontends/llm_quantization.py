@@ -99,9 +99,11 @@ def _compressed_tensors(qc: dict[str, Any], where: str, exclude: tuple[str, ...]
             activations = "fp8"
         elif a.get("num_bits") == 4 and kind_a == "float" and weights in ("nvfp4", "mxfp4"):
             activations = weights  # W4A4: the activations in the weights' fp4 format
+        elif a.get("num_bits") == 8 and kind_a == "int" and weights == "int8":
+            activations = "int8"  # W8A8 (SmoothQuant-style): int8 codes of both operands
         else:
             raise LlmError(f"{where}: input activations of {a.get('num_bits')} bits, type {a.get('type')} are not "
-                           "modelled (fp8, or fp4 with fp4 weights)")
+                           "modelled (fp8, fp4 with fp4 weights, int8 with int8 weights)")
     kv = qc.get("kv_cache_scheme") or {}
     kv_cache = "none"
     if kv:

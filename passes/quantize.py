@@ -23,10 +23,11 @@ them (docs/quantization.md).
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from solar.ir.builder import BlockBuilder, cast
+from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, IntLit, NameRef, rewrite
 from solar.ir.ops import (
@@ -44,6 +45,7 @@ from solar.ir.rewriter import NameGenerator, uses_of
 from solar.ir.types import TensorType
 
 from .quantize_formats import (
+    ACTIVATION_CODES,
     ACTIVATION_FORMATS,
     CACHE_FORMATS,
     FORMATS,
@@ -62,7 +64,7 @@ from .quantize_kv import KvCache
 
 WeightFormat = Literal["none", "int8", "int4", "fp8", "nvfp4", "mxfp4"]
 CacheFormat = Literal["none", "fp8", "int8", "int4"]
-ActivationFormat = Literal["none", "fp8", "nvfp4", "mxfp4"]
+ActivationFormat = Literal["none", "fp8", "int8", "nvfp4", "mxfp4"]
 assert typing.get_args(WeightFormat) == WEIGHT_FORMATS and typing.get_args(CacheFormat) == CACHE_FORMATS
 assert typing.get_args(ActivationFormat) == ACTIVATION_FORMATS
 __all__ = ["FORMATS", "Format", "Quantize", "QuantizeError", "QuantizeOptions", "QuantizeSummary", "check_options",
@@ -76,6 +78,7 @@ class QuantizeSummary:
     weights: list[str]
     caches: list[str]
     fp8_contractions: int  # contractions at low precision: fp8, or fp4 block-scaled (W4A4)
+    remarks: list[tuple[str, Location]] = field(default_factory=list)  # what was left as it was, and why
 
 
 def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSummary:
@@ -92,6 +95,7 @@ def quantize_module(module: ModuleOp, options: QuantizeOptions) -> QuantizeSumma
     summary = QuantizeSummary([], [], 0)
     if options.weights != "none" or options.activations != "none":
         summary.weights, summary.fp8_contractions = rewrite.weights()
+        summary.remarks = list(rewrite.fp4.remarks) if rewrite.fp4 is not None else []
     if options.kv_cache != "none":
         summary.caches = rewrite.caches()
     ret = next((op for op in func.body if isinstance(op, ReturnOp)), None)
@@ -120,6 +124,7 @@ class _Rewrite:
         # fp8 weights that fp8 contractions read as they are: their per-channel scales and former dtypes.
         self.direct_scales: dict[Value, tuple[Value, int]] = {}
         self.weight_dtypes: dict[Value, DType] = {}
+        self._former: dict[Value, DType] = {}  # every quantized weight's dtype before
         self.fp8_inputs: dict[Value, tuple[Value, Value]] = {}  # an activation and its fp8 copy and scale
         self.fp4 = Fp4Contractions(self, options.activations) if options.activations in FP4_ACTIVATIONS else None
 
@@ -130,12 +135,38 @@ class _Rewrite:
         return value
 
     def _insert_before(self, anchor: Op, build: typing.Callable[[BlockBuilder], Value]) -> Value:
-        """Builds ops with a builder and puts them before `anchor`, a top-level op of the function."""
+        """Builds ops with a builder and puts them before `anchor`, in the block that holds it (the function's
+        body, or a solar.for's or solar.if's)."""
+        block = self._block_of(anchor)
+        return self._insert_at(block, next(k for k, o in enumerate(block) if o is anchor), build)
+
+    def _insert_at(self, block: list[Op], at: int, build: typing.Callable[[BlockBuilder], Value]) -> Value:
         ops: list[Op] = []
         result = build(BlockBuilder(ops, self.names))
-        at = self.func.body.index(anchor)
-        self.func.body[at:at] = ops
+        block[at:at] = ops
         return result
+
+    def _insert_after_definition(self, v: Value, build: typing.Callable[[BlockBuilder], Value]) -> Value:
+        """Ops built right where `v` is made, in its own block: at the function's start for an argument, at a
+        loop body's start for its iteration argument, after the op that makes it otherwise."""
+        owner = v.owner
+        if owner is None or owner is self.func:
+            return self._insert_at(self.func.body, 0, build)
+        assert isinstance(owner, Op)
+        if any(v is a for a in owner.block_args):
+            return self._insert_at(owner.regions[0], 0, build)
+        block = self._block_of(owner)
+        return self._insert_at(block, next(k for k, o in enumerate(block) if o is owner) + 1, build)
+
+    def _block_of(self, op: Op) -> list[Op]:
+        """The list of ops that holds `op` itself: the function's body or a region of an op inside it."""
+        if any(o is op for o in self.func.body):
+            return self.func.body
+        for outer in self.func.walk():
+            for region in outer.regions:
+                if any(o is op for o in region):
+                    return region
+        raise AssertionError("op outside the function")
 
     def _top(self, op: Op) -> Op:
         """The op of the function's body that holds `op` (itself, or a solar.for or solar.if around it)."""
@@ -184,8 +215,8 @@ class _Rewrite:
             if self.options.weights != "none":
                 self._quantize_weight(arg, axis, readers, gathers, uses)
                 done.append(arg.name)
-            if self.options.activations == "fp8":
-                fp8 += self._fp8_activations(arg, contractions)
+            if self.options.activations in ACTIVATION_CODES:
+                fp8 += self._fp8_activations(contractions)
             elif self.fp4 is not None:
                 fp8 += sum(self.fp4.rewrite(op) for op in contractions if isinstance(op, EinsumOp))
         return done, fp8
@@ -257,15 +288,32 @@ class _Rewrite:
         per_group = tuple(d // group if a == axis else d // rows if a == channel else d for a, d in enumerate(t.shape))
         blocks = {axis: group, channel: rows}
         arg.type = TensorType(t.shape, codes)
+        self._former[arg] = t.dtype
         scale = self._arg(f"{arg.name}_scale", TensorType(per_group, fmt.scale))
         zero = self._arg(f"{arg.name}_zero", TensorType(per_group, codes)) if self.options.zero_point else None
         whole = self._arg(f"{arg.name}_tensor_scale", TensorType((1,), DType.F32)) if fmt.tensor_scale else None
-        # fp8 weights with per-channel scales feed fp8 contractions as they are: the scale goes to the epilogue.
-        direct = self.options.activations == "fp8" and codes is DType.F8E4M3 and group == t.shape[axis] \
-            and rows == 1 and not gathers
-        if direct:
+        # fp8 (int8) weights with per-channel scales feed fp8 (int8) contractions as they are: the scale goes to
+        # the epilogue. Integer codes have no other way in (W8A8), so int8's experts are gathered so too.
+        per_channel = group == t.shape[axis] and rows == 1 and zero is None
+        direct = codes is ACTIVATION_CODES.get(self.options.activations) and per_channel \
+            and (not gathers or codes is DType.I8)
+        if codes is DType.I8 and self.options.activations == "int8" and not per_channel:
+            raise QuantizeError(f"int8 activations read weight %{arg.name}'s codes as they are: its scales must be "
+                                "one per output channel (no group_size, block_rows or zero points)")
+        if direct and not gathers:
             self.direct_scales[arg] = (scale, axis)
             self.weight_dtypes[arg] = t.dtype
+            return
+        if direct:
+            for g in gathers:  # the codes and their scales gathered alike, the scales to the epilogue
+                rt = g.results[0].type
+                assert rt is not None
+                g.results[0].type = rt.with_dtype(codes)
+                g.result_types = [g.results[0].type]
+                picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
+                                                                                   hint="g"))
+                self.direct_scales[g.results[0]] = (picked, axis)
+                self.weight_dtypes[g.results[0]] = t.dtype
             return
         if self.fp4 is not None:  # W4A4: the contractions read the codes and the scales (quantize_fp4.py)
             self._fp4_weight(arg, scale, whole, gathers, codes)
@@ -293,8 +341,9 @@ class _Rewrite:
     def _fp4_weight(self, arg: Value, scale: Value, whole: Value | None, gathers: list[GatherOp],
                     codes: DType) -> None:
         assert self.fp4 is not None
+        original = self._former[arg]
         if not gathers:
-            self.fp4.add_weight(arg, scale, whole)
+            self.fp4.add_weight(arg, scale, whole, original)
         for g in gathers:  # experts: the codes and their scales gathered alike
             rt = g.results[0].type
             assert rt is not None
@@ -302,7 +351,7 @@ class _Rewrite:
             g.result_types = [g.results[0].type]
             picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
                                                                                hint="g"))
-            self.fp4.add_weight(g.results[0], picked, whole)
+            self.fp4.add_weight(g.results[0], picked, whole, original)
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
                     blocks: dict[int, int], compute: DType, original: DType, name: str,
@@ -331,51 +380,56 @@ class _Rewrite:
                 _keep_body_types(op, k, original)
 
     # -- fp8 activations ---------------------------------------------------------------------------------
-    def _fp8_activations(self, weight: Value, contractions: list[Op]) -> int:
-        """Each contraction reading `weight` reads its other float operands in fp8 and rescales its result."""
+    def _fp8_activations(self, contractions: list[Op]) -> int:
+        """Each contraction of a weight reads its other float operands in fp8 (int8) and rescales its result
+        (by the weight's per-channel scale too, where it reads the weight's codes as they are)."""
         count = 0
-        direct = self.direct_scales.get(weight)
+        codes = ACTIVATION_CODES[self.options.activations]
         for op in contractions:
             assert isinstance(op, EinsumOp)
             scales = []
             for k, binding in enumerate(op.inputs):
                 v = binding.value
-                if v.type is None or not v.type.dtype.is_float or v.type.dtype is DType.F8E4M3:
+                if v.type is None or not v.type.dtype.is_float or v.type.dtype is codes:
                     continue
-                if v.owner is not self.func and not any(v.owner is top for top in self.func.body):
-                    continue  # made inside a solar.for or solar.if: it stays as it is
                 quantized, scale = self._fp8_input(v)
                 op.set_operand(k, quantized)
                 _keep_body_types(op, k, v.type.dtype)
                 scales.append(scale)
-            if direct is not None:
-                for k, binding in enumerate(op.inputs):
-                    if binding.value is weight:
-                        _keep_body_types(op, k, self.weight_dtypes[weight])
+            at = next((k for k, b in enumerate(op.inputs) if b.value in self.direct_scales), None)
+            direct = None
+            if at is not None:
+                weight = op.inputs[at].value
+                direct = (*self.direct_scales[weight], at)
+                _keep_body_types(op, at, self.weight_dtypes[weight])
             if scales or direct is not None:
                 self._epilogue(op, scales, direct)
             count += 1
         return count
 
     def _fp8_input(self, v: Value) -> tuple[Value, Value]:
-        """`v` in fp8 with its (static, per-tensor) scale: quantized once, right after it is made, however
-        many contractions read it (the q, k and v projections share their input)."""
+        """`v` in fp8 (int8) with its (static, per-tensor) scale: quantized once, right after it is made (inside the
+        loop that makes it, where one does), however many contractions read it (the q, k and v projections
+        share their input)."""
         if v not in self.fp8_inputs:
             vt = v.type
             assert vt is not None
             scale = self._arg(f"{v.name}_input_scale", TensorType((1,), DType.F32))
 
-            def quantized(idx: list[IndexRef]) -> Expr:
-                return cast(DType.F8E4M3, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
+            codes = ACTIVATION_CODES[self.options.activations]
 
-            made = 0 if v.owner is self.func or v.owner is None else self.func.body.index(v.owner) + 1
-            q = self._insert_before(self.func.body[made], lambda b: self._map_kernel(
-                b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, DType.F8E4M3), quantized))
+            def quantized(idx: list[IndexRef]) -> Expr:
+                return cast(codes, cast(DType.F32, Access("X", tuple(idx))) / Access("S", (IntLit(0),)))
+
+            q = self._insert_after_definition(v, lambda b: self._map_kernel(
+                b, "quantize_input", [(v, "X"), (scale, "S")], TensorType(vt.shape, codes), quantized))
             self.fp8_inputs[v] = (q, scale)
         return self.fp8_inputs[v]
 
-    def _epilogue(self, op: EinsumOp, activation_scales: list[Value], direct: tuple[Value, int] | None) -> None:
-        """The fp8 contraction's result times the activation's scale (and the weight's per-channel scale)."""
+    def _epilogue(self, op: EinsumOp, activation_scales: list[Value], direct: tuple[Value, int, int] | None
+                  ) -> None:
+        """The fp8 contraction's result times the activation's scale (and the per-channel scale of the weight
+        `direct` names: its scale, its reduction axis, the operand that reads it)."""
         result = op.results[0]
         rt = result.type
         assert rt is not None
@@ -384,10 +438,10 @@ class _Rewrite:
         # The weight's scale is indexed by the output's index of each of the weight's kept axes.
         scale_axes: list[int | None] = []
         if direct is not None:
-            scale, axis = direct
+            scale, axis, at = direct
             inputs.append((scale, "W"))
             letters_in, out_letters = op.spec.split("->")
-            weight_letters = letters_in.split(",")[[b.value for b in op.inputs].index(_weight_of(op, scale))]
+            weight_letters = letters_in.split(",")[at]
             scale_axes = [None if a == axis else out_letters.index(c) for a, c in enumerate(weight_letters)]
 
         def value(idx: list[IndexRef]) -> Expr:
@@ -398,9 +452,9 @@ class _Rewrite:
                 v = v * cast(DType.F32, Access("W", tuple(IntLit(0) if a is None else idx[a] for a in scale_axes)))
             return cast(rt.dtype, v)
 
-        at = self.func.body.index(self._top(op)) + 1
-        anchor = self.func.body[at] if at < len(self.func.body) else self.func.body[-1]
-        scaled = self._insert_before(anchor, lambda b: self._map_kernel(b, "rescale", inputs, rt, value))
+        block = self._block_of(op)  # right after the contraction, in its own block (a loop's body, maybe)
+        at = next(k for k, o in enumerate(block) if o is op) + 1
+        scaled = self._insert_at(block, at, lambda b: self._map_kernel(b, "rescale", inputs, rt, value))
         for o, k in uses:
             o.set_operand(k, scaled)
 
@@ -429,14 +483,6 @@ def _keep_body_types(op: Op, k: int, dtype: DType) -> None:
 
     for stmt in op.body:
         stmt.value = rewrite(stmt.value, fix)
-
-
-def _weight_of(op: EinsumOp, scale: Value) -> Value:
-    """The weight whose per-channel scale is `scale` (named after it: `<weight>_scale`)."""
-    for b in op.inputs:
-        if scale.name == f"{b.value.name}_scale":
-            return b.value
-    raise AssertionError("scale without its weight")
 
 
 @dataclass(frozen=True)
@@ -482,4 +528,6 @@ class Quantize(Pass):
         except QuantizeError as err:
             self.error(ctx, str(err), module.loc)
             return
+        for message, loc in summary.remarks:
+            self.remark(ctx, message, loc)
         ctx.results[self.name] = summary

@@ -10,7 +10,7 @@ from solar.ir.dtypes import DType
 
 WEIGHT_FORMATS = ("none", "int8", "int4", "fp8", "nvfp4", "mxfp4")
 CACHE_FORMATS = ("none", "fp8", "int8", "int4")
-ACTIVATION_FORMATS = ("none", "fp8", "nvfp4", "mxfp4")  # fp4: W4A4, with the same weights
+ACTIVATION_FORMATS = ("none", "fp8", "int8", "nvfp4", "mxfp4")  # int8: W8A8, fp4: W4A4, with the same weights
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ FORMATS: dict[str, Format] = {
 }
 # KV caches: fp8 with one f32 scale per tensor (vLLM's k_scale/v_scale); integers with one f16 scale per
 # token and head (the last axis is one group).
+# Activations that contractions read as codes with one static per-tensor scale (fp4's are block-scaled).
+ACTIVATION_CODES = {"fp8": DType.F8E4M3, "int8": DType.I8}
 CACHE_CODES = {"fp8": DType.F8E4M3, "int8": DType.I8, "int4": DType.I4}
 INT_LARGEST = {DType.I8: 127.0, DType.I4: 7.0}
 
@@ -97,6 +99,9 @@ def check_options(options: QuantizeOptions) -> None:
     if options.activations in ("nvfp4", "mxfp4") and options.weights != options.activations:
         raise QuantizeError(f"{options.activations} activations need {options.activations} weights (W4A4: a "
                             f"block-scaled contraction reads both operands in one format), not {options.weights}")
+    if options.activations == "int8" and options.weights != "int8":
+        raise QuantizeError(f"int8 activations need int8 weights (W8A8: an int8 contraction reads both operands' "
+                            f"codes), not {options.weights}")
     if options.zero_point and options.weights not in ("int8", "int4"):
         raise QuantizeError(f"zero points are for int8 and int4 weights, not {options.weights}")
 

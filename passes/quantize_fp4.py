@@ -20,13 +20,14 @@ from typing import Any
 
 from solar.ir import attr_names
 from solar.ir.builder import BlockBuilder, call, cast
+from solar.ir.diagnostics import Location
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Expr, IndexRef, IntLit, NameRef
 from solar.ir.ops import Binding, EinsumOp, Value
 from solar.ir.types import TensorType
 
 from .quantize_formats import FORMATS, QuantizeError
-from .quantize_kernels import affine_loops
+from .quantize_kernels import affine_loops, split_operands
 
 FP4_ACTIVATIONS = ("nvfp4", "mxfp4")
 E2M1_LARGEST = 6.0  # the largest magnitude an e2m1 code holds: a block's scale maps its largest element there
@@ -42,9 +43,31 @@ class Fp4Contractions:
         # The weights' codes as the contractions read them (an argument, or a gather of one): scale, tensor scale.
         self.weights: dict[Value, tuple[Value, Value | None]] = {}
         self.inputs: dict[tuple[Value, int], tuple[Value, Value, Value | None]] = {}  # (x, axis) -> Q, S, G
+        self.original: dict[Value, DType] = {}  # each weight's dtype before it was quantized
+        self.remarks: list[tuple[str, Location]] = []  # contractions left weight-only, and why
 
-    def add_weight(self, codes: Value, scale: Value, whole: Value | None) -> None:
+    def add_weight(self, codes: Value, scale: Value, whole: Value | None, original: DType) -> None:
         self.weights[codes] = (scale, whole)
+        self.original[codes] = original
+
+    def _weight_only(self, op: EinsumOp, at: int) -> None:
+        """A contraction no block-scaled MMA can run (a third operand along the reduction that the activation
+        cannot absorb): its fp4 weight is dequantized for it alone, as `weights=` alone would, and it stays
+        the program's own einsum (its arithmetic and precision as they were; the weight's bytes packed)."""
+        codes = op.inputs[at].value
+        scale, whole = self.weights[codes]
+        letters, out = op.spec.split("->")
+        term = letters.split(",")[at]
+        axes = [a for a, c in enumerate(term) if c not in out]
+        if len(axes) != 1:
+            raise QuantizeError(f"fp4 activations: @{op.symbol} ('{op.spec}') does not reduce the weight "
+                                f"%{codes.name} over one axis")
+        original = self.original[codes]
+        self.rw._dequantize(op, codes, scale, None, whole, {axes[0]: self.fmt.group}, original, original,
+                            "dequant", [(op, at)])
+        self.remarks.append((f"@{op.symbol} reads {len(op.inputs)} operands along its reduction, which no "
+                             f"block-scaled MMA takes: its weight %{codes.name} is dequantized for it (read "
+                             "packed, computed as the program's einsum), not run in fp4", op.loc))
 
     def rewrite(self, op: EinsumOp) -> bool:
         """`op` as a block-scaled contraction, if it reads one of the fp4 weights (False: it reads none)."""
@@ -52,8 +75,10 @@ class Fp4Contractions:
         if at is None:
             return False
         if len(op.inputs) != 2:
-            raise QuantizeError(f"fp4 activations: @{op.symbol} reads {len(op.inputs)} operands; a block-scaled "
-                                "contraction takes an activation and a weight")
+            if not split_operands(self.rw, op, at):
+                self._weight_only(op, at)
+                return False
+            at = next(k for k, b in enumerate(op.inputs) if b.value in self.weights)
         codes = op.inputs[at].value
         scale, whole = self.weights[codes]
         letters, out = op.spec.split("->")
@@ -65,9 +90,6 @@ class Fp4Contractions:
                                 f"%{codes.name} over one axis it shares with its activation")
         r = reduced[0]
         x = op.inputs[other].value
-        if x.owner is not self.rw.func and not any(x.owner is top for top in self.rw.func.body):
-            raise QuantizeError(f"fp4 activations: the activation %{x.name} of @{op.symbol} is made inside a "
-                                "solar.for or solar.if")
         group = self.fmt.group
         q, s, g = self._input(x, terms[other].index(r), group)
         fresh = [c for c in "abcdefghijklmnopqrstuvwxyz" if c not in op.spec]
@@ -104,8 +126,7 @@ class Fp4Contractions:
         if not isinstance(size, int) or size % group:
             raise QuantizeError(f"fp4 activations: blocks of {group} do not divide axis {axis} of %{v.name} ({vt})")
         shape = (*vt.shape[:axis], size // group, group, *vt.shape[axis + 1:])
-        return self.rw._insert_before(self.rw._top(reader), lambda b: b.reshape(v, TensorType(shape, vt.dtype),
-                                                                               hint="blocks"))
+        return self.rw._insert_before(reader, lambda b: b.reshape(v, TensorType(shape, vt.dtype), hint="blocks"))
 
     def _input(self, x: Value, axis: int, group: int) -> tuple[Value, Value, Value | None]:
         """`x` as e2m1 codes with an e4m3/e8m0 scale per block of `group` along `axis` (and nvfp4's static
@@ -143,8 +164,7 @@ class Fp4Contractions:
                 k.assign(k["Q"][tuple(idx)], cast(self.fmt.codes, per_tensor(value)))
             return k.results[0]
 
-        made = 0 if x.owner is rw.func or x.owner is None else rw.func.body.index(x.owner) + 1
-        codes = rw._insert_before(rw.func.body[made], build)
+        codes = rw._insert_after_definition(x, build)  # inside the loop that makes it, where one does
         assert codes.owner is not None
         self.inputs[key] = (codes, codes.owner.results[1], whole)
         return self.inputs[key]

@@ -73,7 +73,8 @@ def build_parser() -> Parser:
                    help="elements per scale along the reduction axis (default: the format's; int4 128)")
     p.add_argument("--kv-cache-dtype", help="the KV cache stored as fp8, int8 or int4")
     p.add_argument("--activations", help="fp8: contractions read fp8 activations (the fp8 tensor peak); nvfp4 or "
-                   "mxfp4 with the same --weights: W4A4 (the fp4 tensor peak)")
+                   "mxfp4 with the same --weights: W4A4 (the fp4 tensor peak); int8 with --weights int8: W8A8 "
+                   "(the int8 tensor peak)")
     add_precision_floor(p, "prefill and decode: ")
     p.add_argument("--verbose", action="store_true", help="show the libraries' warnings while validating")
     p.add_argument("--json", metavar="FILE", help="write every point as JSON")

@@ -44,7 +44,7 @@ def test_slo_grammar():
 def test_quantize_option_grammar():
     none, int4 = parse_quantize_options("none,int4+kv=fp8+g=64")
     assert not none.active and (int4.weights, int4.kv_cache, int4.group_size) == ("int4", "fp8", 64)
-    assert parse_quantize_options("fp8+act=fp8")[0].activation_bytes == 1
+    assert parse_quantize_options("fp8+act=fp8")[0].activations == "fp8"
     with pytest.raises(LlmError, match="unknown format 'int3'"):
         parse_quantize_options("int3")
     with pytest.raises(LlmError, match="'kv=fp16' in 'int8\\+kv=fp16'"):
