@@ -271,8 +271,10 @@ class Analysis:
         from solar.backends.report import seconds
 
         t = self.targets[0]
+        # With several targets the times are the first one's, and say so; with one the header names it.
+        which = f" on {t}" if len(self.targets) > 1 else ""
         return (f"<Analysis @{self.name} on {', '.join(self.targets)}: unfused {seconds(self.total('unfused', t))}, "
-                f"fused {seconds(self.total('fused', t))} on {t}>")
+                f"fused {seconds(self.total('fused', t))}{which}>")
 
     # ---- more work on the same program ------------------------------------------------------------------
     def bench(self, frameworks: tuple[str, ...] = ("eager",), device: str = "auto", budget_s: float = 1.0,

@@ -65,6 +65,16 @@ def test_a_torch_module_analysed(block: solar.Analysis) -> None:
     assert "solar.kernel @linear" in block.sir
 
 
+def test_repr_names_the_target_once(block: solar.Analysis) -> None:
+    from solar.backends.report import seconds
+
+    u, f = seconds(block.total("unfused", "h100-sxm")), seconds(block.total("fused", "h100-sxm"))
+    assert repr(block) == f"<Analysis @{block.name} on h100-sxm, b200: unfused {u}, fused {f} on h100-sxm>"
+    one = solar.analyze(Block(), (torch.randn(4, 32),), targets=("h100",))
+    u, f = seconds(one.total("unfused")), seconds(one.total("fused"))
+    assert repr(one) == f"<Analysis @{one.name} on h100-sxm: unfused {u}, fused {f}>"
+
+
 def test_source_lines_rank_the_users_lines(block: solar.Analysis) -> None:
     lines = block.by_source_line()
     assert {(ln.file, ln.line) for ln in lines} == {(HERE, FORWARD_LINE + 1), (HERE, FORWARD_LINE + 2)}
