@@ -44,6 +44,8 @@ class TrainingReport:
     mfu_bound: dict[str, float] = field(default_factory=dict)
     amp: str = "none"  # mixed precision: the autocast type ('bf16', 'fp16'), f32 master weights and state
     cast_bytes: dict[str, int] = field(default_factory=dict)  # weight (forward) and gradient (backward) casts
+    checkpoint_regions: int = 0  # torch.utils.checkpoint regions, whose inner values the backward recomputes
+    recomputed: PhaseCost | None = None  # those recomputed kernels (already counted in the backward)
 
     @property
     def six_n_tokens(self) -> int:
@@ -96,8 +98,15 @@ class TrainingReport:
             lines.append(f"  mixed precision {self.amp} (autocast; f32 master weights and optimizer state): casts of "
                          f"the weights to {self.amp} {self.cast_bytes.get('weight', 0):,} B (forward), of the "
                          f"gradients to f32 {self.cast_bytes.get('gradient', 0):,} B (backward)")
+        if self.checkpoint_regions and self.recomputed is not None:
+            r = self.recomputed
+            lines.append(f"  activation checkpointing: {self.checkpoint_regions} region(s) recomputed in the backward: "
+                         f"{r.kernels} kernels, {r.flops:,} FLOP, {r.bytes:,} B (counted in the backward); of a "
+                         "region only its inputs and outputs are saved")
+        recompute = ("no group recomputes them" if not self.checkpoint_regions else
+                     "only the checkpointed regions' inner values are recomputed instead")
         lines.append("  saved activations are DRAM traffic in the fused and whole-graph modes (written in the forward, "
-                     "read in the backward; no group recomputes them): whole_graph_saved adds them")
+                     f"read in the backward; {recompute}): whole_graph_saved adds them")
         return "\n".join(lines) + "\n"
 
 
@@ -111,14 +120,18 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
     name = target or analysis.targets[0]
     by_name = {unit_symbol(u.name): u for u in analysis.units}
     phases: dict[str, PhaseCost] = {}
-    for ph in PHASES:
+    for ph in (*PHASES, "recomputed"):
         units = [by_name[k] for k in info.get(ph, []) if k in by_name]
         phases[ph] = PhaseCost(ph, len(units), sum(u.flops for u in units), sum(u.bytes for u in units),
                                sum(u.seconds[name] for u in units))
+    recomputed = phases.pop("recomputed")
     totals = analysis.totals[name]
     steps = {m: totals[m].seconds for m in MODES if m in totals}
     whole = totals["whole_graph"].bytes if "whole_graph" in totals else None
-    return build_report(name, phases, steps, whole, info)
+    report = build_report(name, phases, steps, whole, info)
+    report.checkpoint_regions = int(info.get("checkpoint_regions", 0))
+    report.recomputed = recomputed if report.checkpoint_regions else None
+    return report
 
 
 def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, float], whole_bytes: int | None,

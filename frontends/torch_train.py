@@ -40,6 +40,7 @@ from .lowering.core import LoweringError
 from .torch_lowering import GraphLowering, preserved_table, sir_dtype
 from .torch_problem import TorchProblem, TorchTranslation, export_with_dims, quiet_framework
 from .train_amp import amp_export, amp_policy, amp_summary, autocast_dtype
+from .train_checkpoint import RECOMPUTE_KEY, checkpoint_regions, mark_regions, recompute_regions, recompute_summary
 from .train_step import (
     STATE_NAMES,
     LossModule,
@@ -77,8 +78,9 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
     if not trainable(model):
         raise TrainError("the model has no parameter that requires grad: a training step updates none")
     try:
-        with FusedAttention(), amp_export(options.amp) as device:
+        with FusedAttention(), amp_export(options.amp) as device, checkpoint_regions():
             ep, _, names = export_with_dims(loss_problem, dynamic, device)
+        mark_regions(ep)
     except TrainError:
         raise
     except Exception as err:
@@ -88,6 +90,7 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
     try:
         with quiet_framework(), amp_policy(options.amp):
             joint = joint_program(ep)
+            joint.solar_regions = recompute_regions(joint)  # type: ignore[attr-defined]
     except Exception as err:
         from .diagnostics import user_frames
 
@@ -349,13 +352,15 @@ class PhaseLowering(GraphLowering):
         first = len(em.block.ops)
         super().lower_node(node, env, em)
         phase = self.phase_of.get(node, "forward")
+        # A checkpointed region's recomputed copy is the backward's, and also listed apart (train_checkpoint.py).
+        lists = [phase, "recomputed"] if node.meta.get(RECOMPUTE_KEY) is not None else [phase]
         for op in em.block.ops[first:]:
             symbol = getattr(op, "symbol", None)
-            if isinstance(symbol, str):
-                self.kernels[phase].append(symbol)
-            elif not op.is_view and op.results:
-                # A unit without a symbol (a gather, scatter, concat or insert) is named by its result.
-                self.kernels[phase].append(f"%{op.results[0].name}")
+            # A unit without a symbol (a gather, scatter, concat or insert) is named by its result.
+            name = symbol if isinstance(symbol, str) else \
+                f"%{op.results[0].name}" if not op.is_view and op.results else None
+            for key in lists if name else ():
+                self.kernels.setdefault(key, []).append(name)  # type: ignore[arg-type]
 
     def summary(self, options: TrainOptions) -> dict[str, Any]:
         """The module attribute TRAIN_ATTR: kernels per phase, and the bytes the step holds at full size:
@@ -435,7 +440,8 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
             tokens = tokens_of(problem, options.accumulate)
             result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens,
                                                "accumulate": options.accumulate,
-                                               **amp_summary(options.amp, program, node_bytes)}
+                                               **amp_summary(options.amp, program, node_bytes),
+                                               **recompute_summary(getattr(joint, "solar_regions", []))}
             break
         except (TranslationError, LoweringError) as err:
             # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):
@@ -522,6 +528,10 @@ def header_lines(tr: TorchTranslation, options: TrainOptions) -> list[str]:
 
         lines.insert(1, amp_line(options.amp).replace("the forward", "the forward and the loss")
                      + "; f32 master weights and optimizer state")
+    regions = int(tr.module.attrs.get(TRAIN_ATTR, {}).get("checkpoint_regions", 0))
+    if regions:
+        lines.append(f"Activation checkpointing: {regions} torch.utils.checkpoint region(s); the backward recomputes "
+                     "the inner values it reads from each region's saved inputs")
     if tr.state:
         lines.append(f"State updated in place, its new values the last {len(tr.state)} output(s): "
                      + ", ".join(tr.state))
