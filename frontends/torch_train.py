@@ -35,7 +35,7 @@ from torch.export.graph_signature import (
 )
 from torch.overrides import TorchFunctionMode
 
-from .diagnostics import TranslationError
+from .diagnostics import SourceError, TranslationError
 from .lowering.core import LoweringError
 from .torch_lowering import GraphLowering, preserved_table, sir_dtype
 from .torch_problem import TorchProblem, TorchTranslation, export_with_dims, quiet_framework
@@ -81,7 +81,7 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
         with FusedAttention(), amp_export(options.amp) as device, checkpoint_regions():
             ep, _, names = export_with_dims(loss_problem, dynamic, device)
         mark_regions(ep)
-    except TrainError:
+    except (TrainError, SourceError):
         raise
     except Exception as err:
         from .torch_export import export_error
@@ -97,8 +97,6 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
         frames = user_frames(err)
         message = f"the backward failed: {type(err).__name__}: {(str(err).splitlines() or [''])[0]}"
         if frames:
-            from .diagnostics import SourceError
-
             raise SourceError(message, frames[-1]) from None
         raise TrainError(message) from None
     return joint, names

@@ -81,6 +81,9 @@ def checkpoint_regions() -> Iterator[None]:
             # leaves torch.export a forward without gradients).
             yield
             return
+        if args[2] is not ckpt.noop_context_fn:  # (function, preserve_rng_state, context_fn, ...)
+            raise _at_user_line("torch.utils.checkpoint with a context_fn (selective activation checkpointing: "
+                                "a policy that saves some ops) is not modelled: only whole regions are recomputed")
         inner = original(*args, **kwargs)
         next(inner)  # the checkpoint's own pre-forward logic
         with fx_traceback.annotate({REGION_KEY: next(numbers)}):
@@ -99,6 +102,18 @@ def checkpoint_regions() -> Iterator[None]:
         ckpt._checkpoint_without_reentrant_generator = original
         if not had_apply:
             del ckpt.CheckpointFunction.apply
+
+
+def _at_user_line(message: str) -> Exception:
+    """A SourceError at the innermost line of the user's program on the stack (the checkpoint call)."""
+    import sys
+
+    from .diagnostics import SourceError, _is_user_frame, source_line
+
+    frame = sys._getframe(1)
+    while frame is not None and not _is_user_frame(frame.f_code.co_filename, str(frame.f_globals.get("__name__"))):
+        frame = frame.f_back  # type: ignore[assignment]
+    return SourceError(message, source_line(frame.f_code.co_filename, frame.f_lineno) if frame else None)
 
 
 def _region_of(node: torch.fx.Node) -> int | None:
