@@ -95,8 +95,9 @@ def test_reentrant_and_nested_checkpoints_are_one_region(tmp_path: Path) -> None
 
 
 def test_analyze_train_reports_the_recomputation() -> None:
-    import solar
     from torch.utils.checkpoint import checkpoint
+
+    import solar
 
     class Mlp(torch.nn.Module):
         def __init__(self) -> None:
@@ -119,7 +120,8 @@ def test_attention_region_under_autocast(tmp_path: Path) -> None:
     """The attention and the MLP of a GPT block checkpointed, under autocast bf16 (whose region is a
     higher-order op with its own graph): the fused attention is recomputed for its backward, the weights'
     casts to bf16 are not (no activation: the backward reads the forward's)."""
-    source = GPT.replace("import torch, torch.nn", "from torch.utils.checkpoint import checkpoint\nimport torch, torch.nn")
+    source = GPT.replace("import torch, torch.nn",
+                         "from torch.utils.checkpoint import checkpoint\nimport torch, torch.nn")
     source = source.replace("""        B, T, C = x.shape
         q, k, v""", """        return self.mlp(x + checkpoint(self.attn, x, use_reentrant=False))
     def mlp(self, x):
@@ -142,7 +144,8 @@ def test_selective_checkpointing_is_refused_at_its_line(tmp_path: Path, capsys: 
 from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts, CheckpointPolicy
 def policy(ctx, op, *args, **kwargs):
     return CheckpointPolicy.MUST_SAVE""").replace(
-        "use_reentrant=False)", "use_reentrant=False,\n            context_fn=partial(create_selective_checkpoint_contexts, policy))")
+        "use_reentrant=False)",
+        "use_reentrant=False,\n            context_fn=partial(create_selective_checkpoint_contexts, policy))")
     path = write_program(tmp_path, "selective", selective)
     out = tmp_path / "kept.sir"
     out.write_text("old")
