@@ -136,8 +136,8 @@ class FusedAttention(TorchFunctionMode):
     """While exporting the loss, `F.scaled_dot_product_attention` runs as the fused kernel a training step
     runs (`_scaled_dot_product_flash_attention_for_cpu`: its forward saves the log-sum-exp, its backward
     recomputes the probabilities), whatever backend torch would pick on the meta device (for small heads its
-    math path: full S×S products, the causal mask a `where`). Grouped key-value heads are repeated to the
-    query heads first. With a mask or dropout, as written."""
+    math path: full S×S products, the causal mask a `where`). Grouped key-value heads are read as they
+    are (the kernel indexes each query head's group). With a mask or dropout, as written."""
 
     def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -148,15 +148,13 @@ class FusedAttention(TorchFunctionMode):
             low = autocast_dtype()
             if low is not None:  # autocast casts SDPA's inputs to its low type (the fused op is on no list)
                 q, k, v = (t.to(low) if t.is_floating_point() and t.dtype != torch.float64 else t for t in (q, k, v))
-            if bound.get("enable_gqa") and q.dim() == k.dim() == v.dim() == 4 and k.shape[1] == v.shape[1] \
-                    and q.shape[1] % k.shape[1] == 0:
-                # Grouped heads: key-value head h serves query heads h·g .. h·g + g − 1 (SDPA's enable_gqa),
-                # repeated to the query heads so that the fused kernel and its backward run (the copy is counted).
-                group = q.shape[1] // k.shape[1]
-                k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-                bound["enable_gqa"] = False
-            if bound.get("attn_mask") is None and not bound.get("dropout_p") and not bound.get("enable_gqa") \
-                    and q.dim() == 4 and q.shape[:2] == k.shape[:2] == v.shape[:2]:
+            # Grouped heads (SDPA's enable_gqa): key-value head h serves query heads h·g .. h·g + g − 1; the fused
+            # kernel reads the shared heads (the CPU kernel and its backward take them as they are), no copy.
+            grouped = bool(bound.get("enable_gqa")) and q.dim() == k.dim() == v.dim() == 4 \
+                and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1] \
+                and q.shape[1] % k.shape[1] == 0
+            if bound.get("attn_mask") is None and not bound.get("dropout_p") and q.dim() == 4 \
+                    and (grouped or (not bound.get("enable_gqa") and q.shape[:2] == k.shape[:2] == v.shape[:2])):
                 return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
                     q, k, v, 0.0, bool(bound.get("is_causal", False)), scale=bound.get("scale"))[0]
         return func(*args, **kwargs)
