@@ -29,6 +29,7 @@ class LlmTrainingRequest:
     validate: bool = True
     data_parallel: int = 1
     verbose: bool = False
+    tensor_parallel: int = 1  # chips a replica's layers are split over (bench/llm_train_parallel.py)
 
 
 @dataclass
@@ -38,6 +39,7 @@ class TrainingPoint:
     report: TrainingReport
     contraction_flops: int  # forward + backward FLOPs on tensor units
     data_parallel: dict[str, float] = field(default_factory=dict)
+    split: Any = None  # bench.llm_train_parallel.TrainSplit, with --tensor-parallel
 
 
 @dataclass
@@ -61,6 +63,10 @@ def llm_training(request: LlmTrainingRequest) -> LlmTraining:
         raise LlmError(f"--optimizer {request.optimizer}: expected one of {', '.join(OPTIMIZERS)}")
     check_sizes({"batch": request.batches, "prompt": request.prompts, "data-parallel": [request.data_parallel]})
     cfg = load_llm(request.config, request.dtype or DEFAULT_DTYPE, "dynamic")
+    if request.tensor_parallel > 1:
+        from solar.bench.llm_deploy import Split, check_split
+
+        check_split(cfg, Split(tensor=request.tensor_parallel, data=request.data_parallel))
     for prompt in request.prompts:
         check_trainable(cfg, prompt)
     points: list[TrainingPoint] = []
@@ -73,7 +79,12 @@ def llm_training(request: LlmTrainingRequest) -> LlmTraining:
                 report = build_report(target.name, phases, cost.steps, cost.whole_bytes, cost.info)
                 contraction = cost.phases["forward"].contraction_flops + cost.phases["backward"].contraction_flops
                 point = TrainingPoint(batch, prompt, report, contraction)
-                if request.data_parallel > 1:
+                if request.tensor_parallel > 1:
+                    from solar.bench.llm_train_parallel import train_split
+
+                    point.split = train_split(cfg, report, target, batch * prompt, request.tensor_parallel,
+                                              request.data_parallel)
+                elif request.data_parallel > 1:
                     point.data_parallel = report.data_parallel(request.data_parallel)
                 points.append(point)
     s = cfg.shape
@@ -102,6 +113,8 @@ def render_training(result: LlmTraining) -> str:
         lines += r.text().rstrip("\n").splitlines()[1:]
         lines.append(f"  contraction FLOPs (forward + backward) {p.contraction_flops:,}; vector FLOPs "
                      f"{r.model_flops - p.contraction_flops:,}")
+        if p.split is not None:
+            lines += p.split.text(r.capacity)
         if p.data_parallel:
             dp = p.data_parallel
             lines.append(f"  data parallel x{result.request.data_parallel}: gradient all-reduce "
@@ -124,7 +137,8 @@ def training_json(result: LlmTraining) -> dict[str, Any]:
                        "step_s": r.step_seconds, "mfu_bound": r.mfu_bound, "model_flops": r.model_flops,
                        "contraction_flops": p.contraction_flops, "six_n_tokens": r.six_n_tokens,
                        "trained_parameters": r.trained_parameters, "memory": r.memory, "fits": r.fits,
-                       "data_parallel": p.data_parallel or None})
+                       "data_parallel": p.data_parallel or None,
+                       "split": p.split.as_record() if p.split is not None else None})
     return {"version": 1, "config": result.config.path, "phase": "train", "optimizer": result.request.optimizer,
             "points": points, "notes": result.notes, "validation": result.validation}
 

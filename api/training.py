@@ -45,6 +45,9 @@ class TrainingReport:
     amp: str = "none"  # mixed precision: the autocast type ('bf16', 'fp16'), f32 master weights and state
     cast_bytes: dict[str, int] = field(default_factory=dict)  # weight (forward) and gradient (backward) casts
     precision_floor: str | None = None  # --precision-floor: contractions (and the MFU's peak) at it where faster
+    loss_scaling: PhaseCost | None = None  # fp16's GradScaler: unscale, inf/nan check, scale update (optimizer's)
+    checkpoint_regions: int = 0  # torch.utils.checkpoint regions, whose inner values the backward recomputes
+    recomputed: PhaseCost | None = None  # those recomputed kernels (already counted in the backward)
 
     @property
     def six_n_tokens(self) -> int:
@@ -103,8 +106,21 @@ class TrainingReport:
             lines.append(f"  precision floor {self.precision_floor} in force: contractions priced at "
                          f"{self.precision_floor} where that is faster; MFU bound against "
                          f"{quantity(self.peak_flops, 'FLOP/s')}")
+        if self.loss_scaling is not None:
+            ls = self.loss_scaling
+            lines.append(f"  loss scaling (GradScaler): unscale and inf/nan check of every gradient, scale update: "
+                         f"{ls.kernels} kernels, {ls.flops:,} FLOP, {ls.bytes:,} B (counted in the optimizer; the step "
+                         "assumed taken); whole_graph_saved adds the gradients' round trip through DRAM "
+                         f"({2 * self.memory['gradient']:,} B: the check sees every gradient before any update)")
+        if self.checkpoint_regions and self.recomputed is not None:
+            r = self.recomputed
+            lines.append(f"  activation checkpointing: {self.checkpoint_regions} region(s) recomputed in the backward: "
+                         f"{r.kernels} kernels, {r.flops:,} FLOP, {r.bytes:,} B (counted in the backward); of a "
+                         "region only its inputs and outputs are saved")
+        recompute = ("no group recomputes them" if not self.checkpoint_regions else
+                     "only the checkpointed regions' inner values are recomputed instead")
         lines.append("  saved activations are DRAM traffic in the fused and whole-graph modes (written in the forward, "
-                     "read in the backward; no group recomputes them): whole_graph_saved adds them")
+                     f"read in the backward; {recompute}): whole_graph_saved adds them")
         return "\n".join(lines) + "\n"
 
 
@@ -118,14 +134,19 @@ def training_report(analysis: Any, target: str | None = None) -> TrainingReport 
     name = target or analysis.targets[0]
     by_name = {unit_symbol(u.name): u for u in analysis.units}
     phases: dict[str, PhaseCost] = {}
-    for ph in PHASES:
+    for ph in (*PHASES, "recomputed", "loss_scaling"):
         units = [by_name[k] for k in info.get(ph, []) if k in by_name]
         phases[ph] = PhaseCost(ph, len(units), sum(u.flops for u in units), sum(u.bytes for u in units),
                                sum(u.seconds[name] for u in units))
+    recomputed, loss_scaling = phases.pop("recomputed"), phases.pop("loss_scaling")
     totals = analysis.totals[name]
     steps = {m: totals[m].seconds for m in MODES if m in totals}
     whole = totals["whole_graph"].bytes if "whole_graph" in totals else None
-    return build_report(name, phases, steps, whole, info, analysis.results.document.get("precision_floor"))
+    report = build_report(name, phases, steps, whole, info, analysis.results.document.get("precision_floor"))
+    report.checkpoint_regions = int(info.get("checkpoint_regions", 0))
+    report.recomputed = recomputed if report.checkpoint_regions else None
+    report.loss_scaling = loss_scaling if info.get("loss_scaling") else None
+    return report
 
 
 def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, float], whole_bytes: int | None,
@@ -139,8 +160,12 @@ def build_report(target: str, phases: dict[str, PhaseCost], steps: dict[str, flo
     tgt = load_target(target)
     steps = dict(steps)
     saved = int(info.get("saved_activation_bytes", 0))
+    # GradScaler's inf/nan check sees every gradient before any parameter changes: the gradients go through
+    # DRAM (written by the backward, read back by the update) instead of feeding a fused update.
+    barrier = 2 * int(info.get("gradient_bytes", 0)) if info.get("loss_scaling") else 0
     if whole_bytes is not None and "whole_graph" in steps:
-        steps["whole_graph_saved"] = max(steps["whole_graph"], (whole_bytes + 2 * saved) / tgt.dram_bandwidth)
+        steps["whole_graph_saved"] = max(steps["whole_graph"],
+                                         (whole_bytes + 2 * saved + barrier) / tgt.dram_bandwidth)
     dtype = str(info.get("dtype", "f32"))
     peak = tgt.select_peak(dtype, contraction=True).flop_per_s
     if precision_floor:

@@ -35,11 +35,13 @@ from torch.export.graph_signature import (
 )
 from torch.overrides import TorchFunctionMode
 
-from .diagnostics import TranslationError
+from .diagnostics import SourceError, TranslationError
 from .lowering.core import LoweringError
 from .torch_lowering import GraphLowering, preserved_table, sir_dtype
 from .torch_problem import TorchProblem, TorchTranslation, export_with_dims, quiet_framework
 from .train_amp import amp_export, amp_policy, amp_summary, autocast_dtype
+from .train_checkpoint import RECOMPUTE_KEY, checkpoint_regions, mark_regions, recompute_regions, recompute_summary
+from .train_scaler import SCALER, ScaledUpdate, scaler_nodes, uses_scaler
 from .train_step import (
     STATE_NAMES,
     LossModule,
@@ -70,16 +72,17 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
     """The loss module exported (its inputs: the model's `n_inputs`, then the targets), then decomposed into
     its joint forward-backward graph."""
     loss_problem = TorchProblem(lambda: LossModule(problem.make_model(), n_inputs, options.loss, options.accumulate,
-                                                   options.amp),
+                                                   options.amp, uses_scaler(options.amp, options.optimizer)),
                                 problem.make_inputs, problem.name, problem.source, size_names=problem.size_names)
     with torch.device("meta"):
         model = problem.make_model()
     if not trainable(model):
         raise TrainError("the model has no parameter that requires grad: a training step updates none")
     try:
-        with FusedAttention(), amp_export(options.amp) as device:
+        with FusedAttention(), amp_export(options.amp) as device, checkpoint_regions():
             ep, _, names = export_with_dims(loss_problem, dynamic, device)
-    except TrainError:
+        mark_regions(ep)
+    except (TrainError, SourceError):
         raise
     except Exception as err:
         from .torch_export import export_error
@@ -88,14 +91,13 @@ def export_loss(problem: TorchProblem, n_inputs: int, options: TrainOptions, dyn
     try:
         with quiet_framework(), amp_policy(options.amp):
             joint = joint_program(ep)
+            joint.solar_regions = recompute_regions(joint)  # type: ignore[attr-defined]
     except Exception as err:
         from .diagnostics import user_frames
 
         frames = user_frames(err)
         message = f"the backward failed: {type(err).__name__}: {(str(err).splitlines() or [''])[0]}"
         if frames:
-            from .diagnostics import SourceError
-
             raise SourceError(message, frames[-1]) from None
         raise TrainError(message) from None
     return joint, names
@@ -134,8 +136,8 @@ class FusedAttention(TorchFunctionMode):
     """While exporting the loss, `F.scaled_dot_product_attention` runs as the fused kernel a training step
     runs (`_scaled_dot_product_flash_attention_for_cpu`: its forward saves the log-sum-exp, its backward
     recomputes the probabilities), whatever backend torch would pick on the meta device (for small heads its
-    math path: full S×S products, the causal mask a `where`). Grouped key-value heads are repeated to the
-    query heads first. With a mask or dropout, as written."""
+    math path: full S×S products, the causal mask a `where`). Grouped key-value heads are read as they
+    are (the kernel indexes each query head's group). With a mask or dropout, as written."""
 
     def __torch_function__(self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -146,15 +148,13 @@ class FusedAttention(TorchFunctionMode):
             low = autocast_dtype()
             if low is not None:  # autocast casts SDPA's inputs to its low type (the fused op is on no list)
                 q, k, v = (t.to(low) if t.is_floating_point() and t.dtype != torch.float64 else t for t in (q, k, v))
-            if bound.get("enable_gqa") and q.dim() == k.dim() == v.dim() == 4 and k.shape[1] == v.shape[1] \
-                    and q.shape[1] % k.shape[1] == 0:
-                # Grouped heads: key-value head h serves query heads h·g .. h·g + g − 1 (SDPA's enable_gqa),
-                # repeated to the query heads so that the fused kernel and its backward run (the copy is counted).
-                group = q.shape[1] // k.shape[1]
-                k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-                bound["enable_gqa"] = False
-            if bound.get("attn_mask") is None and not bound.get("dropout_p") and not bound.get("enable_gqa") \
-                    and q.dim() == 4 and q.shape[:2] == k.shape[:2] == v.shape[:2]:
+            # Grouped heads (SDPA's enable_gqa): key-value head h serves query heads h·g .. h·g + g − 1; the fused
+            # kernel reads the shared heads (the CPU kernel and its backward take them as they are), no copy.
+            grouped = bool(bound.get("enable_gqa")) and q.dim() == k.dim() == v.dim() == 4 \
+                and q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] == v.shape[1] \
+                and q.shape[1] % k.shape[1] == 0
+            if bound.get("attn_mask") is None and not bound.get("dropout_p") and q.dim() == 4 \
+                    and (grouped or (not bound.get("enable_gqa") and q.shape[:2] == k.shape[:2] == v.shape[:2])):
                 return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
                     q, k, v, 0.0, bool(bound.get("is_causal", False)), scale=bound.get("scale"))[0]
         return func(*args, **kwargs)
@@ -174,21 +174,28 @@ def joint_program(ep: torch.export.ExportedProgram) -> torch.export.ExportedProg
     return joint._update(gm, sig)
 
 
-def optimizer_graph(optimizer: str, params: Sequence[torch.Tensor]) -> torch.export.ExportedProgram:
+def optimizer_graph(optimizer: str, params: Sequence[torch.Tensor], scaled: bool = False
+                    ) -> torch.export.ExportedProgram:
     """torch.optim's functional update exported over meta tensors of the parameters' shapes, functionalized:
-    its outputs are the new values of the inputs it mutates."""
+    its outputs are the new values of the inputs it mutates. `scaled`: inside GradScaler's unscale and scale
+    update (train_scaler.py), the scale and growth tracker its last two inputs."""
     with torch.device("meta"):
         metas = [torch.empty(p.shape, dtype=p.dtype) for p in params]
         hyper = hyperparameters(optimizer, [torch.nn.Parameter(m) for m in metas])
         grads = [torch.empty_like(m) for m in metas]
         state = [torch.empty((), dtype=torch.float32) if kind == "step" else torch.empty_like(m)
                  for kind in STATE_NAMES[optimizer] for m in metas]
+        scaler = [torch.empty((), dtype=torch.float32), torch.empty((), dtype=torch.int32)] if scaled else []
+    update: torch.nn.Module = OptimizerUpdate(optimizer, hyper, len(metas))
+    if scaled:
+        update = ScaledUpdate(update, len(metas))
     with quiet_framework():
-        ep = torch.export.export(OptimizerUpdate(optimizer, hyper, len(metas)), (*metas, *grads, *state))
+        ep = torch.export.export(update, (*metas, *grads, *state, *scaler))
         return ep.run_decompositions(preserved_table())
 
 
-def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> torch.export.ExportedProgram:
+def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str, scaled: bool = False
+                     ) -> torch.export.ExportedProgram:
     """One program: the joint graph, then the optimizer's update of every parameter that has a gradient.
     Outputs: the loss, (without an optimizer) the gradients, the model's updated buffers, then the updated
     parameters and optimizer state (mutations, so that the IR lists them as state updated in place)."""
@@ -215,7 +222,7 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
     if optimizer != "none":
         names = [name for name, _ in grads]
         params = [param_nodes[name] for name in names]
-        opt = optimizer_graph(optimizer, [p.meta["val"] for p in params])
+        opt = optimizer_graph(optimizer, [p.meta["val"] for p in params], scaled)
         first_user = next((n for n in graph.nodes if n.op == "placeholder"
                            and any(s.arg.name == n.name and s.kind == InputKind.USER_INPUT for s in sig.input_specs)),
                           None)
@@ -240,6 +247,10 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
                 spec_at += 1
         flat = params + [g for _, g in grads] + state_nodes
         targets = names + [""] * len(grads) + state_targets
+        if scaled:  # the loss module's GradScaler state (LossModule.scaler)
+            buffers = {str(s.target): nodes[s.arg.name] for s in sig.input_specs if s.kind == InputKind.BUFFER}
+            flat += [buffers[f"{SCALER}.scale"], buffers[f"{SCALER}.growth_tracker"]]
+            targets += [f"{SCALER}.scale", f"{SCALER}.growth_tracker"]
         opt_placeholders = [n for n in opt.graph.nodes if n.op == "placeholder"]
         by_name: dict[str, tuple[torch.fx.Node, str]] = {}
         for ph, node, target in zip(opt_placeholders, flat, targets, strict=True):
@@ -256,6 +267,11 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
         for s, node in zip(opt.graph_signature.output_specs, opt_out, strict=True):
             if s.kind == OutputKind.USER_INPUT_MUTATION:
                 updated[str(s.target)] = env[node]
+        if scaled:  # the unscaled gradients, the new scale and tracker: what GradScaler computes
+            made = [node for s, node in zip(opt.graph_signature.output_specs, opt_out, strict=True)
+                    if s.kind == OutputKind.USER_INPUT_MUTATION and not by_name[str(s.target)][1].startswith(
+                        ("model.", "optim."))]
+            loss_scaling = [env[n] for n in scaler_nodes(opt.graph, made)]
         for ph in opt_placeholders:
             if ph.name in updated and by_name[ph.name][1]:
                 target = by_name[ph.name][1]
@@ -270,6 +286,7 @@ def splice_optimizer(joint: torch.export.ExportedProgram, optimizer: str) -> tor
     # The update's own nodes (env also maps its placeholders to the joint graph's gradients: not the update's).
     program.optimizer_nodes = [env[n] for n in env if n.op == "call_function"] if optimizer != "none" else []
     program.gradient_nodes = [g for _, g in grads]
+    program.loss_scaling_nodes = loss_scaling if optimizer != "none" and scaled else []
     return program
 
 
@@ -344,18 +361,23 @@ class PhaseLowering(GraphLowering):
         super().__init__(program, name, size_names)
         self.phase_of = phases(program)
         self.kernels: dict[str, list[str]] = {"forward": [], "backward": [], "optimizer": []}
+        self.loss_scaling = set(getattr(program, "loss_scaling_nodes", ()))
 
     def lower_node(self, node: torch.fx.Node, env: dict[torch.fx.Node, Any], em: Any) -> None:
         first = len(em.block.ops)
         super().lower_node(node, env, em)
         phase = self.phase_of.get(node, "forward")
+        # A checkpointed region's recomputed copy is the backward's, and also listed apart (train_checkpoint.py);
+        # so is GradScaler's work (train_scaler.py), the optimizer's.
+        lists = [phase, "recomputed"] if node.meta.get(RECOMPUTE_KEY) is not None else \
+            [phase, "loss_scaling"] if node in self.loss_scaling else [phase]
         for op in em.block.ops[first:]:
             symbol = getattr(op, "symbol", None)
-            if isinstance(symbol, str):
-                self.kernels[phase].append(symbol)
-            elif not op.is_view and op.results:
-                # A unit without a symbol (a gather, scatter, concat or insert) is named by its result.
-                self.kernels[phase].append(f"%{op.results[0].name}")
+            # A unit without a symbol (a gather, scatter, concat or insert) is named by its result.
+            name = symbol if isinstance(symbol, str) else \
+                f"%{op.results[0].name}" if not op.is_view and op.results else None
+            for key in lists if name else ():
+                self.kernels.setdefault(key, []).append(name)  # type: ignore[arg-type]
 
     def summary(self, options: TrainOptions) -> dict[str, Any]:
         """The module attribute TRAIN_ATTR: kernels per phase, and the bytes the step holds at full size:
@@ -400,6 +422,7 @@ class _SplicedProgram:
         self.state_dict = base.state_dict
         self.optimizer_nodes: list[torch.fx.Node] = []  # the update's nodes, after the joint graph's
         self.gradient_nodes: list[torch.fx.Node] = []
+        self.loss_scaling_nodes: list[torch.fx.Node] = []  # GradScaler's unscale, check and scale update
 
     def run_decompositions(self, table: Any) -> Any:
         raise LoweringError("the training step has ops without a lowering even after the joint decomposition")
@@ -428,14 +451,15 @@ def translate_train(problem: TorchProblem, n_inputs: int, options: TrainOptions,
         start = time.perf_counter()
         joint, names = export_loss(problem, n_inputs, options, mode)
         exported = time.perf_counter()
-        program = splice_optimizer(joint, options.optimizer)
+        program = splice_optimizer(joint, options.optimizer, uses_scaler(options.amp, options.optimizer))
         try:
             lowering = PhaseLowering(program, problem.name, problem.size_names)  # type: ignore[arg-type]
             result = lowering.lower()
             tokens = tokens_of(problem, options.accumulate)
             result.module.attrs[TRAIN_ATTR] = {**lowering.summary(options), "tokens": tokens,
                                                "accumulate": options.accumulate,
-                                               **amp_summary(options.amp, program, node_bytes)}
+                                               **amp_summary(options.amp, program, node_bytes),
+                                               **recompute_summary(getattr(joint, "solar_regions", []))}
             break
         except (TranslationError, LoweringError) as err:
             # The backward flattens batch dims together (a linear layer's weight gradient sums over B·T):
@@ -522,6 +546,13 @@ def header_lines(tr: TorchTranslation, options: TrainOptions) -> list[str]:
 
         lines.insert(1, amp_line(options.amp).replace("the forward", "the forward and the loss")
                      + "; f32 master weights and optimizer state")
+    if uses_scaler(options.amp, options.optimizer):
+        lines.insert(2, "Loss scaling: torch.amp.GradScaler (its defaults): the loss times the scale, every gradient "
+                        "unscaled and checked for inf/nan before the update (assumed taken), then the scale updated")
+    regions = int(tr.module.attrs.get(TRAIN_ATTR, {}).get("checkpoint_regions", 0))
+    if regions:
+        lines.append(f"Activation checkpointing: {regions} torch.utils.checkpoint region(s); the backward recomputes "
+                     "the inner values it reads from each region's saved inputs")
     if tr.state:
         lines.append(f"State updated in place, its new values the last {len(tr.state)} output(s): "
                      + ", ".join(tr.state))

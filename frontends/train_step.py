@@ -96,11 +96,18 @@ class LossModule(torch.nn.Module):
     submodule `model`, so its parameters keep their names under `model.`. With `micro` > 1 (gradient
     accumulation) the arguments are `micro` groups of (inputs, targets), and the loss is the sum of theirs:
     its gradient is the sum of the micro-batches' gradients, which is what accumulation computes. With `amp`
-    the forward and the loss run under autocast, as a mixed-precision training loop runs them."""
+    the forward and the loss run under autocast, as a mixed-precision training loop runs them. With `scaled`
+    (fp16 loss scaling, train_scaler.py) the loss is multiplied by the buffer `scaler.scale`."""
 
-    def __init__(self, model: torch.nn.Module, n_inputs: int, loss: str, micro: int = 1, amp: str = "none") -> None:
+    def __init__(self, model: torch.nn.Module, n_inputs: int, loss: str, micro: int = 1, amp: str = "none",
+                 scaled: bool = False) -> None:
         super().__init__()
         self.model, self.n_inputs, self.loss, self.micro, self.amp = model, n_inputs, loss, micro, amp
+        self.scale_loss = scaled
+        if scaled:
+            from .train_scaler import ScalerState
+
+            self.scaler = ScalerState()
 
     def forward(self, *args: Any) -> tuple[torch.Tensor]:
         from .train_amp import autocast
@@ -113,7 +120,7 @@ class LossModule(torch.nn.Module):
                 loss = loss_of(self.loss, self.model(*group[:self.n_inputs]), group[self.n_inputs:])
             total = loss if total is None else total + loss
         assert total is not None
-        return (total,)
+        return (total * self.scaler.scale,) if self.scale_loss else (total,)
 
 
 def functional_update(optimizer: str, hyper: dict[str, Any], params: list[torch.Tensor], grads: list[torch.Tensor],
@@ -162,7 +169,11 @@ class TrainStep(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module, n_inputs: int, options: TrainOptions) -> None:
         super().__init__()
-        self.loss_module = LossModule(model, n_inputs, options.loss, options.accumulate, options.amp)
+        from .train_scaler import uses_scaler
+
+        self.loss_module = LossModule(model, n_inputs, options.loss, options.accumulate, options.amp,
+                                      uses_scaler(options.amp, options.optimizer))
+        self.loss_module.scale_loss = False  # GradScaler scales it (train_scaler.scaler_step)
         self.options = options
         self.optim = torch.nn.Module()
         if not trainable(model):
@@ -176,13 +187,19 @@ class TrainStep(torch.nn.Module):
     def model(self) -> torch.nn.Module:
         return self.loss_module.model
 
+    @property
+    def scaler(self) -> torch.nn.Module | None:
+        """The GradScaler's state (fp16 loss scaling), named `scaler.` as the exported loss names it."""
+        return getattr(self.loss_module, "scaler", None)
+
     def forward(self, *args: Any) -> tuple[torch.Tensor, ...]:
         params = [p for _, p in trainable(self.model)]
         for p in params:
             p.grad = None
         with torch.enable_grad():
             loss = self.loss_module(*args)[0]
-            loss.backward()
+            if self.scaler is None:
+                loss.backward()
         if self.options.optimizer == "none":
             return (loss.detach(), *[_grad(p) for p in params])
         opt = OPTIMIZER_CLASSES[self.options.optimizer](params, foreach=False)
@@ -190,6 +207,12 @@ class TrainStep(torch.nn.Module):
         for name, p in trainable(self.loss_module):
             # Bound at each call: `.double()` (validation's float64 run) replaces the buffers.
             opt.state[p] = {kind: getattr(self.optim, state_key(kind, name)) for kind in kinds}
+        if self.scaler is not None:
+            from .train_scaler import ScalerState, scaler_step
+
+            assert isinstance(self.scaler, ScalerState)
+            with torch.enable_grad():
+                return (scaler_step(loss, opt, self.scaler).detach(),)
         opt.step()
         return (loss.detach(),)
 

@@ -206,11 +206,10 @@ def run(argv: Sequence[str]) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     """`--phase train`: one training step priced from twins (solar.llm_training, docs/training.md)."""
-    splits = {"--tensor-parallel": args.tensor_parallel, "--pipeline-parallel": args.pipeline_parallel,
-              "--expert-parallel": args.expert_parallel}
+    splits = {"--pipeline-parallel": args.pipeline_parallel, "--expert-parallel": args.expert_parallel}
     for flag, value in splits.items():
         if value != 1:
-            _error(f"{flag} with --phase train: not supported yet (--data-parallel is)")
+            _error(f"{flag} with --phase train: not supported yet (--tensor-parallel and --data-parallel are)")
             return 1
     if args.slo:
         _error("--slo searches serving deployments, not training steps")
@@ -225,7 +224,7 @@ def _train(args: argparse.Namespace) -> int:
         request = LlmTrainingRequest(args.config, [load_target(t.strip()) for t in args.target.split(",")
                                                    if t.strip()], sizes(args.batch, "--batch"),
                                      sizes(args.prompt, "--prompt"), args.optimizer, args.dtype, args.validate,
-                                     args.data_parallel, args.verbose)
+                                     args.data_parallel, args.verbose, args.tensor_parallel)
         result = llm_training(request)
         sys.stdout.write(render_training(result))
         if args.json:

@@ -12,6 +12,7 @@ has exactly the forward's multiply-adds.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from solar.ir.dtypes import DType
 from solar.ir.expr import Binary, Expr, IntLit
@@ -50,9 +51,11 @@ def lower_flash_forward(n: TorchNode) -> list[Value]:
     mask = n.args.get("attn_mask")
     if isinstance(mask, Value):
         raise n.unsupported("an attention mask in a training step's fused attention (use is_causal)")
-    out = sdpa(n.em, n.tensor("query"), n.tensor("key"), n.tensor("value"), None, bool(n.get("is_causal", False)),
-               n.args.get("scale"), False, n.outs[0].dtype if n.outs[0] else vtype(n.tensor("query")).dtype,
-               with_lse=True)
+    q, k = n.tensor("query"), n.tensor("key")
+    # Fewer key-value heads than query heads: grouped-query attention, each read where its group reads it.
+    gqa = vtype(q).shape[:-3] == vtype(k).shape[:-3] and vtype(q).shape[-3] != vtype(k).shape[-3]
+    out = sdpa(n.em, q, k, n.tensor("value"), None, bool(n.get("is_causal", False)),
+               n.args.get("scale"), gqa, n.outs[0].dtype if n.outs[0] else vtype(q).dtype, with_lse=True)
     assert isinstance(out, list)
     return out
 
@@ -70,8 +73,7 @@ def lower_flash_backward(n: TorchNode) -> list[Value]:
     *batch, seq_q, e = vtype(q).shape
     *kb_, seq_k, _ = vtype(k).shape
     ev = vtype(v).shape[-1]
-    if list(batch) != list(kb_):
-        raise n.unsupported("attention whose query and key batch dims differ")
+    group = _group(n, list(batch), list(kb_))
     scale = n.args.get("scale")
     if scale is None and not isinstance(e, int):
         raise n.unsupported("the default scale with a symbolic head size")
@@ -95,36 +97,54 @@ def lower_flash_backward(n: TorchNode) -> list[Value]:
         return cast(access(name, index), dtype, acc)
 
     lse_t = vtype(lse).dtype
+    def shared(bidx: list[Expr]) -> list[Expr]:
+        """The key-value head that query head `bidx[-1]` reads (its group's)."""
+        return [*bidx[:-1], Binary("floordiv", bidx[-1], IntLit(group))] if group > 1 else list(bidx)
+
     with loops(kern, batch, "b") as bidx, loops(kern, [seq_q], "i") as (i,):
         upper: Expr = Binary("+", i, IntLit(1)) if causal else dexpr(seq_k)
         row = [*bidx, i]
         with kern.loop("j", 0, upper) as j, loops(kern, [e], "d") as (d,):
-            kern.reduce(access("S", [*row, j]), "+=", read("Q", [*row, d]) * read("K", [*bidx, j, d]))
+            kern.reduce(access("S", [*row, j]), "+=", read("Q", [*row, d]) * read("K", [*shared(bidx), j, d]))
         with kern.loop("j", 0, upper) as j:
             logit = access("S", [*row, j]) * factor - cast(access("LSE", row), lse_t, acc)
             kern.assign(access("P", [*row, j]), fcall("exp", logit))
         with loops(kern, [ev], "d") as (d,):
             kern.reduce(access("D", row), "+=", read("dO", [*row, d]) * read("O", [*row, d]))
         with kern.loop("j", 0, upper) as j, loops(kern, [ev], "d") as (d,):
-            kern.reduce(access("dP", [*row, j]), "+=", read("dO", [*row, d]) * read("V", [*bidx, j, d]))
+            kern.reduce(access("dP", [*row, j]), "+=", read("dO", [*row, d]) * read("V", [*shared(bidx), j, d]))
         with kern.loop("j", 0, upper) as j:
             grad = access("P", [*row, j]) * (access("dP", [*row, j]) - access("D", row)) * factor
             kern.assign(access("dS", [*row, j]), grad)
         with loops(kern, [e], "d") as (d,), kern.loop("j", 0, upper) as j:
-            kern.reduce(access(grads["dQ"], [*row, d]), "+=", access("dS", [*row, j]) * read("K", [*bidx, j, d]))
-    with loops(kern, batch, "b") as bidx, loops(kern, [seq_k], "j") as (j,):
+            kern.reduce(access(grads["dQ"], [*row, d]), "+=",
+                        access("dS", [*row, j]) * read("K", [*shared(bidx), j, d]))
+    # dK and dV per key-value head: summed over the query heads of its group (r) in the kernel, as a fused
+    # grouped-query backward does, rather than over a repeated copy.
+    with loops(kern, kb_, "b") as kidx, loops(kern, [seq_k], "j") as (j,):
         first: Expr = j if causal else IntLit(0)
-        with loops(kern, [e], "d") as (d,), kern.loop("i", first, dexpr(seq_q)) as i:
-            kern.reduce(access(grads["dK"], [*bidx, j, d]), "+=",
-                        access("dS", [*bidx, i, j]) * read("Q", [*bidx, i, d]))
-        with loops(kern, [ev], "d") as (d,), kern.loop("i", first, dexpr(seq_q)) as i:
-            kern.reduce(access(grads["dV"], [*bidx, j, d]), "+=",
-                        access("P", [*bidx, i, j]) * read("dO", [*bidx, i, d]))
+        for grad, length, name, other in (("dK", e, "dS", "Q"), ("dV", ev, "P", "dO")):
+            with loops(kern, [length], "d") as (d,), kern.loop("r", 0, group) as r, \
+                    kern.loop("i", first, dexpr(seq_q)) as i:
+                head = [*kidx[:-1], Binary("+", Binary("*", kidx[-1], IntLit(group)), r)] if group > 1 \
+                    else list(kidx)
+                kern.reduce(access(grads[grad], [*kidx, j, d]), "+=",
+                            access(name, [*head, i, j]) * read(other, [*head, i, d]))
     if acc != dtype:
         for g, t, idx in (("dQ", q, "i"), ("dK", k, "j"), ("dV", v, "j")):
             with loops(kern, list(vtype(t).shape), idx) as ix:
                 kern.assign(access(g, list(ix)), cast(access(grads[g], list(ix)), acc, dtype))
     return list(kern.results)
+
+
+def _group(n: TorchNode, q_batch: list[Any], k_batch: list[Any]) -> int:
+    """Query heads per key-value head (1 unless the key has fewer heads than the query, same batch)."""
+    if q_batch == k_batch:
+        return 1
+    if q_batch[:-1] != k_batch[:-1] or not all(isinstance(h, int) for h in (q_batch[-1], k_batch[-1])) \
+            or q_batch[-1] % k_batch[-1]:
+        raise n.unsupported("attention whose query and key batch dims differ (other than grouped heads)")
+    return int(q_batch[-1] // k_batch[-1])
 
 
 def _conv_weight_grad(n: TorchNode, gy: Value, x: Value, w_shape: list[int], stride: list[int],

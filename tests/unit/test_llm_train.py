@@ -153,3 +153,45 @@ def test_refusals():
         price_train(_cfg("tiny-mixtral.json"), [H100], 2, 8, "sgd")
     with pytest.raises(LlmError, match="--optimizer lamb"):
         llm_training(LlmTrainingRequest(str(CONFIGS / "tiny-llama.json"), [H100], [1], [8], "lamb"))
+
+
+def test_llama2_7b_tensor_parallel_equals_the_closed_form():
+    """--tensor-parallel 2 --data-parallel 4 (bench/llm_train_parallel.py) from Llama-2-7B's step: per chip half
+    of the parameters, gradients and saved activations; four TP all-reduces a layer of the tokens' hidden
+    states (f32), half of each over NVLink; the ring all-reduce of each chip's gradients over the 4 replicas,
+    within one 8-chip domain (ranks 2 apart)."""
+    from solar.bench.llm_train_parallel import train_split
+    from solar.training import PhaseCost, build_report
+
+    cost = _llama2_7b(BATCH, PROMPT)
+    phases = {ph: PhaseCost(ph, c.kernels, c.flops, c.bytes, c.seconds) for ph, c in cost.phases.items()}
+    report = build_report(H100.name, phases, cost.steps, cost.whole_bytes, cost.info)
+    split = train_split(_cfg("llama-2-7b.json"), report, H100, BATCH * PROMPT, 2, 4)
+    n, d, layers, tokens = 6_738_415_616, 4096, 32, BATCH * PROMPT
+    assert split.memory["parameter"] == split.memory["gradient"] == 4 * n // 2
+    assert split.memory["saved_activation"] == -(-cost.info["saved_activation_bytes"] // 2)
+    assert split.tp_allreduce_bytes == 2 * 2 * layers * (1 / 2) * tokens * d * 4
+    nvlink = H100.require("nvlink_bandwidth") / 2  # each way
+    assert split.tp_allreduce_s == pytest.approx(split.tp_allreduce_bytes / nvlink)
+    assert split.dp_allreduce_bytes == 2 * 3 / 4 * (4 * n / 2)
+    assert split.dp_allreduce_s == pytest.approx(split.dp_allreduce_bytes / nvlink)
+    for mode, seconds in cost.steps.items():
+        assert split.step_seconds[mode] == max(seconds / 2, split.tp_allreduce_s + split.dp_allreduce_s)
+    # Across domains: 8 replicas 2 chips apart span two 8-chip domains; 1/4 of each chip's gradients crosses.
+    wide = train_split(_cfg("llama-2-7b.json"), report, H100, BATCH * PROMPT, 2, 8)
+    intra, inter = 2 * 3 / 4 * (4 * n / 2), 2 * 1 / 2 * (4 * n / 2) / 4
+    assert wide.dp_allreduce_bytes == intra + inter
+    assert wide.dp_allreduce_s == pytest.approx(max(intra / nvlink, inter / (H100.require("internode_bandwidth") / 2)))
+
+
+def test_tensor_parallel_report_and_json():
+    request = LlmTrainingRequest(str(CONFIGS / "tiny-llama.json"), [H100], [2], [16], "sgd", validate=False,
+                                 data_parallel=4, tensor_parallel=2)
+    result = llm_training(request)
+    text = render_training(result)
+    assert "tensor parallel x2, data parallel x4 (8 chips): per chip parameters" in text
+    split = training_json(result)["points"][0]["split"]
+    # tiny-llama: 4 layers of hidden 32, 2 x 16 tokens in f32: 4 all-reduces a layer, half of each sent.
+    assert split["tp_allreduce_bytes"] == 4 * 4 * (1 / 2) * 32 * 32 * 4
+    assert split["chips"] == 8 and split["memory_per_chip"]["gradient"] == training_json(result)["points"][0][
+        "memory"]["gradient"] // 2

@@ -190,3 +190,51 @@ def test_resnet_block_counts_equal_flop_counter_but_for_padding_taps(tmp_path: P
     convs = 5
     expected = _flop_counter(path) - convs * 2 * n * c * c * (padded - taps)
     assert _tensor_flops(path) == expected
+
+
+GQA = """
+import torch, torch.nn as nn, torch.nn.functional as F
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(32, 32); self.kv = nn.Linear(32, 32); self.proj = nn.Linear(32, 32)
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, 4, 8).transpose(1, 2)
+        k, v = (t.reshape(B, T, 2, 8).transpose(1, 2) for t in self.kv(x).split(16, dim=-1))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.proj(a.transpose(1, 2).reshape(B, T, C))
+def get_inputs():
+    return [torch.randn(2, 16, 32)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_grouped_query_attention_reads_the_shared_heads(tmp_path: Path) -> None:
+    """enable_gqa: the fused attention and its backward read each key-value head where its group of query
+    heads reads it, and sum dK, dV over the group inside the kernel; the same step with K and V repeated to
+    the query heads in the source does the same products, and moves the copies' and the group sums' bytes."""
+    import solar
+
+    def step(name: str, source: str) -> tuple[dict[str, int], dict[str, int], int]:
+        options = TrainOptions("none", "sum")
+        problem, _ = load_train_problem(write_program(tmp_path, name, source), options)
+        tr = translate_train(problem, 1, options, "batch")
+        report = validate_train(problem, 1, options, tr, 0, 4, False)
+        assert report.ok, report.summary()
+        analysis = solar.analyze(print_module(tr.module), fuse=False)
+        flops = {u.name.lstrip("@"): u.flops for u in analysis.units}
+        info = tr.module.attrs["train"]
+        attention = {k: v for k, v in flops.items() if k.startswith("_scaled_dot_product_flash")}
+        return attention, flops, sum(u.bytes for u in analysis.units if u.name.lstrip("@") in info["backward"])
+
+    grouped, grouped_flops, grouped_bytes = step("gqa", GQA)
+    repeated, repeated_flops, repeated_bytes = step("repeated", GQA.replace(
+        "is_causal=True, enable_gqa=True", "is_causal=True").replace(
+        "a = F.scaled", "k, v = k.repeat_interleave(2, 1), v.repeat_interleave(2, 1)\n        a = F.scaled"))
+    assert sorted(grouped.values()) == sorted(repeated.values())  # the same products over the same live pairs
+    # The repeated step's backward sums dK and dV over each group of 2 heads (B·T·hd per key-value head each):
+    # work and traffic the grouped kernel does not have.
+    assert sum(repeated_flops.values()) - sum(grouped_flops.values()) >= 2 * 2 * 2 * 16 * 8
+    assert grouped_bytes < repeated_bytes

@@ -207,8 +207,9 @@ def test_conv_step_in_fp16_accumulates_gradients_in_f32(tmp_path: Path) -> None:
     assert "local acc: tensor<8x4x3x3xf32>" in text  # conv2's weight gradient, summed in f32 then rounded
     report = validate_train(problem, 1, options, tr, 0, 4, False)
     assert report.ok, report.summary()
-    # The loss is f32 (the residual adds the f32 input to an f16 output: type promotion), the weights f32.
-    assert [c.dtype for c in report.outputs] == ["f32"] * 4
+    # The loss is f32 (the residual adds the f32 input to an f16 output: type promotion), the weights f32;
+    # then GradScaler's scale (f32) and growth tracker (i32).
+    assert [c.dtype for c in report.outputs] == ["f32"] * 5 + ["i32"]
 
 
 def test_forward_program_under_amp(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
