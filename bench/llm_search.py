@@ -252,22 +252,23 @@ def search(cfg: LlmConfig, request: SearchRequest) -> SearchResult:
 
 
 def search_from_flags(config: str, targets: str, slo: str, throughput: float | None, quantize_options: str,
-                      batch: str, prompt: str, generate: int, split: tuple[int, int, int], dtype: str | None,
-                      cache: str) -> SearchResult:
-    """solar-llm's search from its flags: a split or batch given is kept, the others are searched (batches
-    1 .. 512, TP 1 .. 16, PP 1 .. 8, EP 1 .. 64); a request generates `--generate` tokens (128 if not given)."""
+                      batch: str | None, prompt: str, generate: int, split: tuple[int | None, int | None, int | None],
+                      dtype: str | None, cache: str) -> SearchResult:
+    """solar-llm's search from its flags: a split or batch given is kept (`--batch 1` too), the others (None)
+    are searched (batches 1 .. 512, TP 1 .. 16, PP 1 .. 8, EP 1 .. 64); a request generates `--generate`
+    tokens (128 if not given)."""
     from solar.backends.sweep_spec import sizes
     from solar.frontends.llm_kernelbench import load_llm
     from solar.targets.loader import load_target
 
     cfg = load_llm(config, dtype, cache)
     fields: dict[str, Any] = {}
-    if batch != "1":
+    if batch is not None:
         fields["batches"] = sizes(batch, "--batch")
     for key, value in zip(("tensor", "pipeline", "expert"), split, strict=True):
-        if value != 1:
+        if value is not None:
             fields[key] = [value]
-    fixed = Split(*split)
+    fixed = Split(*(value or 1 for value in split))
     problem = split_problem(cfg, fixed) if fixed.replica_chips > 1 else None
     if problem:
         raise LlmError(problem)

@@ -41,14 +41,14 @@ def build_parser() -> Parser:
     p.add_argument("--target", default="h100", help="targets, comma-separated (default h100)")
     p.add_argument("--phase", default="both", help="prefill, decode or both (default); train: one training step")
     p.add_argument("--optimizer", default="adamw", help="--phase train: adamw (default), adam, sgd or none")
-    p.add_argument("--batch", default="1", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2")
+    p.add_argument("--batch", help="batch sizes: a list and ranges, e.g. 1,8,64 or 1..256*2 (default 1)")
     p.add_argument("--prompt", default="512", help="prefill prompt lengths (default 512)")
     p.add_argument("--context", default="1024", help="decode cache lengths (default 1024)")
     p.add_argument("--generate", type=int, default=1, metavar="G",
                    help="decode: the mean TPOT over contexts P .. P+G-1 (default 1)")
-    p.add_argument("--tensor-parallel", type=int, default=1, metavar="N", help="chips each layer is split over")
-    p.add_argument("--pipeline-parallel", type=int, default=1, metavar="N", help="pipeline stages of the layers")
-    p.add_argument("--expert-parallel", type=int, default=1, metavar="N", help="ranks the routed experts split over")
+    p.add_argument("--tensor-parallel", type=int, metavar="N", help="chips each layer is split over (default 1)")
+    p.add_argument("--pipeline-parallel", type=int, metavar="N", help="pipeline stages of the layers (default 1)")
+    p.add_argument("--expert-parallel", type=int, metavar="N", help="ranks the routed experts split over (default 1)")
     p.add_argument("--data-parallel", type=int, default=1, metavar="N", help="replicas of the deployment")
     p.add_argument("--slo", metavar="ttft=T,tpot=T",
                    help="search deployments whose bounds meet these latencies (units s, ms, us)")
@@ -158,9 +158,21 @@ def _error(message: str) -> None:
     sys.stderr.write(f"{text}\n" if _LOCATED.match(text) else f"{PROG}: error: {text}\n")
 
 
+# Flags a search keeps when given and searches when not, so "not given" must differ from the default value.
+SEARCHED_FLAGS = {"batch": "1", "tensor_parallel": 1, "pipeline_parallel": 1, "expert_parallel": 1}
+
+
+def _with_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    args.given = {name for name in SEARCHED_FLAGS if getattr(args, name) is not None}
+    for name, default in SEARCHED_FLAGS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    return args
+
+
 def run(argv: Sequence[str]) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = _with_defaults(build_parser().parse_args(argv))
         _check_args(args)
     except UsageError as err:
         _error(str(err))
@@ -240,8 +252,9 @@ def _search(args: argparse.Namespace) -> int:
     from solar.bench.llm_search import plot_search, render_search, search_from_flags, write_search_json
 
     result = search_from_flags(args.config, args.target, args.slo, args.throughput, args.quantize_options,
-                               args.batch, args.prompt, args.generate,
-                               (args.tensor_parallel, args.pipeline_parallel, args.expert_parallel),
+                               args.batch if "batch" in args.given else None, args.prompt, args.generate,
+                               tuple(getattr(args, f) if f in args.given else None
+                                     for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel")),
                                args.dtype, args.cache)
     sys.stdout.write(render_search(result))
     if args.json:

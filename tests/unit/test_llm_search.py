@@ -111,3 +111,19 @@ def test_search_matches_the_serving_points(tmp_path):
                                       prompt=32, generate=4, batches=[1], tensor=[1], pipeline=[1]))
     assert tight.front == [] and tight.evaluated == 1
     assert "no deployment searched meets the SLO and fits" in render_search(tight)
+
+
+def test_flags_given_at_their_default_value_are_kept():
+    """`--batch 1 --tensor-parallel 1` fixes batch and TP at 1; only flags not given are searched."""
+    from solar.bench.llm_search import search_from_flags
+
+    path = os.path.join(DATA, "tiny-llama.json")
+    fixed = search_from_flags(path, "h100", "ttft=1s,tpot=1s", None, "none", "1", "32", 4, (1, None, None),
+                              None, "dynamic")
+    assert {(d.batch, d.split.tensor) for d in fixed.feasible} == {(1, 1)}
+    # PP is searched over what divides tiny-llama's 4 layers (1, 2, 4); it has no experts to split.
+    assert sorted(d.split.pipeline for d in fixed.feasible) == [1, 2, 4] and fixed.evaluated == 3
+    searched = search_from_flags(path, "h100", "ttft=1s,tpot=1s", None, "none", None, "32", 4, (None, None, None),
+                                 None, "dynamic")
+    assert {d.batch for d in searched.feasible} == {2 ** k for k in range(10)}
+    assert {d.split.tensor for d in searched.feasible} > {1}
