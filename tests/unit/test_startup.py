@@ -62,6 +62,15 @@ def test_a_pass_that_needs_a_library_still_loads_it() -> None:
     assert "solar.passes.lift_affine" in modules and "islpy" in modules
 
 
+def test_pricing_imports_no_numpy() -> None:
+    """numpy is for grids of sizes and running programs; pricing at one point (a network's --sol) skips it."""
+    code, modules = _modules_after("solar_opt", "run", ["examples/matmul.sir", "--lift-einsum", "--fuse",
+                                                        "--sol=h100", "-o", os.devnull])
+    assert code == 0
+    assert "solar.passes.sol" in modules and "solar.backends.composition_hooks" in modules
+    assert "numpy" not in modules
+
+
 @pytest.mark.parametrize(("module", "entry"), [("solar_run", "run"), ("solar_translate", "main"),
                                                ("solar_bench", "run")])
 def test_help_of_the_other_tools_imports_no_heavy_library(module: str, entry: str) -> None:
