@@ -4,16 +4,16 @@ composition op registers its hooks here (see backends/op_hooks.py and docs/writi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import islpy as isl
-import numpy as np
 
 from solar.ir.analysis.formula import Number, fmin
 from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import evaluate
 from solar.ir.diagnostics import Location
 from solar.ir.expr_values import evaluate_int
+from solar.ir.lazy_modules import LazyModule
 from solar.ir.ops import (
     BroadcastOp,
     ConcatOp,
@@ -35,9 +35,16 @@ from solar.ir.ops import (
     Word,
 )
 
-from .dtypes import FORMATS, STORAGE, to_compute, to_storage
 from .errors import RuntimeBoundsError
 from .op_hooks import CostQueries, Env, HookSet, Runner
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from . import dtypes
+else:  # running programs only (solar-run, validation): pricing never imports numpy for these hooks
+    np = LazyModule("numpy")
+    dtypes = LazyModule("solar.backends.dtypes")
 
 HOOKS = HookSet("the composition ops")  # installed by the executor and the cost model
 
@@ -113,11 +120,11 @@ def _constant(op: ConstantOp) -> np.ndarray:
     shape = op.type.concrete_shape()
     dt = op.type.dtype
     if isinstance(op.value, list):
-        wide = np.array(op.value, dtype=np.float64 if dt.is_float else STORAGE[dt])
-        return to_storage(wide.astype(np.float32) if dt in FORMATS else wide, dt).reshape(shape)
-    if dt in FORMATS:
-        return to_storage(np.full(shape, op.value, np.float32), dt)
-    return np.full(shape, op.value, STORAGE[dt])
+        wide = np.array(op.value, dtype=np.float64 if dt.is_float else dtypes.STORAGE[dt])
+        return dtypes.to_storage(wide.astype(np.float32) if dt in dtypes.FORMATS else wide, dt).reshape(shape)
+    if dt in dtypes.FORMATS:
+        return dtypes.to_storage(np.full(shape, op.value, np.float32), dt)
+    return np.full(shape, op.value, dtypes.STORAGE[dt])
 
 
 def _slices(op: Op, entries: list[SliceEntry], shape: tuple[int, ...], idx: dict[str, int]) -> tuple[Any, ...]:
@@ -169,11 +176,11 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
     _check_indices(op, idx, dest.shape[axis], axis)
     t = op.result_types[0]
     # Work in the compute dtype with the scattered axis first: dest (n, pre, post), src (m, pre, post).
-    work = np.moveaxis(np.array(to_compute(dest, t.dtype), copy=True), axis, 0)
+    work = np.moveaxis(np.array(dtypes.to_compute(dest, t.dtype), copy=True), axis, 0)
     pre = dest.shape[:axis]
     post = dest.shape[axis + 1:]
     flat_idx = idx.reshape(-1)
-    s = to_compute(src, t.dtype).reshape((*pre, flat_idx.size, *post))
+    s = dtypes.to_compute(src, t.dtype).reshape((*pre, flat_idx.size, *post))
     s = np.moveaxis(s, axis, 0)
     if kind == "none":
         # A repeated index keeps the last value stored, as a sequential loop would.
@@ -183,7 +190,7 @@ def _scatter(op: GenericOp, dest: np.ndarray, idx: np.ndarray, src: np.ndarray) 
     else:
         ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
         ufunc.at(work, flat_idx, s)
-    return to_storage(np.moveaxis(work, 0, axis), t.dtype)
+    return dtypes.to_storage(np.moveaxis(work, 0, axis), t.dtype)
 
 
 # ---- what they move ------------------------------------------------------------------------------

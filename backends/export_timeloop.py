@@ -48,6 +48,8 @@ def timeloop_problems(module: ModuleOp) -> list[tuple[str, str]]:
     return out
 
 
+# Longer than most: one Timeloop problem's sections (dimensions, instance, data spaces and their projections, notes)
+# built from the same spec, shapes and bound where-clause.
 def problem(op: EinsumOp, values: dict[str, int]) -> tuple[dict[str, Any], list[str]]:
     """The problem as a dictionary, and notes on what it leaves out."""
     spec = parse_spec(op.spec)

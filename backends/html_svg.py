@@ -52,6 +52,8 @@ def measured_points(target: dict[str, Any], measured: dict[str, Any] | None) -> 
     return achieved_points(target["name"], target["modes"]["fused"], measured)
 
 
+# Longer than most: one SVG's layers (axes, roofs, units, groups, achieved points, labels) drawn in order on shared
+# scales.
 def roofline_svg(target: dict[str, Any], measured: dict[str, Any] | None = None) -> str:
     """The roofline of one target of the document: a roof per peak its units use, every unit (dot) and
     fusion group (square) at its intensity and the FLOP rate its SOL implies; after a measurement, each

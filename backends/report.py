@@ -18,6 +18,7 @@ from solar.backends.precision_policy import policy_text
 from solar.ir import attr_names
 from solar.ir.diagnostics import Location
 from solar.ir.outputs import save_figure, write_text_atomic
+from solar.ir.plain_tables import print_table
 
 SCHEMA = "solar.sol-report"
 VERSION = 1
@@ -186,23 +187,24 @@ def render_report(reports: list[TargetReport], module_name: str) -> str:
     # Wide enough that no table wraps its cells (several targets side by side); tables keep their own width.
     console = Console(file=buf, width=1000, color_system=None)
     first = reports[0]
-    console.print(_works_table(f"Speed of light of @{module_name}: units of execution (unfused)", "unit", reports,
-                               [w for w, _ in first.units], [[t for _, t in r.units] for r in reports], kind=True))
+    print_table(console, _works_table(f"Speed of light of @{module_name}: units of execution (unfused)", "unit",
+                                      reports, [w for w, _ in first.units], [[t for _, t in r.units] for r in reports],
+                                      kind=True))
     if any(w.flops for w, _ in first.units):
-        console.print(_peaks_table(reports))
+        print_table(console, _peaks_table(reports))
     if first.groups:
-        console.print(_works_table("Fusion groups", "group", reports, [w for w, _ in first.groups],
-                                   [[t for _, t in r.groups] for r in reports], kind=False))
-    console.print(_totals_table(reports))
+        print_table(console, _works_table("Fusion groups", "group", reports, [w for w, _ in first.groups],
+                                          [[t for _, t in r.groups] for r in reports], kind=False))
+    print_table(console, _totals_table(reports))
     aware = [r.cache_aware for r in reports if r.cache_aware is not None]
     if aware:
         console.print("cache-aware: each group at a bound on the traffic every schedule moves under a buffer of "
                       + ", ".join(f"{quantity(r.cache_aware.buffer, 'B')} ({r.cache_aware.label}) on {r.name}"
                                   for r in reports if r.cache_aware is not None)
                       + "; bytes column: the first of them.")
-        console.print(_cache_aware_table(aware[0]))
+        print_table(console, _cache_aware_table(aware[0]))
     if first.inverse is not None:
-        console.print(_inverse_table(reports))
+        print_table(console, _inverse_table(reports))
         console.print("compute ×: the factor every compute peak needs with infinitely fast memory; bandwidth ×: "
                       "the DRAM bandwidth factor with infinitely fast compute; both ×: the common factor on both "
                       "(≤ 1: the target already meets the latency).")

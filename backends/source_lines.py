@@ -162,6 +162,7 @@ def render_source_lines(tables: list[SourceLines], top: int = TOP) -> str:
     from rich.table import Table
 
     from solar.backends.report import quantity, seconds
+    from solar.ir.plain_tables import print_table
 
     first = tables[0]
     table = Table(title=f"By source line (top {min(top, len(first.lines))} of {len(first.lines)}, by fused SOL "
@@ -184,7 +185,7 @@ def render_source_lines(tables: list[SourceLines], top: int = TOP) -> str:
         code = ln.code + (f"  ← {', '.join(ln.library_frames)}" if ln.library_frames else "")
         table.add_row(*row, code)
     buf = StringIO()
-    Console(file=buf, width=1000, color_system=None).print(table)
+    print_table(Console(file=buf, width=1000, color_system=None), table)
     buf.write("fused time of a line: its part of each fusion group's time, split in proportion to the unfused "
               "times of the group's lines (← the library frame inside the line).\n")
     spans: dict[str, list[str]] = {}

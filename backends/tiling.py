@@ -44,6 +44,8 @@ class Space:
     loop order over the shared indices and one over each step's private indices inside them, and per use
     a retention level (the set S of loops outside it). Traffic of a use = slab footprint × loads."""
 
+    # Longer than most: the space's tables (uses, slabs, batch and forced loops, tile candidates) are derived in this
+    # order, each from the ones before; each says why where it is made.
     def __init__(self, problem: TilingProblem) -> None:
         self.problem = problem
         self.extent = problem.extent
@@ -274,6 +276,7 @@ class Space:
         return tuple(sorted((u for u in self.indices if tiles[u] < self.extent[u]), key=key))
 
     # -- the solvers ------------------------------------------------------------------------------------
+    # Longer than most: the outer-approximation rounds over the orders share the incumbent, the bounds and the budget.
     def solve(self, capacity: float, time_limit: float = 20.0, budget: Budget | None = None) -> Mapping | None:
         """The least-traffic mapping that fits `capacity` bytes (scipy.optimize.milp); None if none fits.
 
@@ -435,6 +438,8 @@ class Space:
                 found.update(itertools.product(*options))
         return [dict(zip((u.label for u in self.uses), combo, strict=True)) for combo in sorted(found, key=str)]
 
+    # Longer than most: an exhaustive check for tests and the benchmark's ratio, vectorized over the tile grid; its
+    # caches and loops share one enumeration.
     def brute_force(self, capacity: float) -> Mapping | None:
         """The least traffic by enumerating every tile combination, loop order and retention level of the
         same space (exponential: for tests and the benchmark's ratio only). Vectorized over the tile

@@ -32,6 +32,8 @@ def conflict_pairs(space: Space, by_loops: bool) -> list[tuple[int, int]]:
     return [(a, b) for a in range(n) for b in range(a + 1, n) if space.conflict(a, b, by_loops)]
 
 
+# Longer than most: the forest bound, the reachability test and the least order are closures over one graph (its union-
+# find and successor sets).
 def orientations(n: int, pairs: list[tuple[int, int]], limit: int,
                  budget: Budget | None = None) -> list[tuple[int, ...]]:
     """One order of the n uses per acyclic orientation of the conflict `pairs`: the least permutation (in

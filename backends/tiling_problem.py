@@ -269,6 +269,8 @@ def _letters(term: tuple[Expr, ...], shape: tuple[int, ...]) -> list[str] | None
     return out
 
 
+# Longer than most: the steps of matching a chain's tensors (producers and readers, on-chip exchanges, shared input
+# slabs, global index names, windows) share one union-find and the steps' models; each step says what it does.
 def build_problem(name: str, descs: Sequence[EinsumDesc],
                   read_after: Callable[[str], bool] | None = None) -> TilingProblem:
     """The tiling problem of a chain of einsums (program order). Tensors are matched by name: a tensor one

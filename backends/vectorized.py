@@ -207,6 +207,7 @@ def _scalar(value: float | int | bool, t: DType) -> Any:
     return compute_dtype(t).type(value)
 
 
+# Longer than most: the chunk worker and the threads that run it share the plan's views, letters and result buffer.
 def evaluate(plan: VectorPlan, operands: list[np.ndarray], threads: int) -> np.ndarray:
     """The einsum's result in the compute dtype, epilogue applied, not yet rounded to a narrow type."""
     op = plan.op

@@ -208,6 +208,7 @@ class _Slot:
     ready: bool = False  # the worker has imported what problems need (the time limit starts after)
 
 
+# Longer than most: the pool's loop (start, poll, time out, replace, record) shares the slots and the pending tasks.
 def run_local(tasks: list[Task], opts: dict[str, Any], batch: BatchOptions,
               on_record: Callable[[dict[str, Any]], None], on_start: Callable[[Task], None] = lambda t: None) -> None:
     """Runs `tasks` on `batch.jobs` pool processes; a process that passes the timeout is killed and

@@ -22,6 +22,7 @@ def _length(p: ServingPoint) -> int:
     return (p.prompt if p.phase == "prefill" else p.context) or 0
 
 
+# Longer than most: one figure, its rows and panels drawn in order on shared axes and legends.
 def plot_llm(analysis: LlmAnalysis, path: str, mode: str = "fused") -> None:
     """The plot (module docstring), in `mode` (the fused SOL by default)."""
     import matplotlib

@@ -80,6 +80,9 @@ class LlmAnalysis:
     steps: dict[str, StepModel] = field(default_factory=dict)  # each phase priced (the HTML's operator tables)
 
 
+# Longer than most: the request's steps in order (load, quantize, check sizes, export each phase, price each point and
+# target, crossovers, notes, validation), each a call out, kept together so the order they depend on reads top to
+# bottom.
 def analyse_llm(request: LlmRequest, warn: Callable[[str], None] | None = None) -> LlmAnalysis:
     """Every point of `request`; `warn` hears at once of what is priced but questionable (a context beyond
     the model's `max_position_embeddings`), before any step is exported."""

@@ -296,6 +296,8 @@ _PRODUCT_OF_SIZES = "multiplies two variables"
 _EXPORT_LEAST_SIZE = 2
 
 
+# Longer than most: a phase's export fallbacks (a symbolic batch, an export per batch, pinned lengths, length ranges
+# priced apart) share the sizes, twins and remarks their nested helpers fill.
 def price_phase(cfg: LlmConfig, phase: str, targets: Sequence[Target], batch: int, length: int,
                 all_logits: bool = False, cache_aware: bool = False, lengths: Sequence[int] = (),
                 batches: Sequence[int] = (), quantize: QuantizeOptions | None = None,

@@ -50,6 +50,8 @@ class Program:
     make_run: Any  # () -> (callable or model, inputs, declared shapes check)
 
 
+# Longer than most: one problem's stages in order inside one try, whose handlers record a failure at the stage it
+# happened in; split, every part would pass the stage and the record along.
 def bench_problem(path: str, opts: BenchOptions, probes: Probes | None = None,
                   keep: list[Program] | None = None,
                   on_stage: Callable[[str], None] = lambda stage: None) -> dict[str, Any]:

@@ -234,6 +234,8 @@ class _Rewrite:
         return removed
 
     # ---- the rewrite ---------------------------------------------------------------------------------
+    # Longer than most: the new chain's steps, their names, counts and the final reshape are built together in program
+    # order and replace the old chain at once.
     def _rewrite(self, order: Order, net: Network, letters: dict[Atom, str], removed: set[Op]) -> None:
         chain = self.chain
         root = chain.root

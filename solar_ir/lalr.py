@@ -93,6 +93,7 @@ class FastLALR:
 
     def parse(self, text: str) -> Any:
         actions, lexers, shift_callbacks, end_state = self.actions, self.lexers, self.shift_callbacks, self.end_state
+        new_str = str.__new__
         states: list[int] = [self.start_state]
         values: list[Any] = []
         pos, line, line_start, size = 0, 1, 0, len(text)
@@ -117,7 +118,11 @@ class FastLALR:
                         line_start = start + value.rindex("\n") + 1
                 if kind in lexer.ignore:
                     continue
-                token = Token(kind, value, start, start_line, start_col, line, pos - line_start + 1, pos)
+                # Token(kind, value, ...) as Lark's own constructor makes it, without its two calls per token
+                token = new_str(Token, value)
+                token.type, token.value, token.start_pos, token.end_pos = kind, value, start, pos
+                token.line, token.column, token.end_line, token.end_column = (start_line, start_col, line,
+                                                                              pos - line_start + 1)
                 if kind in lexer.callbacks:
                     token = lexer.callbacks[kind](token)
                     kind = token.type

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from .outputs import OutputError
 from .parser import parse_module
 from .pass_manager import Pass, PassContext, PassManager, PassTiming
 from .printer import print_module
+from .startup import bulk_objects
 from .verifier import verify
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
@@ -56,11 +58,26 @@ def split_input(text: str) -> list[tuple[str, int]]:
 
 def process(text: str, file: str, first_line: int, passes: list[Pass], options: OptOptions,
             sources: SourceManager, dump: Callable[[str], None], report: Callable[[str], None]) -> ChunkResult:
+    # The parsed module lives through the whole pipeline: it is built without the cyclic collector and kept
+    # out of its collections (frozen) until the chunk is done, when whatever of it is garbage may go. Only
+    # where nothing else froze objects (a translation in this process), so that unfreezing is ours to do.
+    own = gc.get_freeze_count() == 0
+    try:
+        return _process(text, file, first_line, passes, options, sources, dump, report, own)
+    finally:
+        if own:
+            gc.unfreeze()
+
+
+def _process(text: str, file: str, first_line: int, passes: list[Pass], options: OptOptions,
+             sources: SourceManager, dump: Callable[[str], None], report: Callable[[str], None],
+             freeze: bool) -> ChunkResult:
     engine = DiagnosticEngine(sources)
     timings: list[PassTiming] = []
     try:
         start = time.perf_counter()
-        module = parse_module(text, file, engine, first_line)
+        with bulk_objects(freeze):
+            module = parse_module(text, file, engine, first_line)
         timings.append(PassTiming("(parse)", time.perf_counter() - start))
         if engine.has_errors:
             # Undefined values: verify anyway so that every error of the input is reported at once.

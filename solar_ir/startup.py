@@ -6,6 +6,9 @@ of a torch translation pays (benchmarks/pipeline.py measures them).
   CPU time of `import torch`), and every later full collection walks them again, though a module's objects
   are never garbage. Under `bulk_imports` the collector is off; after it, what exists is moved to the
   permanent generation (`gc.freeze`), so later collections only walk what the work creates.
+- `bulk_objects()`: the same for a command's parsed input (a ResNet-101's module is 140,000 objects, which
+  live through the whole pipeline): a tenth of `solar-opt --lift-einsum --fuse --sol` on it went to
+  collections, during the parse and after it, that found nothing to free (solar.ir.opt_driver.process).
 - `exit_now(code)`: the interpreter's teardown frees every one of those objects one by one (about a second
   of CPU after torch is imported). A command that has written and flushed its outputs exits at once
   instead. Nothing of SOLAR's needs an exit handler: outputs are written atomically and closed before.
@@ -21,16 +24,21 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def bulk_imports() -> Iterator[None]:
-    """Runs the block (imports) without the cyclic collector, then freezes what it made (see the module)."""
+def bulk_objects(freeze: bool = True) -> Iterator[None]:
+    """Runs the block (imports, a parse) without the cyclic collector, then freezes what exists (see the
+    module), unless told not to."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         if enabled:
             gc.enable()
+
+
+bulk_imports = bulk_objects  # torch and the frontends
 
 
 def exit_now(code: int) -> None:

@@ -9,6 +9,8 @@ from io import StringIO
 from rich.console import Console
 from rich.table import Table
 
+from .plain_tables import print_table
+
 
 def new_table(title: str, columns: Sequence[str], text_columns: int = 1) -> Table:
     """A table with `columns`; the first `text_columns` are left-justified, the rest (numbers) right."""
@@ -23,5 +25,5 @@ def render_tables(tables: Iterable[Table | str], width: int = 160) -> str:
     buf = StringIO()
     console = Console(file=buf, width=width, color_system=None)
     for item in tables:
-        console.print(item)
+        print_table(console, item)
     return buf.getvalue()

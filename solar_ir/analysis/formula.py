@@ -25,12 +25,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from functools import cached_property, reduce
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import islpy as isl
-import numpy as np
 
 from solar.ir.analysis.quasi_polynomials import Env, Piece, fraction, param_names, pieces
+from solar.ir.lazy_modules import LazyModule, is_array
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")  # grids of sizes only (sweeps): pricing at one point never imports it
 
 Number = Union[int, Fraction, "Formula"]
 
@@ -69,14 +74,14 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
     "div": lambda a, b: _true_div(a, b),
     "floordiv": lambda a, b: a // b,
     "mod": lambda a, b: a % b,
-    "min": lambda a, b: np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b),
-    "max": lambda a, b: np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b),
+    "min": lambda a, b: np.minimum(a, b) if is_array(a) or is_array(b) else min(a, b),
+    "max": lambda a, b: np.maximum(a, b) if is_array(a) or is_array(b) else max(a, b),
 }
 
 
 def _true_div(a: Any, b: Any) -> Any:
     """Exact division: an integer where it divides, else a Fraction (elementwise on arrays)."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    if is_array(a) or is_array(b):
         a, b = np.broadcast_arrays(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
         return np.frompyfunc(_true_div, 2, 1)(a, b)
     if b == 0:
@@ -409,7 +414,7 @@ def _is_zero(value: Number) -> bool:
 
 
 def _scalar(value: Any) -> int | Fraction:
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         value = value.item()
     if isinstance(value, Fraction) and value.denominator == 1:
         return int(value)

@@ -32,7 +32,7 @@ from solar.ir.expr import (
 )
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl, walk_stmts
-from solar.ir.types import Dim, TensorType
+from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
 
 # Words ISL's parser reserves; an IR name equal to one gets a prefix in ISL text.
 _ISL_WORDS = frozenset({"and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "true",
@@ -115,6 +115,7 @@ class StatementModel:
     write: isl.Map  # statement instance -> element of the target
     reads: list[tuple[Access, isl.Map]]
     schedule: isl.Map  # statement instance -> time (2d+1 form), for dependence checks
+    loops: list[AffineFor] = field(default_factory=list)  # the enclosing loops, outermost first
 
     def points(self) -> isl.PwQPolynomial:
         return self.domain.card()
@@ -152,7 +153,8 @@ class KernelModel:
         its tensor at every point."""
         access, rel = [(statement.stmt.target, statement.write), *statement.reads][position]
         return self.remember(("in bounds", statement.name, position),
-                             lambda: self.out_of_bounds(rel, access.tensor).is_empty())
+                             lambda: _within_loops(access, statement.loops, self.tensors[access.tensor])
+                             or self.out_of_bounds(rel, access.tensor).is_empty())
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
         maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]
@@ -169,6 +171,35 @@ class KernelModel:
         rng = rel.range()
         return isl.Set.from_union_set(rng) if not rng.is_empty() else self.boxes[tensor].empty(
             self.boxes[tensor].get_space())
+
+
+def _within_loops(access: Access, loops: list[AffineFor], tensor: TensorType) -> bool:
+    """Whether every subscript of `access` is a number inside its dimension or a loop index that starts at 0
+    or above and stops at most at the size of its dimension (`X[%i]` under `affine.for %i = 0 to N` with X
+    of N elements): then the access is in bounds at every point, which ISL need not be asked (a network
+    asks for thousands)."""
+    bounds = {lp.var: lp for lp in loops}  # an inner loop of the same name is the one subscripts mean
+    for index, dim in zip(access.indices, tensor.shape, strict=True):
+        if isinstance(index, IntLit) and isinstance(dim, int) and 0 <= index.value < dim:
+            continue  # `Mean[0, %c]` of a 1xC tensor
+        loop = bounds.get(index.name) if isinstance(index, IndexRef) else None
+        if loop is None:
+            return False
+        lows = loop.lower.args if isinstance(loop.lower, Call) and loop.lower.func == "max" else (loop.lower,)
+        highs = loop.upper.args if isinstance(loop.upper, Call) and loop.upper.func == "min" else (loop.upper,)
+        if not any(isinstance(lo, IntLit) and lo.value >= 0 for lo in lows):
+            return False
+        if not any(_at_most(hi, dim) for hi in highs):
+            return False
+    return True
+
+
+def _at_most(bound: Expr, dim: Dim) -> bool:
+    """Whether `bound` is certainly at most `dim`: the same size, or both numbers."""
+    size = canonical_dim(bound)
+    if isinstance(size, int) and isinstance(dim, int):
+        return size <= dim
+    return dims_equal(size, dim)
 
 
 def _union(maps: list[isl.Map]) -> isl.UnionMap | None:
@@ -205,7 +236,8 @@ def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, 
         _MODELS[key] = shared
     assigns = [s for s in walk_stmts(kernel.body) if isinstance(s, Assign)]  # the walker's order
     statements = [StatementModel(a, sm.name, sm.indices, sm.domain, sm.write,
-                                 [(acc, m) for acc, (_, m) in zip(_reads(a), sm.reads, strict=True)], sm.schedule)
+                                 [(acc, m) for acc, (_, m) in zip(_reads(a), sm.reads, strict=True)], sm.schedule,
+                                 sm.loops)
                   for a, sm in zip(assigns, shared.statements, strict=True)]
     return KernelModel(kernel, shared.params, shared.context, shared.tensors, shared.boxes, statements,
                        dict(shared.names), shared.loop_params, shared.memo)
@@ -266,17 +298,29 @@ def _build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str,
     for var, (lo, hi) in for_bounds.items():
         constraints.append(f"{isl_expr(lo, names)} <= {names['%' + var]} < {isl_expr(hi, names)}")
     context = cached_set(prefix + "{ : " + (" and ".join(constraints) or "true") + " }")
-    boxes = {}
-    for tname, t in tensors.items():
-        idx = [f"d{k}" for k in range(t.rank)]
-        cons = " and ".join(f"0 <= d{k} < {dim_text(d, names)}" for k, d in enumerate(t.shape)) or "true"
-        boxes[tname] = cached_set(f"{prefix}{{ {isl_name(tname)}[{', '.join(idx)}] : {cons} }}").intersect_params(
-            context)
+    boxes = _Boxes(tensors, dict(names), prefix, context)
     model = KernelModel(kernel, params, context, tensors, boxes, names=names,
                         loop_params=[names["%" + v] for v in for_bounds])
     depth = _max_depth(kernel.body)
     _Walker(model, prefix, depth).walk(kernel.body, [], [], [])
     return model
+
+
+class _Boxes(dict[str, isl.Set]):
+    """Every element of each tensor, as an ISL set made when first asked for: most questions about most
+    kernels are answered without ISL (`_within_loops`), and parsing a box is a tenth of a network's lift."""
+
+    def __init__(self, tensors: dict[str, TensorType], names: dict[str, str], prefix: str, context: isl.Set) -> None:
+        super().__init__()
+        self.tensors, self.names, self.prefix, self.context = tensors, names, prefix, context
+
+    def __missing__(self, tname: str) -> isl.Set:
+        t = self.tensors[tname]
+        idx = [f"d{k}" for k in range(t.rank)]
+        cons = " and ".join(f"0 <= d{k} < {dim_text(d, self.names)}" for k, d in enumerate(t.shape)) or "true"
+        box = self[tname] = cached_set(f"{self.prefix}{{ {isl_name(tname)}[{', '.join(idx)}] : {cons} }}"
+                                       ).intersect_params(self.context)
+        return box
 
 
 def loop_iterations(for_bounds: dict[str, tuple[Expr, Expr]], size_params: list[str]) -> isl.Set:
@@ -394,7 +438,7 @@ class _Walker:
                 times.append(dims[level] if level < len(dims) else "0")
         schedule = cached_map(f"{self.prefix}{{ {head} -> [{', '.join(times)}] }}").intersect_domain(domain)
         self.model.statements.append(StatementModel(s, sname, [lp.var for lp in loops], domain,
-                                                    access_map(s.target), reads, schedule))
+                                                    access_map(s.target), reads, schedule, loops))
 
 
 # ---- evaluating counts ---------------------------------------------------------------------------

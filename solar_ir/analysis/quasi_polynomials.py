@@ -11,10 +11,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import reduce
 from math import lcm
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import islpy as isl
-import numpy as np
+
+from solar.ir.lazy_modules import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")  # grids of sizes only (sweeps)
 
 Env = Mapping[str, Any]  # parameter name -> an int, or a NumPy object array (all of one shape)
 

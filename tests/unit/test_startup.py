@@ -62,6 +62,15 @@ def test_a_pass_that_needs_a_library_still_loads_it() -> None:
     assert "solar.passes.lift_affine" in modules and "islpy" in modules
 
 
+def test_pricing_imports_no_numpy() -> None:
+    """numpy is for grids of sizes and running programs; pricing at one point (a network's --sol) skips it."""
+    code, modules = _modules_after("solar_opt", "run", ["examples/matmul.sir", "--lift-einsum", "--fuse",
+                                                        "--sol=h100", "-o", os.devnull])
+    assert code == 0
+    assert "solar.passes.sol" in modules and "solar.backends.composition_hooks" in modules
+    assert "numpy" not in modules
+
+
 @pytest.mark.parametrize(("module", "entry"), [("solar_run", "run"), ("solar_translate", "main"),
                                                ("solar_bench", "run")])
 def test_help_of_the_other_tools_imports_no_heavy_library(module: str, entry: str) -> None:
@@ -122,3 +131,30 @@ def test_exit_now_under_a_profiler_exits_the_ordinary_way(tmp_path: Path) -> Non
     assert proc.returncode == 0  # cProfile's runner catches the SystemExit(4) exit_now raised here
     assert proc.stdout.endswith("buffered, not yet flushedteardown ran\n")
     assert stats.stat().st_size > 0
+
+
+_PROCESS_PROBE = """
+import gc
+from solar.ir.diagnostics import SourceManager
+from solar.ir.opt_driver import OptOptions, process
+from solar.ir.startup import bulk_objects
+text = open("examples/matmul.sir").read()
+seen = []
+def report(message):
+    seen.append(gc.get_freeze_count())
+from solar.passes import registry
+passes = [registry.create("print-counts")]
+print(process(text, "m.sir", 1, passes, OptOptions(), SourceManager(), print, report).ok, seen[0] > 0,
+      gc.get_freeze_count(), gc.isenabled())
+with bulk_objects():  # objects someone else froze: process leaves the permanent generation alone
+    import fractions
+frozen = gc.get_freeze_count()
+seen.clear()
+print(process(text, "m.sir", 1, passes, OptOptions(), SourceManager(), print, report).ok, seen[0] == frozen,
+      gc.get_freeze_count() == frozen)
+"""
+
+
+def test_solar_opt_keeps_its_parsed_module_out_of_collections_until_the_chunk_is_done() -> None:
+    proc = subprocess.run([sys.executable, "-c", _PROCESS_PROBE], capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout == "True True 0 True\nTrue True True\n", proc.stderr
