@@ -277,6 +277,9 @@ class _Rewrite:
 
     def _quantize_weight(self, arg: Value, axis: int, readers: list[tuple[Op, int]], gathers: list[GatherOp],
                          uses: dict[Value, list[tuple[Op, int]]]) -> None:
+        """Rewrites one weight argument to its codes and scales and its readers to dequantize or read it
+        directly. Longer than most: one weight's new arguments, its direct-read decision and the rewrite of
+        its readers share the same locals, and apart they would pass them all along."""
         fmt = FORMATS[self.options.weights]
         t = arg.type
         assert t is not None

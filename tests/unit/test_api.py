@@ -99,7 +99,7 @@ def test_views(block: solar.Analysis) -> None:
     assert "By source line" in text and "h = torch.relu(self.up(x))" in text
     page = block._repr_html_()
     # The notebook view is the report's one root element with its scoped styles, not a whole page.
-    assert page.startswith("<style>") and '<div class="solar-report">' in page and "<body" not in page
+    assert page.startswith('<div class="solar-report"><style>') and "<body" not in page  # one scoped root
     assert f'data-value="{block.total("fused")!r}"' in page
     assert block.to_html().startswith("<!DOCTYPE html>")
     # Nothing fetched: no src= or href= to load, and the only URLs are the SVG namespaces' names.
