@@ -8,9 +8,10 @@ from typing import Any
 
 import torch
 
-from solar.ir.expr import Binary, Expr, IntLit, NameRef
+from solar.ir.dtypes import DType
+from solar.ir.expr import Binary, Cast, Expr, FloatLit, IntLit, NameRef
 
-from .lowering.core import LoweringError, canon
+from .lowering.core import LoweringError, SizeFloat, canon
 from .size_names import SHORT_NAME, SizeNamer, SizeNames, arg_axis_name, named_params, source_size_names
 
 __all__ = ["SHORT_NAME", "SizeNames", "SymbolNames", "arg_axis_name", "named_params", "source_size_names"]
@@ -72,4 +73,28 @@ class SymbolNames(SizeNamer):
                 return int(node_expr)
             except (TypeError, ValueError):
                 return canon(self.expr(node_expr))
+        if isinstance(d, torch.SymFloat):
+            # Never its hint: `int()` or `float()` of a SymFloat specializes it to the example sizes.
+            if d.node.expr.is_number:
+                return float(d.node.expr)
+            return SizeFloat(self.float_expr(d.node.expr))
         return int(d)
+
+    def float_expr(self, e: Any) -> Expr:
+        """A sympy float expression of shape symbols (`FloatTrueDiv(1.0, IntTrueDiv(4*s0*s1, 4))`) as an f64
+        SIR expression."""
+        import sympy
+        from torch.utils._sympy.functions import FloatTrueDiv, IntTrueDiv, ToFloat
+
+        if e.is_number:
+            return FloatLit(float(e))
+        if e.is_integer:
+            return Cast(DType.F64, self.expr(e))
+        if isinstance(e, ToFloat):
+            return Cast(DType.F64, self.expr(e.args[0]))
+        if isinstance(e, IntTrueDiv | FloatTrueDiv):
+            return Binary("/", self.float_expr(e.args[0]), self.float_expr(e.args[1]))
+        if isinstance(e, sympy.Add | sympy.Mul):
+            op = "+" if isinstance(e, sympy.Add) else "*"
+            return functools.reduce(lambda lhs, rhs: Binary(op, lhs, rhs), [self.float_expr(a) for a in e.args])
+        raise LoweringError(f"the size expression {e} is not supported as a number")

@@ -40,6 +40,15 @@ Scalar = int | float | bool
 Operand = Value | Scalar
 
 
+@dataclass(frozen=True)
+class SizeFloat:
+    """A float number computed from the size parameters alone: a SymFloat of a dynamic export (batch norm's
+    backward scales by `1 / (N·H·W)`). `expr` is an f64 expression of literals and size parameters, as the
+    framework computes it on the host; a constant of the program, it costs no operation where it is used."""
+
+    expr: Expr
+
+
 class LoweringError(Exception):
     """A framework op (or one of its configurations) this frontend cannot translate; the message names what."""
 
@@ -421,6 +430,8 @@ def pointwise(em: Emitter, inputs: Sequence[Operand], out_dtype: DType,
                 args.append(cast(access(names[id(x)], bcast_index(t.shape, shape, idx)), t.dtype, want))
             elif isinstance(x, Expr):
                 args.append(cast(x, DType.I64, compute))  # a symbolic size used as a number (x / x.size(0))
+            elif isinstance(x, SizeFloat):
+                args.append(cast(x.expr, DType.F64, compute))
             else:
                 args.append(lit(x, compute))
         kb.assign(access("Y", idx), cast(fn(args), result, out_dtype))
@@ -574,7 +585,7 @@ def promote(*xs: Operand | None) -> DType:
     dims = [x.type.dtype for x in xs if isinstance(x, Value) and x.type is not None and x.type.rank > 0]
     zeros = [x.type.dtype for x in xs if isinstance(x, Value) and x.type is not None and x.type.rank == 0]
     scalars = [DType.I1 if isinstance(x, bool) else DType.I64 if isinstance(x, int | Expr) else DType.F32
-               for x in xs if isinstance(x, int | float | bool | Expr)]
+               for x in xs if isinstance(x, int | float | bool | Expr | SizeFloat)]
     top = max(_category(d) for d in [*dims, *zeros, *scalars])
     for group in (dims, zeros):
         cands = [d for d in group if _category(d) == top]

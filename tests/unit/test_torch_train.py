@@ -190,6 +190,47 @@ def test_resnet_block_counts_equal_flop_counter_but_for_padding_taps(tmp_path: P
     convs = 5
     expected = _flop_counter(path) - convs * 2 * n * c * c * (padded - taps)
     assert _tensor_flops(path) == expected
+    # The same step with symbolic sizes, validated at reduced sizes: both batch norms' backward scale by
+    # 1/(N·H·W), a SymFloat of the export, which must follow the sizes.
+    options = TrainOptions("none", "sum")
+    problem, _ = load_train_problem(path, options)
+    tr = translate_train(problem, 1, options)
+    report = validate_train(problem, 1, options, tr, 0, 4, False)
+    assert report.ok, report.summary()
+    assert report.sizes["BATCH"] == 2 and len(report.outputs) == 1 + 6 + 6  # loss, gradients, running stats
+
+
+CONV_BN = """
+import torch, torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1); self.bn = nn.BatchNorm2d(4)
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+def get_inputs():
+    return [torch.randn(2, 4, 6, 6)]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("optimizer", ["none", "sgd", "adamw"])
+def test_conv_batch_norm_step_validates_at_reduced_sizes(tmp_path: Path, optimizer: str) -> None:
+    """A convolution before a training batch norm: the gradient reaching the convolution carries the batch
+    norm's 1/(N·H·W), a SymFloat of the dynamic export, computed from the size parameters in the IR (it was
+    specialized to its hint, rounded to 0, and the conv weight gradient was off by the whole mean term)."""
+    options = TrainOptions(optimizer, "sum")
+    problem, _ = load_train_problem(write_program(tmp_path, "conv_bn", CONV_BN), options)
+    tr = translate_train(problem, 1, options)
+    sir = print_module(tr.module)
+    assert "cast<f32>(1.0 / (cast<f64>(4 * BATCH * DIM1 * DIM2) / 4.0))" in sir
+    report = validate_train(problem, 1, options, tr, 0, 4, False)
+    assert report.ok, report.summary()
+    assert report.sizes == {"BATCH": 2, "DIM1": 4, "DIM2": 4}
+    # The conv weight's gradient (optimizer none) or its updated value, compared element by element.
+    weights = [c.ok for c in report.outputs if c.shape == (4, 4, 3, 3)]
+    assert weights == [True] * {"none": 1, "sgd": 1, "adamw": 3}[optimizer]  # with adamw's two moments
 
 
 GQA = """
