@@ -8,6 +8,11 @@ process with HF_HUB_OFFLINE=1. Printed per problem: the wall time and the result
 tool's one-line error).
 
     python benchmarks/hub_level4.py [--only gpt2,bigbird] [--problems 5,19] [--dynamic batch] [--timeout 900]
+                                    [--against batch]
+
+`--against MODE` translates each problem again with `--dynamic MODE` (the baseline, in the same run) and
+prints the ratio of the two wall times: `--problems 5 --against batch` is BigBird at sequence 4,095, whose
+default `--dynamic all` export used to run past 40 minutes (frontends/quotient_sizes.py).
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ def main() -> None:
     ap.add_argument("--problems", default="", help="comma-separated problem numbers to run (1-20)")
     ap.add_argument("--dynamic", default="all", help="solar-translate's --dynamic (default all)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per problem")
+    ap.add_argument("--against", default="", help="also translate with this --dynamic, and print the ratio")
     args = ap.parse_args()
     from solar.frontends.hub_configs import store_config
 
@@ -88,19 +94,30 @@ def main() -> None:
         program = os.path.join(work, name + ".py")
         with open(program, "w", encoding="utf-8") as f:
             f.write(PROGRAM.format(model=model, batch=batch, sequence=sequence))
-        start = time.perf_counter()
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        try:
-            command = [TOOL, program, "--no-validate", "--dynamic", args.dynamic, "-o", program[:-3] + ".mlir"]
-            run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
-            error = [ln for ln in run.stderr.splitlines() if "error:" in ln]
-            result = (error[0] if error else run.stderr.strip()[-200:]) if run.returncode else \
-                f"ok, {os.path.getsize(program[:-3] + '.mlir')} bytes of SIR"
-        except subprocess.TimeoutExpired:
-            result = f"still translating after {args.timeout:.0f} s"
-        now = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
-        print(f"{name:46s} {time.perf_counter() - start:7.1f} s wall {cpu:6.1f} s CPU  {result}", flush=True)
+        wall, line = _translate(program, env, args.dynamic, args.timeout)
+        print(f"{name:46s} {line}", flush=True)
+        if args.against:
+            base, base_line = _translate(program, env, args.against, args.timeout)
+            print(f"{'  --dynamic ' + args.against:46s} {base_line}", flush=True)
+            print(f"{'  ratio':46s} {wall / base:7.2f}x the wall time of --dynamic {args.against}", flush=True)
+
+
+def _translate(program: str, env: dict[str, str], dynamic: str, timeout: float) -> tuple[float, str]:
+    """One solar-translate run in its own process: its wall time and a line of wall, CPU and result."""
+    start = time.perf_counter()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        command = [TOOL, program, "--no-validate", "--dynamic", dynamic, "-o", program[:-3] + ".mlir"]
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        error = [ln for ln in run.stderr.splitlines() if "error:" in ln]
+        result = (error[0] if error else run.stderr.strip()[-200:]) if run.returncode else \
+            f"ok, {os.path.getsize(program[:-3] + '.mlir')} bytes of SIR"
+    except subprocess.TimeoutExpired:
+        result = f"still translating after {timeout:.0f} s"
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+    wall = time.perf_counter() - start
+    return wall, f"{wall:7.1f} s wall {cpu:6.1f} s CPU  {result}"
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ is one that shrinks. `--dynamic all` (solar-translate's default) asks for every 
 (`Dim.AUTO`: export keeps a dimension symbolic where the program allows it and quietly fixes the others,
 such as one that meets a weight). When export fails even so, dimensions go back to static one at a time
 (the one its error names, else the last still asked for), and only then does export fall back to the batch
-dimension alone, and finally to static shapes.
+dimension alone, and finally to static shapes. An export whose sizes come to divide by the block count of
+a padded length is stopped at once (quotient_sizes.py), and the last dim behind it goes back to static.
 
 `explain_fixed` says for each dimension that stayed fixed why: the program tied it to a weight or buffer of
 the same size, it fixed it otherwise (a reshape or view to a constant), or export failed with it symbolic.
@@ -22,10 +23,14 @@ from typing import Any
 import torch
 
 from .diagnostics import user_frames
+from .quotient_sizes import QuotientDivisor, refuse_quotient_divisors
 
 Spec = tuple[Any, ...]
 # How export names an input dimension in its errors: `L['x'].size()[1]`, `x.size()[1]`, `x.shape[1]`.
 _NAMED_DIM = re.compile(r"(?:L\['|\b)(\w+)(?:'\])?\.(?:size\(\)|shape)\[(\d+)\]")
+# Why a dim was set static when a size of the export divided by a padded length's block count (quotient_sizes.py).
+QUOTIENT_REASON = ("a size divides by its block count once padded to a multiple, which the IR cannot express; "
+                   "export was stopped there (simplifying such sizes can take it an hour)")
 # Retries after the first failure with every dimension asked for (each retry is a full export).
 MAX_RETRIES = 4
 
@@ -76,6 +81,22 @@ def batch_specs(inputs: Sequence[Any]) -> list[Spec]:
     return [spec(shared), spec(torch.export.Dim.AUTO)]
 
 
+# What torch.export marks on an input tensor for the dims it was asked to keep symbolic. It clears them once
+# an export succeeds, not when one fails: left there, they make the next export (fewer dims, or static
+# shapes) keep the failed dims symbolic all the same.
+_DIM_MARKERS = ("_dynamo_weak_dynamic_indices", "_dynamo_dynamic_indices", "_dynamo_dynamic_range",
+                "_dynamo_static_indices", "_dynamo_unbacked_indices", "_dynamo_propagated_dynamic_indices",
+                "_has_dynamo_dim_marking")
+
+
+def _clear_dim_markers(inputs: Sequence[Any]) -> None:
+    for leaf in torch.utils._pytree.tree_leaves(list(inputs)):
+        if isinstance(leaf, torch.Tensor):
+            for attr in _DIM_MARKERS:
+                if hasattr(leaf, attr):
+                    delattr(leaf, attr)
+
+
 def _export_failure(err: Exception) -> str:
     """Why export failed with a dim symbolic, in SOLAR's words: the program's line where the traceback shows
     one, and the kind of error (export's messages quote guards and internal symbols, never the program)."""
@@ -100,6 +121,11 @@ def export_dynamic(export: Callable[[Spec | None], torch.export.ExportedProgram]
     given, instead of all), falling back as the module docstring says. `names` are the forward's parameter
     names (to read export's errors)."""
     info = ExportDims(mode=dynamic)
+
+    def fresh(spec: Spec | None) -> torch.export.ExportedProgram:
+        _clear_dim_markers(inputs)  # what a failed attempt marked (_DIM_MARKERS)
+        return export(spec)
+
     if dynamic == "all":
         dims = set(all_dims(inputs) if dims is None else dims)
         info.asked = set(dims)
@@ -107,7 +133,13 @@ def export_dynamic(export: Callable[[Spec | None], torch.export.ExportedProgram]
             if not dims:
                 break
             try:
-                return export(spec_for(inputs, dims)), info
+                with refuse_quotient_divisors():
+                    return fresh(spec_for(inputs, dims)), info
+            except QuotientDivisor as err:  # the last dim inside the quotient (quotient_sizes.py)
+                named = [key for key in (_named_dim(Exception(s), names, dims) for s in err.sources) if key]
+                drop = max(named or dims)
+                dims.discard(drop)
+                info.dropped[drop] = QUOTIENT_REASON
             except Exception as err:
                 drop = _named_dim(err, names, dims) or max(dims)
                 dims.discard(drop)
@@ -115,13 +147,14 @@ def export_dynamic(export: Callable[[Spec | None], torch.export.ExportedProgram]
     if dynamic in ("all", "batch"):
         for spec in batch_specs(inputs):
             try:
-                ep = export(spec)
+                with refuse_quotient_divisors():
+                    ep = fresh(spec)
             except Exception:
                 continue
             info.mode = "batch"
             return ep, info
     info.mode = "none"
-    return export(None), info
+    return fresh(None), info
 
 
 def _input_shapes(ep: torch.export.ExportedProgram) -> list[tuple[Any, ...]]:

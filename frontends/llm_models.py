@@ -44,7 +44,7 @@ from .llm_config_checks import (
     read_config,
     text_fields,
 )
-from .llm_families import attention_implementation, kv_broadcast, kv_heads, repeating_twins, with_fields
+from .llm_families import attention_implementation, kv_heads, repeating_twins, with_fields
 from .llm_layer_kinds import layer_kinds
 from .llm_mla import cache_dims as layer_cache_dims
 from .llm_mla import latent_token_bytes
@@ -355,9 +355,8 @@ def _export_phase(cfg: LlmConfig, phase: str, batch: int, length: int, layers: i
             slots = length + 1 if static else length
             rings = sliding_layers(config) if static and shape.sliding_window else [False] * layers
             windows = [shape.sliding_window if ring else None for ring in rings for _ in range(2)]
-            # A static cache's buffers are HF's own: broadcast heads where its code broadcasts (`kv_broadcast`).
-            kept = shape.kv_heads * (kv_broadcast(config, shape.heads) if static else 1)
-            widths = layer_cache_dims(config, kept, shape.head_dim) * layers  # keys', values', ...
+            # The kept heads, also where HF's code broadcasts them (`kv_broadcast`; llm_steps.keep_heads_in).
+            widths = layer_cache_dims(config, shape.kv_heads, shape.head_dim) * layers  # keys', values', ...
             cache = [torch.zeros(batch, heads, window or slots, width, dtype=shape.dtype)
                      for window, (heads, width) in zip(windows, widths, strict=True)]
             cache_dims = [{0: auto} if window else {0: auto, 2: auto} for window in windows]

@@ -27,11 +27,28 @@ def _broadcast_heads(t: torch.Tensor, copies: int) -> torch.Tensor:
     return t[:, :, None].expand(b, kv, copies, p, d).reshape(b, kv * copies, p, d)
 
 
+def keep_heads_in(layer: Any, copies: int) -> None:
+    """A static cache layer that holds the key-value heads an engine keeps though HF's code hands it each
+    head `copies` times (`kv_broadcast`: Falcon-40B's 8 heads as 128): it stores the first of each group,
+    and gives the attention the broadcast heads as views of its buffers. Its buffers, what a step reads of
+    them and what it writes, are the kept heads' bytes."""
+    if copies == 1:
+        return
+    update = layer.update
+
+    def kept_update(keys: torch.Tensor, values: torch.Tensor, *args: Any, **kwargs: Any
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+        stored = update(_kept_heads(keys, copies), _kept_heads(values, copies), *args, **kwargs)
+        return _broadcast_heads(stored[0], copies), _broadcast_heads(stored[1], copies)
+
+    layer.update = kept_update
+
+
 class PrefillStep(torch.nn.Module):
     def __init__(self, lm: torch.nn.Module, config: Any, all_logits: bool, cache: str = "dynamic") -> None:
         super().__init__()
         self.lm, self.config, self.keep, self.cache = lm, config, 0 if all_logits else 1, cache
-        self.copies = 1 if cache == "static" else kv_broadcast(config, config.num_attention_heads)
+        self.copies = kv_broadcast(config, config.num_attention_heads)
 
     def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
         from transformers import DynamicCache, StaticCache
@@ -46,14 +63,15 @@ class PrefillStep(torch.nn.Module):
                 # a longer prompt. Chosen here, the choice is a guard on the prompt, not a Min(W, S) size.
                 window = layer.max_cache_len if getattr(layer, "is_sliding", False) else None
                 layer.max_cache_len = window if window is not None and prompt > window else prompt
+                keep_heads_in(layer, self.copies)  # its buffers are made on its first update: kept heads
             positions = torch.arange(prompt, device=ids.device).unsqueeze(0)
         else:
             past, positions = DynamicCache(config=self.config), None
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=self.keep,
                       position_ids=positions)
         cache = returned_cache(out)
-        return (out.logits, *[_kept_heads(t, self.copies) for layer in cache.layers
-                              for t in (layer.keys, layer.values)])
+        copies = 1 if self.cache == "static" else self.copies  # a static cache's buffers hold the kept heads
+        return (out.logits, *[_kept_heads(t, copies) for layer in cache.layers for t in (layer.keys, layer.values)])
 
 
 class DecodeStep(torch.nn.Module):
@@ -94,6 +112,7 @@ class StaticDecodeStep(torch.nn.Module):
     def __init__(self, lm: torch.nn.Module, config: Any) -> None:
         super().__init__()
         self.lm, self.config = lm, config
+        self.copies = kv_broadcast(config, config.num_attention_heads)
 
     def forward(self, ids: torch.Tensor, positions: torch.Tensor, cache: list[torch.Tensor]
                 ) -> tuple[torch.Tensor, ...]:
@@ -119,6 +138,7 @@ class StaticDecodeStep(torch.nn.Module):
             # The rolled window's store index, `tensor([-1])`, made on the CPU so that it is a constant with
             # a value (on meta it would be an input of unknown contents).
             layer.device = torch.device("cpu") if full else ids.device
+            keep_heads_in(layer, self.copies)  # the buffers given hold the kept heads (`kv_heads`)
             rolls.append(full)
         where = torch.arange(context, context + 1, device=ids.device).unsqueeze(0)
         out = self.lm(input_ids=ids, past_key_values=past, use_cache=True, logits_to_keep=1, position_ids=where)

@@ -24,7 +24,7 @@ import torch
 
 from .diagnostics import TranslationError
 from .llm_config_checks import quiet_transformers
-from .llm_families import TOKEN_ID_FIELDS, kv_broadcast, kv_heads, twin_fields, with_fields
+from .llm_families import TOKEN_ID_FIELDS, kv_heads, twin_fields, with_fields
 from .llm_mla import cache_dims
 from .llm_models import PHASES, LlmConfig, LlmError, sliding_layers
 from .llm_steps import DecodeStep, PrefillStep, StaticDecodeStep
@@ -225,7 +225,6 @@ def _hf_problem(cfg: LlmConfig, phase: str, batch: int, length: int, seed: int, 
 
     heads = config.num_attention_heads
     kv, head_dim = kv_heads(config, heads), getattr(config, "head_dim", None) or config.hidden_size // heads
-    kv *= kv_broadcast(config, heads) if static else 1  # a static cache's buffers are HF's broadcast heads
 
     def make_inputs() -> list[Any]:
         gen = torch.Generator().manual_seed(seed)

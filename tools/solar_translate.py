@@ -297,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _finish(module: Any, report: Any, lines: list[str], output: str | None) -> int:
+def _finish(module: Any, report: Any, lines: list[str], output: str | None, fixed: list[str] | None = None) -> int:
     from solar.frontends.validate import record
     from solar.ir import print_module
 
@@ -312,6 +312,8 @@ def _finish(module: Any, report: Any, lines: list[str], output: str | None) -> i
             return 1
     else:
         lines.append("Validation: skipped (--no-validate)")
+        # Validation's report says which dims stayed fixed and why; unvalidated, the header still does.
+        lines += [f"  fixed (cannot shrink): {line}" for line in fixed or []]
     header = "".join(f"// {line}\n" for line in lines)
     _write(header + print_module(module), output)
     return 0
@@ -402,7 +404,7 @@ def _torch(args: argparse.Namespace) -> int:
         with amp_policy(args.amp):
             report = validate_torch(problem, tr, args.seed, args.validate_size, args.full_size_validation,
                                     args.dynamic)
-    return _finish(tr.module, report, lines, args.output)
+    return _finish(tr.module, report, lines, args.output, tr.fixed_dims)
 
 
 def _train(args: argparse.Namespace) -> int:

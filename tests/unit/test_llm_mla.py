@@ -13,8 +13,9 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("transformers.models.deepseek_v3", reason="this transformers has no DeepSeek-V3")
 
-from solar.bench.llm_serving import model_memory, price_phase, serving_point
-from solar.frontends.llm_models import load_config
+from solar.backends.sweep import CostSurface
+from solar.bench.llm_serving import _at, lifted, model_memory, price_phase, serving_point
+from solar.frontends.llm_models import export_phase, load_config
 from solar.frontends.llm_validate import validate_step
 from solar.targets.loader import load_target
 
@@ -74,3 +75,16 @@ def test_deepseek_v2_lite_latent_cache() -> None:
     s = cfg.shape
     assert (s.experts, s.top_k, s.layers) == (64, 6, 27)
     assert s.kv_bytes_per_token == 31_104
+
+
+def test_deepseek_v2_lite_decode_at_full_size_is_the_absorbed_closed_form() -> None:
+    """DeepSeek-V2-Lite's stock config, unedited, at full width on meta: its dense first layer and a MoE
+    layer (64 routed experts, top-6, 2 shared) priced absorbed equal the closed form of those two layers."""
+    cfg = load_config(str(CONFIGS / "deepseek-v2-lite.json"))
+    exported = export_phase(cfg, "decode", 2, 64, 2)
+    assert exported.absorbed == 2
+    module, remarks = lifted(exported.module)
+    assert remarks == []
+    cost = _at(CostSurface(module, [H100]), {exported.sizes["batch"]: 3, exported.sizes["context"]: 100},
+               "h100-sxm", "whole_graph")
+    assert cost.macs == _absorbed_decode_macs({**cfg.raw, "num_hidden_layers": 2}, 3, 100) == 1_132_001_280
