@@ -294,7 +294,7 @@ class CostModel:
             # A reader in a solar.for inside the view's block reads at every iteration, maybe the same again.
             view = op.results[0]
             readers = [o for o in self.uses.of_value(view) if inside is None or o in inside]
-            read = fmax_of(self._over_runs(o, view, op, loops, inside) for o in readers)
+            read = self._readers_read({o: self._over_runs(o, view, op, loops, inside) for o in readers}, loops)
             read = self._through_repeats(op, read)
             if is_in_place_scatter(op):
                 # What the scatter stored comes from its source, not from the buffer: at least the rest.
@@ -302,6 +302,16 @@ class CostModel:
             return fmin(full, read)
         hook = READ_BYTES.lookup(type(op))
         return hook(self, op, v, full, loops) if hook is not None else full
+
+    def _readers_read(self, figures: dict[Op, Number], loops: dict) -> Number:
+        """The bytes of one tensor that its readers (each with its figure) read together, at least: the
+        largest figure, or where several of them slice it (at a fixed offset; one moving with a solar.for
+        is no box), the union of their boxes less what each reader misses of its slice (view_union). Also
+        for the readers of a view of the tensor: a reshaped weight sliced in two (MLA's W_UK and W_UV) is
+        read whole, not as its larger half."""
+        read = fmax_of(figures.values())
+        views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
+        return fmax(read, shared_reads(views, self.params, self.values, loops)) if len(views) > 1 else read
 
     def _through_repeats(self, op: Op, read: Number) -> Number:
         """Source bytes of `read` bytes of the view `op` makes, at least: a broadcast shows each source
@@ -394,12 +404,11 @@ class CostModel:
         by_base: dict[Value, dict[Value, Number]] = {}
         for v in inputs:
             figures = {o: self._read_bytes(o, v, loops, inside) for o in self.uses.of_value(v) if o in inside}
-            read = fmax_of(figures.values())
             # Several slices of it inside the unit (a group holds the views between its kernels): the union
             # of their boxes, as the whole graph takes it, not the largest slice alone.
-            views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
-            if len(views) > 1:
-                read = fmin(self._source_bytes(v), fmax(read, shared_reads(views, self.params, self.values, loops)))
+            read = self._readers_read(figures, loops)
+            if _slices_of(figures) > 1:
+                read = fmin(self._source_bytes(v), read)
             by_base.setdefault(_base(v), {})[v] = read
         for figures in by_base.values():
             w.bytes += next(iter(figures.values())) if len(figures) == 1 else \
@@ -467,12 +476,7 @@ class CostModel:
         # Each argument is read once: the most any reader reads of it, over all its runs.
         for v in self.func.args:
             figures = {o: self._over_runs(o, v, None, {}, in_view=False) for o in self.uses.of_value(v)}
-            # Several slices of it (at a fixed offset; one moving with a solar.for is no box): the union of
-            # their boxes, less what each reader misses of its slice over all its runs (view_union).
-            views: dict[Value, Number] = {o.results[0]: r for o, r in figures.items() if isinstance(o, SliceOp)}
-            read = fmax(fmax_of(figures.values()), shared_reads(views, self.params, self.values, {})) if \
-                len(views) > 1 else fmax_of(figures.values())
-            w.bytes += fmin(_nbytes(v, self.values), read)
+            w.bytes += fmin(_nbytes(v, self.values), self._readers_read(figures, {}))
         returned: dict[Value, None] = {}
         for op in self.func.body:
             if op.opname == "solar.return":
@@ -487,6 +491,10 @@ class CostModel:
                 written[base] = fmax(written[base], n) if base in written else n
         w.bytes += sum(written.values())
         return w
+
+
+def _slices_of(figures: dict[Op, Number]) -> int:
+    return sum(isinstance(o, SliceOp) for o in figures)
 
 
 def _base(v: Value) -> Value:

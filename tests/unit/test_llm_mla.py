@@ -88,3 +88,7 @@ def test_deepseek_v2_lite_decode_at_full_size_is_the_absorbed_closed_form() -> N
     cost = _at(CostSurface(module, [H100]), {exported.sizes["batch"]: 3, exported.sizes["context"]: 100},
                "h100-sxm", "whole_graph")
     assert cost.macs == _absorbed_decode_macs({**cfg.raw, "num_hidden_layers": 2}, 3, 100) == 1_132_001_280
+    # Absorbed decode reads kv_b_proj's weight as two slices of one per-head view (W_UK for the query, W_UV
+    # for the output): the whole graph reads all of it, 16 heads × 256 × 512 × 2 B = 4,194,304 B per layer.
+    # It once read the larger half only, 2 × 2,097,152 B fewer than this.
+    assert cost.bytes == 749_236_120

@@ -242,3 +242,49 @@ solar.func @f(%x: tensor<12xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
 """))
     assert [u.bytes for u in model.units] == [64, 64]
     assert model.whole_graph().bytes == 48 + 64
+
+
+MLA_HALVES = """
+solar.func @f(%w: tensor<16x8xf32>, %q: tensor<2x4xf32>, %a: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x4xf32>) {
+  %p = solar.reshape %w : tensor<2x8x8xf32>
+  %uk = solar.slice %p[0:2, 0:4, 0:8] : tensor<2x4x8xf32>
+  %uv = solar.slice %p[0:2, 4:8, 0:8] : tensor<2x4x8xf32>
+  %ql = solar.einsum @ql "hd,hdr->hr" (%q as Q, %uk as K) -> (L: tensor<2x8xf32>) {
+    L += Q * K
+  }
+  %o = solar.einsum @o "hr,hdr->hd" (%a as A, %uv as V) -> (O: tensor<2x4xf32>) {
+    O += A * V
+  }
+  solar.return %ql, %o
+}
+"""
+
+
+def test_slices_of_a_reshaped_weight_read_it_whole() -> None:
+    """MLA's W_UK and W_UV: kv_b_proj's weight viewed per head and sliced in two, each half read by its own
+    einsum. The whole graph reads the weight once and whole (512 B), not its larger half (256 B)."""
+    model = CostModel(parse_and_verify(MLA_HALVES))
+    assert [u.bytes for u in model.units] == [32 + 256 + 64, 64 + 256 + 32]
+    assert model.whole_graph().bytes == 512 + 32 + 64 + 64 + 32
+
+
+def test_query_key_value_slices_of_a_permuted_projection() -> None:
+    """qkv.reshape(S, 3, H, D).permute(1, 0, 2, 3)[0], [1], [2]: the three slices of the permuted view cover
+    the projection, which the whole graph reads once (3·16·8·4 = 1,536 B)."""
+    model = CostModel(parse_and_verify("""
+solar.func @f(%qkv: tensor<16x24xf32>) -> (tensor<2x16x16xf32>, tensor<2x16x4xf32>) {
+  %r = solar.reshape %qkv : tensor<16x3x2x4xf32>
+  %p = solar.permute %r {perm = [1, 2, 0, 3]} : tensor<3x2x16x4xf32>
+  %q = solar.slice %p[0, 0:2, 0:16, 0:4] : tensor<2x16x4xf32>
+  %k = solar.slice %p[1, 0:2, 0:16, 0:4] : tensor<2x16x4xf32>
+  %v = solar.slice %p[2, 0:2, 0:16, 0:4] : tensor<2x16x4xf32>
+  %s = solar.einsum @scores "hid,hjd->hij" (%q as Q, %k as K) -> (S: tensor<2x16x16xf32>) {
+    S += Q * K
+  }
+  %c = solar.einsum @copy "hid->hid" (%v as V) -> (C: tensor<2x16x4xf32>) {
+    C = V
+  }
+  solar.return %s, %c
+}
+"""))
+    assert model.whole_graph().bytes == 16 * 24 * F32 + 2 * 16 * 16 * F32 + 2 * 16 * 4 * F32
