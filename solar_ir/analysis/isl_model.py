@@ -444,8 +444,10 @@ class _Walker:
         sname = f"S{len(self.model.statements)}"
         dims = [isl_name(lp.var) for lp in loops]
         head = f"{sname}[{', '.join(dims)}]"
-        domain = cached_set(f"{self.prefix}{{ {head} : {' and '.join(conds) or 'true'} }}").intersect_params(
-            self.model.context)
+        # Parsed under one tuple name and renamed: S0 of one kernel and S4 of another often have the same
+        # domain (a third of a DenseNet's), and renaming keeps the parsed constraints as they are.
+        domain = cached_set(f"{self.prefix}{{ S[{', '.join(dims)}] : {' and '.join(conds) or 'true'} }}"
+                            ).set_tuple_name(sname).intersect_params(self.model.context)
 
         def access_map(acc: Access) -> isl.Map:
             idx = ", ".join(isl_expr(i, names) for i in acc.indices)
