@@ -40,6 +40,7 @@ from solar.ir.ops import (
     SliceOp,
     Value,
 )
+from solar.ir.types import TensorType
 from solar.targets.loader import PeakChoice, PeakUnavailable, Target
 
 from .composition_hooks import is_in_place_scatter, updates_in_place
@@ -243,6 +244,9 @@ class CostModel:
         self.func: FuncOp = func
         self.uses = Uses.of(func)
         self._counts: dict[Op, Counts] = {}
+        # Bytes of each type asked for, by identity (the type kept alive beside its size): a network's pricing
+        # asks about each value several times, and evaluating shapes of floor divisions was a tenth of it.
+        self._type_bytes: dict[int, tuple[TensorType | None, int]] = {}
         self.units: list[Work] = []  # unfused
         self.groups: list[Work] = []  # fused
         self._trips: dict[Op, int] = {}  # how many times each op runs (solar.for bodies)
@@ -274,7 +278,11 @@ class CostModel:
 
     def nbytes(self, v: Value) -> int:
         """The size of `v` in bytes, with the size parameters' values."""
-        return _nbytes(v, self.values)
+        t = v.type
+        known = self._type_bytes.get(id(t))
+        if known is None or known[0] is not t:
+            known = self._type_bytes[id(t)] = (t, _nbytes(v, self.values))
+        return known[1]
 
     def _read_bytes(self, op: Op, v: Value, loops: dict, inside: set[Op] | None = None,
                     in_view: bool = False) -> int:
@@ -376,7 +384,7 @@ class CostModel:
     def _source_bytes(self, v: Value) -> int:
         """The most bytes reading `v` can move: its size, or less when it is a view of a smaller tensor (a
         broadcast repeats its source's elements, which are read once)."""
-        full = _nbytes(v, self.values)
+        full = self.nbytes(v)
         owner = v.owner
         if owner is not None and owner.is_view and owner.operands:
             full = fmin(full, sum(self._source_bytes(s) for s in owner.operands))
@@ -384,7 +392,7 @@ class CostModel:
 
     def _write_bytes(self, op: Op, v: Value, loops: dict) -> int:
         hook = WRITE_BYTES.lookup(type(op))
-        return hook(self, op, v, loops) if hook is not None else _nbytes(v, self.values)
+        return hook(self, op, v, loops) if hook is not None else self.nbytes(v)
 
     def work(self, name: str, kind: str, ops: list[Op], trips: int, loops: dict) -> Work:
         w = Work(name, kind, trips=trips, ops=list(ops))
@@ -476,7 +484,7 @@ class CostModel:
         # Each argument is read once: the most any reader reads of it, over all its runs.
         for v in self.func.args:
             figures = {o: self._over_runs(o, v, None, {}, in_view=False) for o in self.uses.of_value(v)}
-            w.bytes += fmin(_nbytes(v, self.values), self._readers_read(figures, {}))
+            w.bytes += fmin(self.nbytes(v), self._readers_read(figures, {}))
         returned: dict[Value, None] = {}
         for op in self.func.body:
             if op.opname == "solar.return":

@@ -79,6 +79,7 @@ class SOL(Pass):
     name = "sol"
     summary = "Speed-of-light report on a target (h100, b200, host, a YAML file; comma-separated for several)"
     preserves_analyses = True  # it reports and annotates; the IR the analyses read is unchanged
+    preserves_validity = True  # its `sol` attributes are read by no op's checks
     primary_option = "target"
     target: str = "h100"
     fp32_precision: str = "framework"  # how f32 contractions are priced: framework | highest | tf32

@@ -121,6 +121,9 @@ class Pass:
     # True for a pass that changes no IR the analyses read (it only reports, or adds attributes): the
     # analyses computed before it stay valid after it.
     preserves_analyses: ClassVar[bool] = False
+    # True for a pass that leaves a valid module valid: it changes nothing the verifier reads (it only
+    # reports, or adds attributes that no op checks). The pass manager does not verify again after it.
+    preserves_validity: ClassVar[bool] = False
 
     def apply(self, ctx: PassContext, module: ModuleOp) -> ModuleOp | None:
         """Transforms or analyses `module` in place (or returns a replacement)."""
@@ -485,7 +488,7 @@ class PassManager:
             self.timings.append(PassTiming(p.name, time.perf_counter() - start))
             if ctx.diagnostics.has_errors:
                 raise DiagnosticError(ctx.diagnostics.diagnostics, ctx.diagnostics.sources)
-            if self.verify_each:
+            if self.verify_each and not (result is None and p.preserves_validity):
                 start = time.perf_counter()
                 ok = verify(module, ctx.diagnostics)
                 self.timings.append(PassTiming(f"(verify after {p.name})", time.perf_counter() - start))

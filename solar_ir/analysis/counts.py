@@ -257,7 +257,8 @@ def einsum_counts(op: EinsumOp, size_params: list[str], values: dict[str, int]) 
     """Counts of one einsum at the given parameter values (size parameters it does not use may be absent).
     Einsums equal in everything that counts (subscripts, where-clause, body, operand types and which
     operands share a value) share one computation."""
-    used = tuple(p for p in size_params if p in _mentioned(op))
+    mentioned = _mentioned(op)  # once, not once per size parameter
+    used = tuple(p for p in size_params if p in mentioned)
     sharing = tuple(next(k for k, c in enumerate(op.inputs) if c.value is b.value) for b in op.inputs)
     # Size parameters in the body are constants, unless an operand has that name (then it is its element).
     named = {n.name for s in op.body for n in walk(s.value) if isinstance(n, NameRef)}

@@ -79,3 +79,26 @@ class _Terms(ExprVisitor[int]):
 
 
 _TERMS = _Terms()
+
+
+def split_floor_bound(bound: Expr) -> tuple[Expr | None, Expr, int] | None:
+    """`bound` as `rest + floor(dividend / divisor)` (rest None when there is none), the floor merged, when it
+    has that form with a positive literal divisor; else None. For an integer x, `x < rest + floor(y / d)`
+    holds exactly when `d·(x - rest + 1) <= y`, a constraint ISL takes without an existential variable: the
+    same set, parsed in about half the time (DenseNet's feature-map bounds and padding guards)."""
+    if isinstance(bound, Binary) and bound.op == "+":
+        for rest, term in ((bound.lhs, bound.rhs), (bound.rhs, bound.lhs)):
+            split = _floor(term)
+            if split is not None:
+                return rest, *split
+        return None
+    split = _floor(bound)
+    return None if split is None else (None, *split)
+
+
+def _floor(e: Expr) -> tuple[Expr, int] | None:
+    if not (isinstance(e, Binary) and e.op == "floordiv"):
+        return None
+    merged = merge_floor_division(e)
+    divisor = _positive_literal(merged.rhs)
+    return None if divisor is None else (merged.lhs, divisor)

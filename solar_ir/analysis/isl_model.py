@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import islpy as isl
 
-from solar.ir.analysis.floor_division import merge_floor_division
+from solar.ir.analysis.floor_division import merge_floor_division, split_floor_bound
 from solar.ir.analysis.formula import Formula, Number, is_symbolic
 from solar.ir.expr import (
     Access,
@@ -78,6 +78,10 @@ class _IslText(ExprVisitor[str]):
         return f"(-{self.visit(e.operand, names)})"
 
     def visit_binary(self, e: Binary, names: dict[str, str]) -> str:
+        if e.op in ("<", "<=") and split_floor_bound(e.rhs) is not None:
+            return below(self.visit(e.lhs, names), e.rhs, names, strict=e.op == "<")
+        if e.op in (">", ">=") and split_floor_bound(e.lhs) is not None:
+            return below(self.visit(e.rhs, names), e.lhs, names, strict=e.op == ">")
         if e.op == "floordiv":  # one floor for a nest of them: ISL works faster with fewer (floor_division)
             e = merge_floor_division(e)
         a, b = self.visit(e.lhs, names), self.visit(e.rhs, names)
@@ -100,6 +104,24 @@ class _IslText(ExprVisitor[str]):
 
 
 _ISL_TEXT = _IslText()
+
+
+def below(lhs: str, bound: Expr, names: dict[str, str], *, strict: bool = True) -> str:
+    """ISL text for `lhs < bound` (`<=` unless `strict`); a bound `rest + floor(y / d)` is written without
+    the floor, `d·(lhs - rest + 1) <= y`, the same integer points (floor_division.split_floor_bound)."""
+    split = split_floor_bound(bound)
+    if split is None:
+        return f"{lhs} {'<' if strict else '<='} {isl_expr(bound, names)}"
+    rest, dividend, divisor = split
+    diff = lhs if rest is None else f"({lhs}) - ({isl_expr(rest, names)})"
+    return f"{divisor} * ({diff}{' + 1' if strict else ''}) <= {isl_expr(dividend, names)}"
+
+
+def within(lhs: str, bound: Dim, names: dict[str, str]) -> str:
+    """The end of a chain `... <= lhs < bound`: `lhs < bound`, or `lhs and <below>` for a floor bound."""
+    if isinstance(bound, Expr) and split_floor_bound(bound) is not None:
+        return f"{lhs} and {below(lhs, bound, names)}"
+    return f"{lhs} < {dim_text(bound, names)}"
 
 
 def dim_text(dim: Dim, names: dict[str, str]) -> str:
@@ -296,7 +318,7 @@ def _build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str,
     for t in tensors.values():
         constraints += [f"{dim_text(d, names)} >= 0" for d in t.shape if not isinstance(d, int)]
     for var, (lo, hi) in for_bounds.items():
-        constraints.append(f"{isl_expr(lo, names)} <= {names['%' + var]} < {isl_expr(hi, names)}")
+        constraints.append(f"{isl_expr(lo, names)} <= {within(names['%' + var], hi, names)}")
     context = cached_set(prefix + "{ : " + (" and ".join(constraints) or "true") + " }")
     boxes = _Boxes(tensors, dict(names), prefix, context)
     model = KernelModel(kernel, params, context, tensors, boxes, names=names,
@@ -317,7 +339,7 @@ class _Boxes(dict[str, isl.Set]):
     def __missing__(self, tname: str) -> isl.Set:
         t = self.tensors[tname]
         idx = [f"d{k}" for k in range(t.rank)]
-        cons = " and ".join(f"0 <= d{k} < {dim_text(d, self.names)}" for k, d in enumerate(t.shape)) or "true"
+        cons = " and ".join(f"0 <= {within(f'd{k}', d, self.names)}" for k, d in enumerate(t.shape)) or "true"
         box = self[tname] = cached_set(f"{self.prefix}{{ {isl_name(tname)}[{', '.join(idx)}] : {cons} }}"
                                        ).intersect_params(self.context)
         return box
@@ -405,7 +427,7 @@ class _Walker:
         lows = loop.lower.args if isinstance(loop.lower, Call) and loop.lower.func == "max" else (loop.lower,)
         highs = loop.upper.args if isinstance(loop.upper, Call) and loop.upper.func == "min" else (loop.upper,)
         out += [f"{var} >= {isl_expr(lo, names)}" for lo in lows]
-        out += [f"{var} < {isl_expr(hi, names)}" for hi in highs]
+        out += [below(var, hi, names) for hi in highs]
         if loop.step != 1:
             # The loop starts at the largest lower bound and steps from there: one disjunct per bound, for
             # the points where that bound is the largest (ties go to the first).
@@ -422,8 +444,10 @@ class _Walker:
         sname = f"S{len(self.model.statements)}"
         dims = [isl_name(lp.var) for lp in loops]
         head = f"{sname}[{', '.join(dims)}]"
-        domain = cached_set(f"{self.prefix}{{ {head} : {' and '.join(conds) or 'true'} }}").intersect_params(
-            self.model.context)
+        # Parsed under one tuple name and renamed: S0 of one kernel and S4 of another often have the same
+        # domain (a third of a DenseNet's), and renaming keeps the parsed constraints as they are.
+        domain = cached_set(f"{self.prefix}{{ S[{', '.join(dims)}] : {' and '.join(conds) or 'true'} }}"
+                            ).set_tuple_name(sname).intersect_params(self.model.context)
 
         def access_map(acc: Access) -> isl.Map:
             idx = ", ".join(isl_expr(i, names) for i in acc.indices)

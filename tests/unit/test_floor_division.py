@@ -7,8 +7,8 @@ import islpy as isl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solar.ir.analysis.floor_division import merge_floor_division
-from solar.ir.analysis.isl_model import isl_expr
+from solar.ir.analysis.floor_division import merge_floor_division, split_floor_bound
+from solar.ir.analysis.isl_model import below, isl_expr, within
 from solar.ir.expr import Binary, Expr, IntLit, NameRef, Unary, walk
 from solar.ir.expr_values import evaluate_int
 from solar.ir.expr_visitor import ExprVisitor
@@ -90,3 +90,43 @@ def test_isl_sets_are_equal(dividend: Expr, divisor: int) -> None:
     nested = isl.Set(space + _NestText().visit(e) + " }")
     merged = isl.Set(space + isl_expr(e, {n: n for n in NAMES}) + " }")
     assert merged.is_equal(nested)
+
+
+def _plain(e: Expr) -> str:
+    """ISL text of `e` with every floor written as a floor (the slow path the bounds avoid)."""
+    if isinstance(e, Binary) and e.op == "floordiv":
+        return f"floor(({_plain(e.lhs)})/{_plain(e.rhs)})"
+    if isinstance(e, Binary):
+        return f"({_plain(e.lhs)} {e.op} {_plain(e.rhs)})"
+    if isinstance(e, Unary):
+        return f"(-{_plain(e.operand)})"
+    return isl_expr(e, {})
+
+
+@given(_exprs(), _exprs(), st.integers(1, 7), st.sampled_from(["<", "<=", ">", ">="]))
+def test_a_floor_bound_without_its_floor_is_the_same_set(rest: Expr, dividend: Expr, divisor: int, op: str) -> None:
+    # `i op rest + floor(y/d)` (the bound on the side a loop's upper bound is) written as `d·(...) <= y`.
+    bound = Binary("+", rest, Binary("floordiv", dividend, IntLit(divisor)))
+    i = NameRef("i")
+    cmp = Binary(op, i, bound) if op in ("<", "<=") else Binary(op, bound, i)
+    assert split_floor_bound(bound) is not None
+    fast = isl_expr(cmp, {"i": "i"})
+    slow = f"{_plain(cmp.lhs)} {op} {_plain(cmp.rhs)}"
+    assert fast.count("floor") < slow.count("floor")  # the bound's own floor is gone
+    assert isl.Set(f"[N, M] -> {{ [i] : {fast} }}").is_equal(isl.Set(f"[N, M] -> {{ [i] : {slow} }}"))
+
+
+@given(_exprs(), st.integers(1, 7), st.booleans())
+def test_below_a_lone_floor_is_the_same_set(dividend: Expr, divisor: int, strict: bool) -> None:
+    bound = Binary("floordiv", dividend, IntLit(divisor))
+    fast = below("i", bound, {}, strict=strict)
+    slow = f"i {'<' if strict else '<='} {_plain(bound)}"
+    assert fast.count("floor") < slow.count("floor")  # the bound's own floor is gone
+    assert isl.Set(f"[N, M] -> {{ [i] : {fast} }}").is_equal(isl.Set(f"[N, M] -> {{ [i] : {slow} }}"))
+
+
+def test_a_bound_without_a_floor_is_written_as_it_was() -> None:
+    assert split_floor_bound(parse_expr_text("N + 1")) is None
+    assert below("i", parse_expr_text("N + 1"), {}) == "i < (N + 1)"
+    assert within("d0", 7, {}) == "d0 < 7"
+    assert within("d0", parse_expr_text("1 + (N - 1) floordiv 4"), {}) == "d0 and 4 * ((d0) - (1) + 1) <= (N - 1)"

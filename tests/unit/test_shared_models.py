@@ -55,3 +55,38 @@ def test_a_problem_of_shared_kernels_is_reported_at_each_ones_own_line() -> None
     assert [(p.loc.line if p.loc else None, p.message) for p in problems] == [
         (line, "access `X[%i + 2]` is out of bounds: at %i = 7 it touches X[9] but X has shape 9")
         for line in (4, 9)]
+
+
+TWO_STATEMENTS = """solar.module @m [N = 6] {
+  solar.func @f(%x: tensor<Nx4xf32>) -> tensor<Nx4xf32> {
+    %y = solar.kernel @k(%x as X) -> (Y: tensor<Nx4xf32>) {
+      affine.for %i = 0 to N {
+        affine.for %j = 0 to 4 {
+          Y[%i, %j] = X[%i, %j]
+        }
+      }
+      affine.for %i = 0 to N {
+        affine.for %j = 0 to 4 {
+          Y[%i, %j] += 1.0
+        }
+      }
+    }
+    solar.return %y
+  }
+}
+"""
+
+
+def test_a_domain_parsed_under_one_name_and_renamed_is_the_domain_parsed_under_its_own() -> None:
+    import islpy as isl
+
+    kernel = next(op for op in parse_module(TWO_STATEMENTS, "two.sir").walk() if isinstance(op, KernelOp))
+    model = build_model(kernel, ["N"], {})
+    assert [s.name for s in model.statements] == ["S0", "S1"]
+    for s in model.statements:
+        own = isl.Set(f"[N] -> {{ {s.name}[i, j] : i >= 0 and i < N and j >= 0 and j < 4 }}").intersect_params(
+            model.context)
+        assert s.domain.get_tuple_name() == s.name
+        assert str(s.domain) == str(own) and s.domain.is_equal(own)
+        assert s.domain.card().eval(isl.Point.zero(s.domain.get_space().params()).set_coordinate_val(
+            isl.dim_type.param, 0, isl.Val(6))).to_python() == 24
