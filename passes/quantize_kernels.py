@@ -9,6 +9,7 @@ from solar.ir import attr_names
 from solar.ir.builder import cast
 from solar.ir.dtypes import DType
 from solar.ir.expr import Access, Binary, Cast, Expr, IndexRef, NameRef
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import Binding, EinsumOp
 from solar.ir.rewriter import uses_of
 
@@ -34,16 +35,28 @@ class affine_loops:
             m.__exit__(*exc)
 
 
+class _ProductNames(ExprVisitor[list[str] | None]):
+    """The operands an einsum body multiplies (`X * W * G`, through casts), or None if it does more."""
+
+    def visit_cast(self, e: Cast) -> list[str] | None:
+        return self.visit(e.operand)
+
+    def visit_name_ref(self, e: NameRef) -> list[str] | None:
+        return [e.name]
+
+    def visit_binary(self, e: Binary) -> list[str] | None:
+        if e.op != "*":
+            return None
+        lhs, rhs = self.visit(e.lhs), self.visit(e.rhs)
+        return None if lhs is None or rhs is None else lhs + rhs
+
+    def visit_other(self, e: Expr) -> list[str] | None:
+        return None
+
+
 def product_names(e: Expr) -> list[str] | None:
     """The operands an einsum body multiplies (`X * W * G`, through casts), or None if it does more."""
-    while isinstance(e, Cast):
-        e = e.operand
-    if isinstance(e, NameRef):
-        return [e.name]
-    if isinstance(e, Binary) and e.op == "*":
-        lhs, rhs = product_names(e.lhs), product_names(e.rhs)
-        return None if lhs is None or rhs is None else lhs + rhs
-    return None
+    return _ProductNames().visit(e)
 
 
 def split_operands(rw: typing.Any, op: EinsumOp, at: int) -> bool:
