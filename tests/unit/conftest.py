@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,17 @@ def _llm_modes_keep_their_order(request: pytest.FixtureRequest, monkeypatch: pyt
         return cost
 
     monkeypatch.setattr(StepModel, "cost", checked)
+
+
+# solar-llm keeps its last 32 exports in a process (frontends/llm_models.py); a pytest worker runs a few
+# hundred, so a step that two test files export alike (Llama-3-70B's decode in test_llm_deploy.py and
+# test_llm_quantized_deploy.py) was exported twice. The tests keep every one: a step's module is its SIR
+# alone, a few hundred kilobytes at full size.
+EXPORTS_KEPT_IN_TESTS = 4096
+
+
+@pytest.fixture(autouse=True)
+def _every_llm_export_kept() -> None:
+    models = sys.modules.get("solar.frontends.llm_models")
+    if models is not None and models._EXPORTS_KEPT < EXPORTS_KEPT_IN_TESTS:
+        models._EXPORTS_KEPT = EXPORTS_KEPT_IN_TESTS

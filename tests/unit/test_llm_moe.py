@@ -142,7 +142,9 @@ def test_mixtral_8x7b_decode_is_exact():
     params = s.layers * (attention + s.experts * h + s.experts * expert + 2 * h) + 2 * s.vocab * h + h
     assert params == 46_702_792_704 and memory.weight_bytes == params * 2  # bf16
     assert memory.expert_bytes == expert * 2
-    step = price_phase(cfg, "decode", [H100], 4, 64)
+    # Exported at test_llm_deploy.py's example (batch 16, context 1,025): the same step, exported once in a
+    # process; every size stays a parameter, so the point below is priced alike from any example.
+    step = price_phase(cfg, "decode", [H100], 16, 1025)
     batch, context = 2, 300
     cost = step.cost(batch, context, "h100-sxm", "whole_graph")
     per_token = s.layers * (attention + s.experts * h + s.top_k * expert) + s.vocab * h
