@@ -214,6 +214,14 @@ def configs_only() -> None:
     PretrainedConfig.from_pretrained = classmethod(_pretrained_config)  # type: ignore[method-assign,assignment]
     _BaseAutoModelClass.from_pretrained = classmethod(_model)  # type: ignore[method-assign,assignment]
     PreTrainedModel.from_pretrained = classmethod(_model)  # type: ignore[method-assign,assignment]
+    # transformers gives each AutoModel* class made so far its own copy of from_pretrained (for its
+    # docstring): those made before this call would keep reading weights, so each gets the interception too.
+    pending = list(_BaseAutoModelClass.__subclasses__())
+    while pending:
+        auto_class = pending.pop()
+        pending.extend(auto_class.__subclasses__())
+        if "from_pretrained" in vars(auto_class):
+            auto_class.from_pretrained = classmethod(_model)
 
 
 __all__ = ["CONFIG_FILE", "HubConfigError", "config_path", "configs_only", "hub_cache", "hub_offline", "store_config"]

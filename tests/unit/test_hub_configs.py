@@ -255,3 +255,18 @@ def test_a_config_transformers_does_not_know_is_one_line(hub_cache: Path) -> Non
     message = str(err.value)
     assert message.startswith(f"solar-test/unknown-type: transformers cannot read its config ({path}): ")
     assert "no_such_family" in message and "\n" not in message
+
+
+def test_auto_classes_imported_before_the_interception_are_intercepted_too(tmp_path: Path) -> None:
+    """An AutoModel* class that transformers made before `configs_only()` (its own copy of from_pretrained)
+    builds from the config as well: in a fresh process, import the class first, then intercept."""
+    code = ("from transformers import AutoModelForImageClassification as A\n"
+            "from solar.frontends.hub_configs import HubConfigError, configs_only\n"
+            "configs_only()\n"
+            "try:\n    A.from_pretrained('gpt2')\nexcept HubConfigError as err:\n    print('one line:', err)\n")
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    for file in CONFIGS.iterdir():
+        store_config(file.stem.replace("--", "/"), file.read_text(encoding="utf-8"), str(tmp_path / "hub"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.stdout.startswith("one line: gpt2: AutoModelForImageClassification cannot build this model: "), \
+        out.stdout + out.stderr
