@@ -273,6 +273,23 @@ def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
     return ScaledTwin(twin, twin_tr, factor, lines), ""
 
 
+# The most kernel statements validation runs unasked (about a minute of the executor's compiled kernels on
+# one core); a program still larger at the smallest sizes it can take is not run unless --full-size-validation
+# asks for it, and its header says so.
+VALIDATION_MAX_STATEMENTS = 5e10
+
+
+def _too_large_to_run(module: ModuleOp, sizes: dict[str, int]) -> str:
+    from solar.backends.executor import kernel_statements
+
+    statements = kernel_statements(module, sizes)
+    if statements <= VALIDATION_MAX_STATEMENTS:
+        return ""
+    return (f"at the smallest sizes it can run, the IR's kernels execute about {statements:.2g} statements, over "
+            f"validation's {VALIDATION_MAX_STATEMENTS:.0e} (dims that cannot shrink are listed above); "
+            "--full-size-validation runs it anyway")
+
+
 def validate_torch(problem: TorchProblem, tr: TorchTranslation, seed: int = 0, size: int = 4, full: bool = False,
                    dynamic: str = "all") -> ValidationReport:
     """Validates a translation as solar-translate does: at reduced sizes (every size parameter at most
@@ -286,7 +303,12 @@ def validate_torch(problem: TorchProblem, tr: TorchTranslation, seed: int = 0, s
                                                                                 tr.param_min))
     run_problem, run_tr = (twin.problem, twin.translation) if twin else (problem, tr)
     sizes = small_sizes(run_tr.module, size, full, run_tr.param_min)
-    report = validate_sized(run_tr.module, lambda sz: reference_runner(run_problem, run_tr, seed, sz), sizes, seed)
+    too_large = "" if full else _too_large_to_run(run_tr.module, sizes)
+    if too_large:
+        report = ValidationReport(True, seed, sizes, run_tr.module.param_values(), skipped=too_large)
+    else:
+        report = validate_sized(run_tr.module, lambda sz: reference_runner(run_problem, run_tr, seed, sz), sizes,
+                                seed)
     report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
     if twin:
         report.details += twin.lines

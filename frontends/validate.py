@@ -78,6 +78,7 @@ class ValidationReport:
     note: str = ""  # how the sizes were chosen, when not as asked
     details: list[str] = field(default_factory=list)  # more header lines: which dims shrank, which could not
     internal: bool = False  # `error` is a failure of validation's own machinery, not of either program
+    skipped: str = ""  # not run, and why (too large to run even at the smallest sizes it can take)
 
     @property
     def reduced(self) -> bool:
@@ -92,6 +93,8 @@ class ValidationReport:
         return max((o.max_rel_error for o in self.outputs), default=0.0)
 
     def summary(self) -> str:
+        if self.skipped:
+            return f"not run: {self.skipped}"
         if self.error:
             return f"validation failed: {self.error}"
         bad = [o for o in self.outputs if not o.ok]
@@ -104,7 +107,7 @@ class ValidationReport:
 
     def as_attr(self) -> dict[str, Any]:
         attr: dict[str, Any] = {
-            "status": "passed" if self.ok else "failed",
+            "status": "skipped" if self.skipped else "passed" if self.ok else "failed",
             "seed": self.seed,
             "sizes": dict(self.sizes),
             "reduced": self.reduced,
@@ -118,7 +121,8 @@ class ValidationReport:
     def header(self) -> list[str]:
         """Comment lines for the top of a written .sir file."""
         sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items()) or "none (no size parameters)"
-        lines = [f"Validation: {'passed' if self.ok else 'FAILED'}; seed {self.seed}; sizes {sizes}"]
+        status = "skipped" if self.skipped else "passed" if self.ok else "FAILED"
+        lines = [f"Validation: {status}; seed {self.seed}; sizes {sizes}"]
         if self.reduced:
             full = ", ".join(f"{k}={v}" for k, v in self.full_sizes.items())
             lines.append(f"  ran at reduced sizes through the size parameters; the IR keeps the full sizes ({full})")

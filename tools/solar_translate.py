@@ -310,6 +310,8 @@ def _finish(module: Any, report: Any, lines: list[str], output: str | None, fixe
         if not report.ok:
             sys.stderr.write(f"{PROG}: error: {report.summary()}\n")
             return 1
+        if report.skipped:
+            sys.stderr.write(f"{PROG}: remark: validation skipped: {report.skipped}\n")
     else:
         lines.append("Validation: skipped (--no-validate)")
         # Validation's report says which dims stayed fixed and why; unvalidated, the header still does.
