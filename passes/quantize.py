@@ -309,12 +309,7 @@ class _Rewrite:
             return
         if direct:
             for g in gathers:  # the codes and their scales gathered alike, the scales to the epilogue
-                rt = g.results[0].type
-                assert rt is not None
-                g.results[0].type = rt.with_dtype(codes)
-                g.result_types = [g.results[0].type]
-                picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
-                                                                                   hint="g"))
+                picked = self._gather_codes_and_scale(g, codes, scale)
                 self.direct_scales[g.results[0]] = (picked, axis)
                 self.weight_dtypes[g.results[0]] = t.dtype
             return
@@ -348,13 +343,15 @@ class _Rewrite:
         if not gathers:
             self.fp4.add_weight(arg, scale, whole, original)
         for g in gathers:  # experts: the codes and their scales gathered alike
-            rt = g.results[0].type
-            assert rt is not None
-            g.results[0].type = rt.with_dtype(codes)
-            g.result_types = [g.results[0].type]
-            picked = self._insert_before(self._top(g), lambda b, g=g: b.gather(scale, g.args[1], g.attrs["axis"],
-                                                                               hint="g"))
-            self.fp4.add_weight(g.results[0], picked, whole, original)
+            self.fp4.add_weight(g.results[0], self._gather_codes_and_scale(g, codes, scale), whole, original)
+
+    def _gather_codes_and_scale(self, g: GatherOp, codes: DType, scale: Value) -> Value:
+        """The experts' gather `g` retyped to read the codes, and the same gather of their scales (its result)."""
+        rt = g.results[0].type
+        assert rt is not None
+        g.results[0].type = rt.with_dtype(codes)
+        g.result_types = [g.results[0].type]
+        return self._insert_before(self._top(g), lambda b: b.gather(scale, g.args[1], g.attrs["axis"], hint="g"))
 
     def _dequantize(self, anchor: Op, codes: Value, scale: Value | None, zero: Value | None, whole: Value | None,
                     blocks: dict[int, int], compute: DType, original: DType, name: str,

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from train_programs import GPT, write_program  # noqa: E402
+from train_programs import GPT, two_layer_mlp, write_program  # noqa: E402
 
 from solar.frontends.torch_train import load_train_problem, model_inputs, translate_train, validate_train  # noqa: E402
 from solar.frontends.train_step import TrainOptions  # noqa: E402
@@ -19,29 +19,9 @@ from solar.ir import print_module  # noqa: E402
 from solar.tools.solar_translate import main  # noqa: E402
 
 B = 24
-MLP = """
-import torch, torch.nn as nn
-from torch.utils.checkpoint import checkpoint
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(32, 48, bias=False)
-        self.fc2 = nn.Linear(48, 32, bias=False)
-    def forward(self, x):
-        return self.fc2(torch.relu(self.fc1(x)))
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.inp = nn.Linear(32, 32, bias=False)
-        self.block = Block()
-        self.out = nn.Linear(32, 16, bias=False)
-    def forward(self, x):
-        return self.out(checkpoint(self.block, self.inp(x), use_reentrant=False))
-def get_inputs():
-    return [torch.randn(24, 32)]
-def get_init_inputs():
-    return []
-"""
+# The lit test's program (tests/lit/solar-translate/train-checkpoint.test): a 3-layer MLP whose middle block is
+# checkpointed, at batch B.
+MLP = (Path(__file__).resolve().parents[1] / "lit" / "solar-translate" / "Inputs" / "mlp_checkpoint.py").read_text()
 PLAIN = MLP.replace("checkpoint(self.block, self.inp(x), use_reentrant=False)", "self.block(self.inp(x))")
 
 
@@ -99,14 +79,11 @@ def test_analyze_train_reports_the_recomputation() -> None:
 
     import solar
 
-    class Mlp(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc1 = torch.nn.Linear(32, 64, bias=False)
-            self.fc2 = torch.nn.Linear(64, 32, bias=False)
+    plain = two_layer_mlp()
 
+    class Mlp(type(plain)):  # the shared 32 → 64 → 32 MLP, its whole forward checkpointed
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return checkpoint(lambda t: self.fc2(torch.relu(self.fc1(t))), x, use_reentrant=False)
+            return checkpoint(super().forward, x, use_reentrant=False)
 
     report = solar.analyze(Mlp(), (torch.randn(16, 32),), train=True, optimizer="sgd").training
     assert report.checkpoint_regions == 1
@@ -152,7 +129,7 @@ def policy(ctx, op, *args, **kwargs):
     code = main([path, "--train", "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 1 and out.read_text() == "old"
-    line = Path(path).read_text().splitlines().index("        return self.out(checkpoint(self.block, self.inp(x), "
+    line = Path(path).read_text().splitlines().index("        h = checkpoint(self.block, self.inp(x), "
                                                      "use_reentrant=False,") + 1
     assert err.startswith(f"{path}:{line}:") and "selective activation checkpointing" in err, err
     assert err.count("error:") == 1
