@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import re
 import time
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from .outputs import OutputError
 from .parser import parse_module
 from .pass_manager import Pass, PassContext, PassManager, PassTiming
 from .printer import print_module
-from .startup import bulk_objects
+from .startup import bulk_objects, heap_frozen, unfreeze_heap
 from .verifier import verify
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
@@ -61,12 +60,12 @@ def process(text: str, file: str, first_line: int, passes: list[Pass], options: 
     # The parsed module lives through the whole pipeline: it is built without the cyclic collector and kept
     # out of its collections (frozen) until the chunk is done, when whatever of it is garbage may go. Only
     # where nothing else froze objects (a translation in this process), so that unfreezing is ours to do.
-    own = gc.get_freeze_count() == 0
+    own = not heap_frozen()
     try:
         return _process(text, file, first_line, passes, options, sources, dump, report, own)
     finally:
         if own:
-            gc.unfreeze()
+            unfreeze_heap()
 
 
 def _process(text: str, file: str, first_line: int, passes: list[Pass], options: OptOptions,
