@@ -1,5 +1,6 @@
 """A lower bound on the DRAM traffic of every schedule of a tiling problem on a buffer of C bytes, not only of
-the schedules of the mapping space (docs/tiling.md, "A bound for every schedule"): the segment argument of
+the schedules of the mapping space (docs/tiling.md, "A bound for every schedule";
+docs/design/tiling.md, "The segment bound"): the segment argument of
 Hong and Kung, with the number of iteration points a segment can run bounded by Shearer's lemma.
 
 Cut any run into segments, each closed as soon as it has moved C bytes between DRAM and the buffer. A

@@ -1,4 +1,4 @@
-"""Traffic a finite buffer forces on a global dependency (docs/tiling.md, "Global dependencies"): a reduction
+"""Traffic a finite buffer forces on a global dependency (docs/design/tiling.md, "Global dependencies"): a reduction
 over a fibre whose result is used again, element by element, across that fibre (batch norm in training after
 a GEMM, layer and group norm, a softmax's normalisation). Every result element of the consumer needs both its
 own element of the reduced tensor and the complete reduction of its fibre, so between the moment a fibre's

@@ -1,7 +1,7 @@
 """Cache-aware traffic: the least DRAM traffic of an einsum, or of a fused chain of einsums, on a two-level
 machine (DRAM → an on-chip buffer of C bytes), over a documented space of tilings, found exactly with
-`scipy.optimize.milp`. docs/tiling.md states the mapping space, the traffic model and the formulation; the
-modules follow it section by section:
+`scipy.optimize.milp`. docs/tiling.md states the mapping space and the traffic model, docs/design/tiling.md
+the formulation; the modules follow it section by section:
 
 - the problem (`tiling_problem`): `AccessDim` / `TensorAccess` / `Step` / `Tensor` / `TilingProblem`, built from
   einsum descriptions (`EinsumDesc`, from the IR by `desc_of`) with exact footprints from ISL (`build_problem`);
@@ -11,7 +11,8 @@ modules follow it section by section:
 - chains of the IR (`tiling_ir`): `group_result` (a fused group against its per-einsum bound) and `curve`.
 
 Nothing in the MILP enumerates: loop orders are encoded as nested sets of tiled loops per operand, so the
-formulation covers every order at once (docs/tiling.md, "Why the MILP is exact").
+formulation covers every order at once (docs/design/tiling.md, "What is enumerated, and why the result
+is exact over the space").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The MILP of a tiling space (docs/tiling.md, "The MILP"): one formulation per nesting order of the uses,
+"""The MILP of a tiling space (docs/design/tiling.md, "The MILP"): one formulation per nesting order of the uses,
 solved with `scipy.optimize.milp` by outer approximation (tangent cuts of exp). `Space.solve` drives it."""
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class _Group:
 
 
 class Formulation:
-    """The MILP of one space for one nesting order of its uses (docs/tiling.md, "The MILP"). Built once;
+    """The MILP of one space for one nesting order of its uses (docs/design/tiling.md, "The MILP"). Built once;
     only the capacity rows' bounds change between buffer sizes, and tangent cuts accumulate.
 
     For an index u, the uses that may tile it, taken in the nesting order, tile it in a suffix (their

@@ -175,7 +175,8 @@ def _trips(loop: AffineFor, env: dict[str, int], outer: list[tuple[str, int]]) -
 
 
 def reduction_rtol(dtype: DType, terms: int) -> float:
-    """The relative tolerance for outputs fed by reductions of `terms` terms (docs/frontends.md)."""
+    """The relative tolerance for outputs fed by reductions of `terms` terms (docs/design/validation.md,
+    "Long reductions")."""
     u = F64_UNIT_ROUNDOFF if dtype == DType.F64 else F32_UNIT_ROUNDOFF  # narrow floats accumulate in f32
     return default_tolerance(dtype).rtol + REDUCTION_SLACK * u * float(np.sqrt(max(terms, 1)))
 

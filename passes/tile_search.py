@@ -1,6 +1,6 @@
 """--tile-search: the least DRAM traffic of every einsum, kernel and fusion group under an on-chip buffer,
-the tiling chosen by scipy.optimize.milp (docs/tiling.md); optionally the curve of least traffic against
-buffer size (JSON and PNG)."""
+the tiling chosen by scipy.optimize.milp (docs/tiling.md, docs/design/tiling.md); optionally the curve of least
+traffic against buffer size (JSON and PNG)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The orderings every SOL report must satisfy (docs/sol.md, "Why these are lower bounds"), checked on a
+"""The orderings every SOL report must satisfy (docs/sol.md, "Why these are lower bounds";
+docs/design/bound-checks.md), checked on a
 module at several buffer sizes: whole graph ≤ fused ≤ unfused and fused ≤ cache-aware in bytes and in time
 (the cache-aware bound may pass the unfused figure, which gives every kernel an unbounded buffer), cache-aware
 bytes never increasing with the buffer and equal to the fused bytes once the buffer holds

@@ -1,6 +1,6 @@
 """Long float32 reductions validate as the framework computes them: the executor sums in f64 (docs/ir.md),
 tolerances grow with the reduction length, and a float64 run of the original decides ill-conditioned
-statistics (docs/frontends.md, "Validation")."""
+statistics (docs/design/validation.md, "Long reductions")."""
 
 from __future__ import annotations
 

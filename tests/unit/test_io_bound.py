@@ -1,4 +1,4 @@
-"""The segment bound (backends/io_bound.py; docs/tiling.md, "A bound for every schedule"): its closed form on
+"""The segment bound (backends/io_bound.py; docs/design/tiling.md, "The segment bound"): its closed form on
 a large matmul, that no partition of an einsum into boxes has fewer pieces than it claims, and that it never
 increases with the buffer."""
 
@@ -104,7 +104,7 @@ def attention_chain(heads: int, n: int, d: int) -> TilingProblem:
 def test_attention_flash_regime(heads: int, n: int, d: int) -> None:
     """With a buffer smaller than a head's keys and values, the segment bound of the fused chain is the
     FlashAttention-style I/O bound: the score points whose score is completed in a segment form whole d-fibres
-    over row × column pairs, at most (X/2bd)² of them (docs/tiling.md, "Attention"), so the traffic is at least
+    over row × column pairs, at most (X/2bd)² of them (docs/design/tiling.md, "Attention"), so the traffic is at least
     about H·N²d²/(2S) elements (S = C/b); the other points' relaxation takes some of it back (55–90 % kept).
     It grows as 1/C, far above the compulsory traffic."""
     problem = attention_chain(heads, n, d)

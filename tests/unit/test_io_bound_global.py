@@ -1,4 +1,4 @@
-"""The traffic a global dependency forces (backends/io_bound_global.py; docs/tiling.md, "Global
+"""The traffic a global dependency forces (backends/io_bound_global.py; docs/design/tiling.md, "Global
 dependencies"): the first-completion argument on a GEMM with batch norm in training at KernelBench sizes, the
 per-fibre one on norms over rows longer than the buffer, what is left out (attention's PV reduction, which
 online softmax rewrites), and the cache-aware mode of solar-opt taking it into the group's bound."""

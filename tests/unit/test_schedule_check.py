@@ -1,4 +1,4 @@
-"""The schedule check (docs/sol.md, "Why these are lower bounds"): explicit tiled schedules of every einsum and
+"""The schedule check (docs/design/bound-checks.md): explicit tiled schedules of every einsum and
 group shape of the tiling corpus (test_tiling.CASES) run as access traces on a fully associative buffer under
 Belady's policy (schedules.py). The cache-aware bound, as the SOL mode takes it (`tiling_ir.lower_bound`: the
 least of the whole-group tiling and the einsums tiled one by one, down to the segment bound `io_bound` and
@@ -131,7 +131,7 @@ def layernorm(rows: int, width: int) -> list[EinsumDesc]:
                                                  (layernorm(4, 32), "per fibre")], ids=["bn-8x6x6", "bn-12x4x8", "ln"])
 def test_global_dependency_bound_never_exceeds_a_schedule(descs: list[EinsumDesc], argument: str) -> None:
     """A reduction used again over a fibre larger than the buffer: the fibre's elements must wait for the
-    reduction in the buffer, in DRAM or be recomputed (docs/tiling.md, "Global dependencies"). The forced
+    reduction in the buffer, in DRAM or be recomputed (docs/design/tiling.md, "Global dependencies"). The forced
     traffic lifts the bound above the compulsory traffic and stays under every replay."""
     problem = build_problem("g", descs)
     compulsory = Space(problem).compulsory
