@@ -1,6 +1,6 @@
 """Shared pieces of the surface fuzzers (issue 36, item 6): how many examples a run draws, and the values a
 mutated field or argument takes. CI draws a fixed set; `SOLAR_FUZZ_EXAMPLES=N` draws N new ones per test
-(docs/errors.md, "Fuzzing")."""
+(docs/design/fuzzing.md)."""
 
 from __future__ import annotations
 

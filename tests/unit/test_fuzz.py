@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sir_fuzz import corpus, fuzz, inputs, mutate
 from surface_fuzz import LONG_RUN, SEED
 
-COUNT = max(5000, LONG_RUN)  # SOLAR_FUZZ_EXAMPLES: a longer run (docs/errors.md)
+COUNT = max(5000, LONG_RUN)  # SOLAR_FUZZ_EXAMPLES: a longer run (docs/design/fuzzing.md)
 
 
 def test_mutants_never_crash_and_every_error_is_located() -> None:
