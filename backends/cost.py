@@ -346,7 +346,7 @@ class CostModel:
         """Bytes of `v` that `op` reads over all its runs per run of `outer` (of the function when None), at
         least: one run's figure times the trips of the loops (between the two) over which its reads are
         disjoint, or a kernel's union over the loops it uses. Another loop may read the same elements again,
-        which DRAM need not serve twice (docs/sol.md, "Whole graph")."""
+        which DRAM need not serve twice (docs/sol.md, "Units of execution")."""
         read = self._read_bytes(op, v, loops, inside, in_view=in_view)
         around = self._loops.get(outer, ()) if outer is not None else ()
         crossed = [f for f in self._loops.get(op, ()) if f not in around]

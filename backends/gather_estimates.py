@@ -3,7 +3,7 @@
 The bound reads one row of such a gather's table (every id may be the same: padding tokens, an embedding
 bag), which is the least any input allows but far from what a typical input reads. Where the two differ,
 the report shows the expected number of distinct rows that uniformly random ids name, labelled as an
-estimate; it never enters a bound (docs/sol.md, "What a bound assumes")."""
+estimate; it never enters a bound (docs/sol.md, "Why these are lower bounds")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The formulations a tiling space is solved as (docs/tiling.md, "What is enumerated"): acyclic orientations
+"""The formulations a tiling space is solved as (docs/design/tiling.md, "What is enumerated"): acyclic orientations
 of the graph of conflicting uses, or orders of the shared loops with orientations of the uses conflicting on
 private loops; one per class of formulations a symmetry of the space relates.
 
