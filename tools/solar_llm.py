@@ -252,8 +252,10 @@ def _asked_split(args: argparse.Namespace) -> Split | None:
 
 
 def _given_split(args: argparse.Namespace) -> tuple[int | None, int | None, int | None]:
-    return tuple(getattr(args, f) if f in args.given else None  # type: ignore[return-value]
-                 for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel"))
+    """The (tensor, pipeline, expert) flags given (None: not given, which a search searches)."""
+    tensor, pipeline, expert = (getattr(args, f) if f in args.given else None
+                                for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel"))
+    return tensor, pipeline, expert
 
 
 def _train(args: argparse.Namespace) -> int:
