@@ -107,10 +107,8 @@ def run(module: ModuleOp, inputs: ArrayMap | Sequence[Any], params: Mapping[str,
 
 
 def kernel_statements(module: ModuleOp, params: Mapping[str, int] | None = None) -> float:
-    """An upper estimate of the statements the module's kernels execute with `params` bound (each kernel
-    once; infinite where a bound is unknown): what `interpret_limit` is compared with."""
-    bound = prepare(module, params).module
-    return sum(generate_kernel(op).points for func in bound.funcs for op in func.walk() if isinstance(op, KernelOp))
+    """`Program.statements` of the module with `params` bound."""
+    return prepare(module, params).statements
 
 
 @dataclass(frozen=True)
@@ -137,8 +135,20 @@ class Program:
         # Statements left to run as plain Python: a kernel whose estimate fits runs so, and spends it.
         self.interpret_budget = interpret_limit
         self._kernels: dict[int, _Kernel] = {}
+        self._generated: dict[int, GeneratedKernel] = {}  # each kernel's code, generated once
         self._einsums: dict[int, _Einsum] = {}
         self._depth = 0
+        self._statements: float | None = None
+
+    @property
+    def statements(self) -> float:
+        """An upper estimate of the statements the kernels execute (each kernel once; infinite where a bound
+        is unknown): what `interpret_limit` is compared with, and what a caller may check before running.
+        Generates every kernel's code, which running then reuses."""
+        if self._statements is None:
+            self._statements = sum(self._generated_kernel(op).points for func in self.module.funcs
+                                   for op in func.walk() if isinstance(op, KernelOp))
+        return self._statements
 
     @property
     def inputs(self) -> list[InputSpec]:
@@ -238,10 +248,16 @@ class Program:
     def _kernel(self, op: KernelOp) -> _Kernel:
         k = self._kernels.get(id(op))
         if k is None:
-            k = self._kernels[id(op)] = _Kernel(op, self.interpret_budget)
+            k = self._kernels[id(op)] = _Kernel(op, self._generated_kernel(op), self.interpret_budget)
             if k.interpreted:
                 self.interpret_budget -= k.gen.points
         return k
+
+    def _generated_kernel(self, op: KernelOp) -> GeneratedKernel:
+        gen = self._generated.get(id(op))
+        if gen is None:
+            gen = self._generated[id(op)] = generate_kernel(op)
+        return gen
 
     def _einsum(self, op: EinsumOp) -> _Einsum:
         e = self._einsums.get(id(op))
@@ -273,9 +289,9 @@ def _kernel_array(array: np.ndarray, dtype: Any) -> np.ndarray:
 
 
 class _Kernel:
-    def __init__(self, op: KernelOp, interpret_limit: float = 0) -> None:
+    def __init__(self, op: KernelOp, gen: GeneratedKernel, interpret_limit: float = 0) -> None:
         self.op = op
-        self.gen: GeneratedKernel = generate_kernel(op)
+        self.gen = gen
         self.in_types = [b.value.type for b in op.inputs if b.value.type is not None]
         self.out_types = [d.type for d in op.outputs]
         self.out_dtypes = [np.dtype(np.float64) if wide else compute_dtype(t.dtype)

@@ -40,55 +40,12 @@ from solar.frontends.llm_models import LlmConfig, LlmError
 from solar.targets.loader import PeakUnavailable, Target
 
 from .llm_exchange import exchange_of
-
-
-@dataclass(frozen=True)
-class Split:
-    """How a model is spread over chips."""
-
-    tensor: int = 1
-    pipeline: int = 1
-    expert: int = 1
-    data: int = 1
-
-    @property
-    def replica_chips(self) -> int:
-        return self.tensor * self.pipeline * self.expert
-
-    @property
-    def chips(self) -> int:
-        return self.replica_chips * self.data
-
-    @property
-    def stage_chips(self) -> int:
-        return self.tensor * self.expert
-
-    def as_record(self) -> dict[str, int]:
-        return {"tensor_parallel": self.tensor, "pipeline_parallel": self.pipeline, "expert_parallel": self.expert,
-                "data_parallel": self.data}
-
-    def __str__(self) -> str:
-        return f"TP{self.tensor}·PP{self.pipeline}·EP{self.expert}·DP{self.data}"
+from .llm_flags import Split, check_split_counts
 
 
 def check_split(cfg: LlmConfig, split: Split) -> None:
     """A split that does not divide the model: one line naming the flag and what it does not divide."""
-    s = cfg.shape
-    for flag, n in (("--tensor-parallel", split.tensor), ("--pipeline-parallel", split.pipeline),
-                    ("--expert-parallel", split.expert), ("--data-parallel", split.data)):
-        if n < 1:
-            raise LlmError(f"{flag} {n}: must be a positive integer")
-    if s.heads % split.tensor:
-        raise LlmError(f"--tensor-parallel {split.tensor} does not divide the {s.heads} attention heads")
-    if s.kv_heads % split.tensor and split.tensor % s.kv_heads:
-        raise LlmError(f"--tensor-parallel {split.tensor} neither divides nor is a multiple of the {s.kv_heads} "
-                       "key-value heads")
-    if s.layers % split.pipeline:
-        raise LlmError(f"--pipeline-parallel {split.pipeline} does not divide the {s.layers} layers")
-    if split.expert > 1 and not s.experts:
-        raise LlmError(f"--expert-parallel {split.expert}: the model has no routed experts")
-    if split.expert > 1 and s.experts % split.expert:
-        raise LlmError(f"--expert-parallel {split.expert} does not divide the {s.experts} routed experts")
+    check_split_counts(cfg.shape, split)
 
 
 def split_problem(cfg: LlmConfig, split: Split) -> str | None:

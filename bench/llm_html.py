@@ -22,6 +22,7 @@ from typing import Any
 from solar.backends.cost import CostModel, Peaks
 from solar.backends.html_report import html_cell, html_table, standalone_page
 from solar.backends.html_svg import curves_svg
+from solar.backends.mode_results import roofline_bound
 from solar.backends.report import analyse, quantity, seconds, short_path, strict_json, unit_module
 from solar.ir.outputs import write_text_atomic
 from solar.targets.loader import Target
@@ -53,8 +54,7 @@ class OperatorRow:
 
     @property
     def bound(self) -> str:
-        parts = {"tensor": self.tensor_s, "vector": self.vector_s, "memory": self.memory_s}
-        return max(parts, key=lambda k: parts[k]) if self.seconds > 0 else "none"
+        return roofline_bound(self.tensor_s, self.vector_s, self.memory_s, self.seconds)
 
     @property
     def total_s(self) -> float:

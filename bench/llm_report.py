@@ -11,7 +11,7 @@ from typing import Any
 from solar.backends.report import quantity, seconds, strict_json
 from solar.frontends.llm_config_checks import long_context_warning
 from solar.frontends.llm_kernelbench import check_phases, load_llm
-from solar.frontends.llm_models import LlmConfig, LlmError, check_sizes
+from solar.frontends.llm_models import LlmConfig, check_sizes
 from solar.frontends.llm_quantization import config_quantization
 from solar.frontends.llm_validate import validate_phases
 from solar.ir.outputs import write_text_atomic
@@ -20,6 +20,7 @@ from solar.passes.quantize import QuantizeOptions
 from solar.targets.loader import Target
 
 from .llm_deploy import Split, check_split
+from .llm_flags import phases_of
 from .llm_precision import peak_remarks
 from .llm_quantized import quantized_memory
 from .llm_serving import (
@@ -243,14 +244,6 @@ def analysis_json(analysis: LlmAnalysis) -> dict[str, Any]:
 def write_json(analysis: LlmAnalysis, path: str) -> None:
     text = json.dumps(strict_json(analysis_json(analysis)), indent=1, allow_nan=False) + "\n"
     write_text_atomic(path, text, "the solar-llm report")
-
-
-def phases_of(text: str) -> tuple[str, ...]:
-    if text == "both":
-        return ("prefill", "decode")
-    if text in ("prefill", "decode"):
-        return (text,)
-    raise LlmError(f"--phase {text}: expected prefill, decode, both or train")
 
 
 __all__ = ["LlmAnalysis", "LlmRequest", "analyse_llm", "analysis_json", "phases_of", "render",

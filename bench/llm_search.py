@@ -38,6 +38,7 @@ from .llm_deploy import (
     prefill_seconds,
     split_problem,
 )
+from .llm_flags import searched_split
 from .llm_precision import peak_remarks
 from .llm_quantized import quantized_memory
 from .llm_serving import Memory, StepModel, model_memory, price_phase, resident_tokens
@@ -268,7 +269,7 @@ def search_from_flags(config: str, targets: str, slo: str, throughput: float | N
     for key, value in zip(("tensor", "pipeline", "expert"), split, strict=True):
         if value is not None:
             fields[key] = [value]
-    fixed = Split(*(value or 1 for value in split))
+    fixed = searched_split(split)
     problem = split_problem(cfg, fixed) if fixed.replica_chips > 1 else None
     if problem:
         raise LlmError(problem)

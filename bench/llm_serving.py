@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from solar.backends.mode_results import ModeResult
 from solar.backends.sweep import CACHE_AWARE, CostSurface, ModeArrays
 from solar.frontends.llm_mla import latent_widths
 from solar.frontends.llm_models import (
@@ -69,22 +70,13 @@ MAX_CROSSOVER_BATCH = 1 << 20
 
 
 @dataclass(frozen=True)
-class StepCost:
-    """One step at one point on one target in one mode, for the whole model on one chip."""
+class StepCost(ModeResult):
+    """One step at one point on one target in one mode, for the whole model on one chip: the mode's figures
+    (`ModeResult`) with the step's multiply-accumulates on tensor cores."""
 
-    seconds: float
-    tensor_s: float
-    vector_s: float
-    memory_s: float
-    flops: int
-    bytes: int
-    macs: int
+    macs: int = 0
     # Each unit's or group's (tensor, vector, memory) seconds, for scaling twins by counts (bench/twins.py).
     parts: tuple[Terms, ...] = ()
-
-    @property
-    def bound(self) -> str:
-        return "compute" if max(self.tensor_s, self.vector_s) > self.memory_s else "memory"
 
 
 @dataclass
@@ -184,7 +176,7 @@ class StepModel:
                 for mode, a in modes.items():
                     length = self.least_length if self.pinned else point[self.sizes[self.length_name]]
                     self._table[(layers, b, length, target, mode)] = StepCost(
-                        float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
+                        mode, float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
                         float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(macs[index]) // 2,
                         _parts(a, index))
 
@@ -246,8 +238,8 @@ class StepModel:
             seconds = scaled_seconds(a.parts, keys[0], b.parts, keys[1], k)
         else:  # no key to match units by (a cache-aware mode whose rows are not the groups): the time scaled
             seconds = float(scale(a.seconds, b.seconds))
-        return StepCost(seconds, tensor, vector, memory, int(scale(a.flops, b.flops)), int(scale(a.bytes, b.bytes)),
-                        int(scale(a.macs, b.macs)))
+        return StepCost(mode, seconds, tensor, vector, memory, int(scale(a.flops, b.flops)),
+                        int(scale(a.bytes, b.bytes)), int(scale(a.macs, b.macs)))
 
 
 def _at(surface: CostSurface, values: dict[str, int], target: str, mode: str) -> StepCost:
@@ -261,7 +253,7 @@ def _at(surface: CostSurface, values: dict[str, int], target: str, mode: str) ->
     tensor_flops = surface.formulas("unfused")["flops_tensor"]
     isl_point = {isl_name(k): v for k, v in point.items()}
     flops_tc = tensor_flops.evaluate(isl_point) if hasattr(tensor_flops, "evaluate") else tensor_flops
-    return StepCost(float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
+    return StepCost(mode, float(a.seconds[index]), float(a.tensor_s[index]), float(a.vector_s[index]),
                     float(a.memory_s[index]), int(a.flops[index]), int(a.bytes[index]), int(flops_tc) // 2,
                     _parts(a, index))
 
@@ -563,7 +555,7 @@ def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Targe
                                        split),
                       chip_activation_bytes(cfg, split, tokens // m, logit_tokens // m))
     estimate = uniform_routing_estimate(cfg, memory, tokens) if cfg.shape.experts and memory.expert_bytes else None
-    compute = work.bound == "compute" and work.seconds / split.stage_chips >= coll.overlappable_s
+    compute = work.compute_bound and work.seconds / split.stage_chips >= coll.overlappable_s
     return ServingPoint(step.phase, batch, length if step.phase == "prefill" else None,
                         length if step.phase == "decode" else None, target.name, mode, cost, chip, coll, split,
                         time_s, chip.total <= target.dram_capacity, generate, estimate, compute)
@@ -571,7 +563,7 @@ def serving_point(step: StepModel, cfg: LlmConfig, memory: Memory, target: Targe
 
 def _mean(costs: list[StepCost]) -> StepCost:
     n = len(costs)
-    return StepCost(sum(c.seconds for c in costs) / n, sum(c.tensor_s for c in costs) / n,
+    return StepCost(costs[0].mode, sum(c.seconds for c in costs) / n, sum(c.tensor_s for c in costs) / n,
                     sum(c.vector_s for c in costs) / n, sum(c.memory_s for c in costs) / n,
                     sum(c.flops for c in costs) // n, sum(c.bytes for c in costs) // n, sum(c.macs for c in costs) // n)
 
@@ -579,7 +571,7 @@ def _mean(costs: list[StepCost]) -> StepCost:
 def crossover_batch(step: StepModel, target: str, mode: str, context: int) -> int | None:
     """The least batch at which a decode step is compute-bound (None: memory-bound up to 2^20)."""
     def compute_bound(b: int) -> bool:
-        return step.cost(b, context, target, mode).bound == "compute"
+        return step.cost(b, context, target, mode).compute_bound
 
     if compute_bound(1):
         return 1

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -124,6 +125,28 @@ def check_fields(path: str, raw: dict[str, Any], dtype: str | None = None) -> No
     check_experts(path, text)
     name = dtype if dtype is not None else dtype_name(path, raw)
     _check_weight_bytes(path, text, DTYPE_BYTES.get(name, 4))
+
+
+@dataclass(frozen=True)
+class DeclaredCounts:
+    """The counts a split over chips divides, as a file that passed `check_fields` declares them: None where
+    the value may be its config class's default (known once transformers builds the config). The routed
+    experts are never known here: a key the class does not declare (a stray `num_experts`) counts none."""
+
+    layers: int
+    heads: int
+    kv_heads: int | None
+    experts: int | None = None
+
+
+def declared_counts(raw: dict[str, Any]) -> DeclaredCounts:
+    """`DeclaredCounts` of a config file (llm_families.kv_heads reads the same field once the config is built;
+    Falcon's key-value heads depend on its decoder's kind, left to it)."""
+    text = standard_names(text_fields(raw))
+    kv = text.get("num_key_value_heads")
+    known = raw.get("model_type") != "falcon" and text.get("model_type", raw.get("model_type")) != "falcon"
+    return DeclaredCounts(text["num_hidden_layers"], text["num_attention_heads"],
+                          kv if known and _is_int(kv) and kv > 0 else None)
 
 
 def _integers(raw: dict[str, Any]) -> Iterator[tuple[str, int]]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -43,6 +43,9 @@ from solar.ir.printer import print_module
 
 from .torch_problem import TorchProblem, TorchTranslation
 from .validate import ValidationReport, interpret_budget
+
+if TYPE_CHECKING:
+    from solar.backends.executor import Program
 
 MIN_SCALED = 64  # integer constructor arguments below this (kernel sizes, strides, heads) stay as written
 MIN_TWIN_SIZE = 16  # the least a scaled argument becomes
@@ -195,30 +198,43 @@ def _weight_share(cls: Any, args: Sequence[Any], small: Sequence[Any]) -> float:
     return twin / full if full else 0.0
 
 
-def worth_a_twin(tr: TorchTranslation, sizes: dict[str, int]) -> bool:
+def prepared(module: ModuleOp, sizes: dict[str, int]) -> Program | None:
+    """The module bound at `sizes` and verified, ready to run (None where it is not: validation says why when
+    it runs the module itself). One program serves the size checks and the run: its kernels' code is made
+    once."""
+    from solar.backends.executor import prepare
+
+    try:
+        return prepare(module, sizes or None)
+    except Exception:  # the executor's own errors surface in validation itself
+        return None
+
+
+def worth_a_twin(tr: TorchTranslation, program: Program | None) -> bool:
     """Whether validating with the full-size weights costs more than a twin's export: weights of at least
-    TWIN_MIN_WEIGHT_BYTES, or kernels too large at `sizes` to run as plain Python (then Numba's fixed
-    second is paid, and a second export of the same program costs a fraction of that)."""
+    TWIN_MIN_WEIGHT_BYTES, or kernels too large at the validation sizes (`program`: the original prepared
+    at them) to run as plain Python (then Numba's fixed second is paid, and a second export of the same
+    program costs a fraction of that)."""
     if weight_bytes(tr) >= TWIN_MIN_WEIGHT_BYTES:
         return True
     if any(isinstance(op, ForOp) for func in tr.module.funcs for op in func.walk()):
         # A recurrent layer: validation already runs few time steps (the sequence length is a size
         # parameter) through the compiled cell kernels, about as long as a twin's export alone.
         return False
-    from solar.backends.executor import kernel_statements
-
     try:
-        return kernel_statements(tr.module, sizes) > interpret_budget()
+        return program is not None and program.statements > interpret_budget()
     except Exception:  # the executor's own errors surface in validation itself
         return False
 
 
 def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
-         sizes: dict[str, int] | None = None) -> tuple[ScaledTwin | None, str]:
+         sizes: dict[str, int] | None = None, program: Program | None = None) -> tuple[ScaledTwin | None, str]:
     """The twin validation should run instead of the original (at `sizes`, the validation sizes of the
-    original), or None and why not ('' when validating the original is cheap enough that a twin would not
-    pay: `worth_a_twin`)."""
-    if not worth_a_twin(tr, sizes if sizes is not None else {}):
+    original, where `program` is the original prepared; None: prepared here), or None and why not ('' when
+    validating the original is cheap enough that a twin would not pay: `worth_a_twin`)."""
+    if program is None:
+        program = prepared(tr.module, sizes if sizes is not None else {})
+    if not worth_a_twin(tr, program):
         return None, ""
     if problem.model_class is None or problem.init_args is None:
         return None, "the model is not built from constructor arguments (Model(*get_init_inputs()))"
@@ -279,10 +295,7 @@ def plan(problem: TorchProblem, tr: TorchTranslation, dynamic: str = "all",
 VALIDATION_MAX_STATEMENTS = 5e10
 
 
-def _too_large_to_run(module: ModuleOp, sizes: dict[str, int]) -> str:
-    from solar.backends.executor import kernel_statements
-
-    statements = kernel_statements(module, sizes)
+def _too_large_to_run(statements: float) -> str:
     if statements <= VALIDATION_MAX_STATEMENTS:
         return ""
     return (f"at the smallest sizes it can run, the IR's kernels execute about {statements:.2g} statements, over "
@@ -299,16 +312,20 @@ def validate_torch(problem: TorchProblem, tr: TorchTranslation, seed: int = 0, s
     from .torch_reference import reference_runner
     from .validate import small_sizes, validate_sized
 
-    twin, why_not = (None, "") if full else plan(problem, tr, dynamic, small_sizes(tr.module, size, False,
-                                                                                tr.param_min))
+    sizes = small_sizes(tr.module, size, full, tr.param_min)
+    # The module prepared once at the validation sizes serves the twin's plan, the size check and the run.
+    program = None if full else prepared(tr.module, sizes)
+    twin, why_not = (None, "") if full else plan(problem, tr, dynamic, sizes, program)
     run_problem, run_tr = (twin.problem, twin.translation) if twin else (problem, tr)
-    sizes = small_sizes(run_tr.module, size, full, run_tr.param_min)
-    too_large = "" if full else _too_large_to_run(run_tr.module, sizes)
+    if twin:
+        sizes = small_sizes(run_tr.module, size, full, run_tr.param_min)
+        program = prepared(run_tr.module, sizes)
+    too_large = "" if program is None else _too_large_to_run(program.statements)
     if too_large:
         report = ValidationReport(True, seed, sizes, run_tr.module.param_values(), skipped=too_large)
     else:
         report = validate_sized(run_tr.module, lambda sz: reference_runner(run_problem, run_tr, seed, sz), sizes,
-                                seed)
+                                seed, program=program)
     report.details = size_lines(tr.params, tr.param_dims, tr.input_names, report.sizes, tr.fixed_dims)
     if twin:
         report.details += twin.lines

@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from solar.ir.expr_values import evaluate_int
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, ModuleOp
 
 from .diagnostics import HarnessError, ValidationError
+
+if TYPE_CHECKING:
+    from solar.backends.executor import Program
 
 # A sequential f32 sum of L terms drifts by about u·√L relative (a random walk of rounding errors); the
 # framework's blocked sums come close to that in the worst layouts (a vector norm over 2^20 values at a large
@@ -327,9 +330,12 @@ BOUNDED_OUTPUTS = "bounded_outputs"
 
 def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray], Sequence[np.ndarray]]],
              sizes: dict[str, int], seed: int = 0,
-             make_wide: Callable[[], Sequence[np.ndarray] | None] | None = None) -> ValidationReport:
+             make_wide: Callable[[], Sequence[np.ndarray] | None] | None = None,
+             program: Program | None = None) -> ValidationReport:
     """Runs the original (through `make_case`) and the IR at `sizes`; compares every output. `make_wide`
-    (optional) runs the original in float64 on the same inputs; it is called only when an output differs."""
+    (optional) runs the original in float64 on the same inputs; it is called only when an output differs.
+    `program` (optional): the module already prepared at `sizes` (backends/executor.py), by a caller that
+    checked its size; its generated kernels are run, not made again."""
     full = {p.name: p.default for p in module.params if p.default is not None}
     report = ValidationReport(True, seed, dict(sizes), full)
     start = time.perf_counter()
@@ -350,7 +356,11 @@ def validate(module: ModuleOp, make_case: Callable[[], tuple[Sequence[np.ndarray
     run = executor()
     start = time.perf_counter()
     try:
-        outs = run(module, list(args), params=sizes or None, interpret_limit=interpret_budget())
+        if program is None:
+            outs = run(module, list(args), params=sizes or None, interpret_limit=interpret_budget())
+        else:
+            program.interpret_budget = interpret_budget()
+            outs = program(list(args))
     except Exception as err:
         report.ok = False
         report.error = f"the IR failed to run: {type(err).__name__}: {err}"
@@ -423,11 +433,11 @@ Case = Callable[[], tuple[Sequence[np.ndarray], Sequence[np.ndarray]]]
 
 def validate_sized(module: ModuleOp, case_for: Callable[[dict[str, int]], Case], sizes: dict[str, int],
                    seed: int = 0, wide_for: Callable[[dict[str, int]], Callable[[], Sequence[np.ndarray] | None]]
-                   | None = None) -> ValidationReport:
+                   | None = None, program: Program | None = None) -> ValidationReport:
     """`validate` at `sizes`; when the original program itself fails there (indices in the data that point
     past a shrunk dimension, say), once more at the full sizes, which the report then records. `wide_for`:
-    the original run in float64 at given sizes (see `validate`)."""
-    report = validate(module, case_for(sizes), sizes, seed, wide_for(sizes) if wide_for else None)
+    the original run in float64 at given sizes (see `validate`); `program`: the module prepared at `sizes`."""
+    report = validate(module, case_for(sizes), sizes, seed, wide_for(sizes) if wide_for else None, program)
     full = {p.name: p.default for p in module.params if p.default is not None}
     if not report.error.startswith("the original program failed") or sizes == full:
         return report

@@ -23,8 +23,12 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from solar.tools._entry import Parser, UsageError, add_precision_floor, add_version, check_precision_floor, run_main
+
+if TYPE_CHECKING:
+    from solar.bench.llm_flags import Split
 
 PROG = "solar-llm"
 # A diagnostic located in a file (`FILE:LINE[:COL]: error: ...`) is printed as it is; any other problem gets
@@ -122,14 +126,22 @@ def _check_args(args: argparse.Namespace) -> None:
     except FlagError as err:
         raise UsageError(str(err)) from None
     if not args.config.endswith(".py"):
-        from solar.frontends.llm_config_checks import DTYPE_NAMES, LlmError, check_fields, read_config
+        from solar.frontends.llm_config_checks import (
+            DTYPE_NAMES,
+            LlmError,
+            check_fields,
+            declared_counts,
+            read_config,
+        )
 
         if args.dtype is not None and args.dtype not in DTYPE_NAMES:
             raise UsageError(f"--dtype {args.dtype}: expected one of {', '.join(DTYPE_NAMES)}")
         try:
-            check_fields(args.config, read_config(args.config), args.dtype)
+            raw = read_config(args.config)
+            check_fields(args.config, raw, args.dtype)
         except LlmError as err:
             raise UsageError(str(err)) from None
+        args.declared = declared_counts(raw)
 
 
 def _quantize_options(args: argparse.Namespace) -> object | None:
@@ -163,6 +175,7 @@ SEARCHED_FLAGS = {"batch": "1", "tensor_parallel": 1, "pipeline_parallel": 1, "e
 
 
 def _with_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    args.declared = None  # the config file's counts (`_check_args`: a JSON config)
     args.given = {name for name in SEARCHED_FLAGS if getattr(args, name) is not None}
     for name, default in SEARCHED_FLAGS.items():
         if getattr(args, name) is None:
@@ -182,19 +195,30 @@ def run(argv: Sequence[str]) -> int:
     if args.optimizer != "adamw":
         _error(f"--optimizer {args.optimizer}: an optimizer prices a training step (--phase train)")
         return 1
-    # Imported after parsing: --help and usage errors stay fast (torch and transformers are slow to load).
-    from solar.backends.sweep import SweepError
-    from solar.backends.sweep_spec import sizes
-    from solar.bench.llm_plot import plot_llm as plot
-    from solar.bench.llm_report import LlmRequest, analyse_llm, phases_of, render, write_json
-    from solar.frontends.llm_models import LlmError
+    # The flags, and the split against the counts the config file declares, answer before torch and
+    # transformers load (seconds); what needs the model's config is checked once it is built.
+    from solar.backends.sweep_spec import SweepError, sizes
+    from solar.bench.llm_flags import check_split_counts, phases_of
+    from solar.frontends.llm_config_checks import LlmError
     from solar.targets.loader import TargetError, load_target
 
     try:
-        request = LlmRequest(args.config, [load_target(t.strip()) for t in args.target.split(",") if t.strip()],
-                             phases_of(args.phase), sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt"),
-                             sizes(args.context, "--context"), args.generate, args.tensor_parallel,
-                             args.pipeline_parallel, args.expert_parallel, args.data_parallel,
+        targets = [load_target(t.strip()) for t in args.target.split(",") if t.strip()]
+        phases = phases_of(args.phase)
+        batches, prompts = sizes(args.batch, "--batch"), sizes(args.prompt, "--prompt")
+        contexts = sizes(args.context, "--context")
+        split = _asked_split(args)
+        if args.declared is not None and split is not None:
+            check_split_counts(args.declared, split)
+    except (LlmError, SweepError, TargetError, OSError) as err:
+        _error(str(err))
+        return 1
+    from solar.bench.llm_plot import plot_llm as plot
+    from solar.bench.llm_report import LlmRequest, analyse_llm, render, write_json
+
+    try:
+        request = LlmRequest(args.config, targets, phases, batches, prompts, contexts, args.generate,
+                             args.tensor_parallel, args.pipeline_parallel, args.expert_parallel, args.data_parallel,
                              all_logits=args.all_logits, dtype=args.dtype, cache_aware=args.cache_aware,
                              validate=args.validate, cache=args.cache, quantize=args.quantize,
                              verbose=args.verbose, precision_floor=args.precision_floor)
@@ -214,6 +238,24 @@ def run(argv: Sequence[str]) -> int:
         _error(str(err))
         return 1
     return 0
+
+
+def _asked_split(args: argparse.Namespace) -> Split | None:
+    """The split this run checks against the model: the one asked, or a search's fixed flags (None where a
+    search fixes none: it searches every split)."""
+    from solar.bench.llm_flags import Split, searched_split
+
+    if args.slo:
+        fixed = searched_split(_given_split(args))
+        return fixed if fixed.replica_chips > 1 else None
+    return Split(args.tensor_parallel, args.pipeline_parallel, args.expert_parallel, args.data_parallel)
+
+
+def _given_split(args: argparse.Namespace) -> tuple[int | None, int | None, int | None]:
+    """The (tensor, pipeline, expert) flags given (None: not given, which a search searches)."""
+    tensor, pipeline, expert = (getattr(args, f) if f in args.given else None
+                                for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel"))
+    return tensor, pipeline, expert
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -253,9 +295,7 @@ def _search(args: argparse.Namespace) -> int:
 
     result = search_from_flags(args.config, args.target, args.slo, args.throughput, args.quantize_options,
                                args.batch if "batch" in args.given else None, args.prompt, args.generate,
-                               tuple(getattr(args, f) if f in args.given else None
-                                     for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel")),
-                               args.dtype, args.cache)
+                               _given_split(args), args.dtype, args.cache)
     sys.stdout.write(render_search(result))
     if args.json:
         write_search_json(result, args.json)

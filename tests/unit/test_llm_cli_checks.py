@@ -61,3 +61,45 @@ def test_unwritable_outputs_answer_before_any_export(tmp_path: Path) -> None:
     assert out == ["1", "False", "False"]
     assert err == f"solar-llm: error: cannot write --plot '{tmp_path}': it is a directory\n"
     assert keep.read_text() == "{}"
+
+
+def test_flags_and_splits_answer_before_torch_is_imported(tmp_path: Path) -> None:
+    """The phases, sizes and targets, and a split against the heads, key-value heads and layers the file
+    declares, as one line each before torch loads; a search's fixed split too."""
+    cases = {("--phase", "both,decode"): "--phase both,decode: expected prefill, decode, both or train",
+             ("--batch", "0"): "--batch: 0 is not a positive size",
+             ("--tensor-parallel", "3"): "--tensor-parallel 3 does not divide the 4 attention heads",
+             ("--tensor-parallel", "4", "--pipeline-parallel", "3"): "--pipeline-parallel 3 does not divide the "
+                                                                     "4 layers",
+             ("--slo", "tpot=30ms", "--pipeline-parallel", "3"): "--pipeline-parallel 3 does not divide the 4 layers",
+             ("--data-parallel", "0"): "--data-parallel 0: must be a positive integer"}
+    for flags, message in cases.items():
+        out, err = _run_probe([CONFIG, *flags])
+        assert (out, err) == (["1", "False", "False"], f"solar-llm: error: {message}\n"), flags
+    out, err = _run_probe([CONFIG, "--target", "h999"])
+    assert out == ["1", "False", "False"] and err.startswith("solar-llm: error: unknown target 'h999': known ")
+
+
+def test_a_count_left_to_the_config_class_waits_for_transformers(tmp_path: Path) -> None:
+    """Without `num_key_value_heads` the key-value heads are the config class's default, known once
+    transformers builds it: the layers' check after it waits too, and says the same then."""
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "llama", "vocab_size": 16, "hidden_size": 32, "num_hidden_layers": 2, '
+                      '"num_attention_heads": 4}')
+    out, err = _run_probe([str(config), "--pipeline-parallel", "3"])
+    assert out == ["1", "True", "True"]
+    assert err == "solar-llm: error: --pipeline-parallel 3 does not divide the 2 layers\n"
+
+
+def test_declared_counts_are_what_the_file_fixes() -> None:
+    from solar.bench.llm_flags import Split, check_split_counts
+    from solar.frontends.llm_config_checks import DeclaredCounts, declared_counts
+
+    sizes = {"vocab_size": 16, "hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 8}
+    assert declared_counts({"model_type": "llama", **sizes, "num_key_value_heads": 2}) == DeclaredCounts(6, 8, 2)
+    # Falcon's key-value heads depend on its decoder's kind; a multimodal file's text model is read.
+    assert declared_counts({"model_type": "falcon", **sizes, "num_key_value_heads": 2}) == DeclaredCounts(6, 8, None)
+    assert declared_counts({"model_type": "llava", "text_config": {"n_layer": 3, "n_head": 4}}) == \
+        DeclaredCounts(3, 4, None)
+    check_split_counts(DeclaredCounts(6, 8, None), Split(pipeline=4))  # waits for the key-value heads
+    check_split_counts(DeclaredCounts(6, 8, 2), Split(expert=3))  # and for the routed experts

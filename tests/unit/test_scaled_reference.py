@@ -149,7 +149,7 @@ def test_a_twin_only_where_it_pays(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     tr = translate_problem(problem, "all")
     assert sr.weight_bytes(tr) == 4 * (2 * 256 * 512 + 512 + 256) < sr.TWIN_MIN_WEIGHT_BYTES
     sizes = {"BATCH": 4, "X_1": 4}
-    assert sr.worth_a_twin(tr, sizes)
+    assert sr.worth_a_twin(tr, sr.prepared(tr.module, sizes))
     twin, _ = sr.plan(problem, tr, "all", sizes)
     assert twin is not None and twin.factor == 16
     # Width 64: the original's kernels run as plain Python at these sizes; a twin would not pay.
@@ -157,7 +157,7 @@ def test_a_twin_only_where_it_pays(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     narrow.mkdir()
     problem = load_problem(_write(narrow, WIDE.replace("256", "64").replace("[64, 512, 4]", "[64, 64, 4]")))
     tr = translate_problem(problem, "all")
-    assert not sr.worth_a_twin(tr, sizes)
+    assert not sr.worth_a_twin(tr, sr.prepared(tr.module, sizes))
     assert sr.plan(problem, tr, "all", sizes) == (None, "")
 
 
@@ -217,7 +217,7 @@ def test_a_recurrent_program_with_small_weights_gets_no_twin(tmp_path: Path) -> 
     sizes = {name: 4 for name in tr.params}
     # Its cell kernel is too large to run as plain Python, which alone would call for a twin.
     assert kernel_statements(tr.module, sizes) > sr.interpret_budget()
-    assert not sr.worth_a_twin(tr, sizes)
+    assert not sr.worth_a_twin(tr, sr.prepared(tr.module, sizes))
     assert sr.plan(problem, tr, "all", sizes) == (None, "")
 
 
