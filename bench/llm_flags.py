@@ -44,7 +44,7 @@ class Split:
 def searched_split(given: tuple[int | None, int | None, int | None]) -> Split:
     """The split a search keeps of its (tensor, pipeline, expert) flags: each given one, 1 where not (None:
     that kind is searched)."""
-    return Split(*(value or 1 for value in given))
+    return Split(*(1 if value is None else value for value in given))  # a given 0 stays, to be refused
 
 
 class SplitCounts(Protocol):

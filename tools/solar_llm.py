@@ -247,7 +247,7 @@ def _asked_split(args: argparse.Namespace) -> Split | None:
 
     if args.slo:
         fixed = searched_split(_given_split(args))
-        return fixed if fixed.replica_chips > 1 else None
+        return fixed if fixed.replica_chips != 1 else None
     return Split(args.tensor_parallel, args.pipeline_parallel, args.expert_parallel, args.data_parallel)
 
 

@@ -72,7 +72,9 @@ def test_flags_and_splits_answer_before_torch_is_imported(tmp_path: Path) -> Non
              ("--tensor-parallel", "4", "--pipeline-parallel", "3"): "--pipeline-parallel 3 does not divide the "
                                                                      "4 layers",
              ("--slo", "tpot=30ms", "--pipeline-parallel", "3"): "--pipeline-parallel 3 does not divide the 4 layers",
-             ("--data-parallel", "0"): "--data-parallel 0: must be a positive integer"}
+             ("--data-parallel", "0"): "--data-parallel 0: must be a positive integer",
+             # a search keeps a given 0 (it used to be read as "not given" and searched)
+             ("--slo", "ttft=1s", "--tensor-parallel", "0"): "--tensor-parallel 0: must be a positive integer"}
     for flags, message in cases.items():
         out, err = _run_probe([CONFIG, *flags])
         assert (out, err) == (["1", "False", "False"], f"solar-llm: error: {message}\n"), flags
