@@ -10,7 +10,7 @@ import islpy as isl
 from solar.ir import attr_names
 from solar.ir import expr as ex
 from solar.ir.analysis.counts import einsum_counts
-from solar.ir.analysis.dependences import always_before, ever_before, touching
+from solar.ir.analysis.dependences import always_before, ever_before, same_iteration, touching
 from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 from solar.ir.analysis.mask_domains import OffValue, restrict_masked_domains, restrict_to_used_points
@@ -297,8 +297,8 @@ class _Lifter:
             if name not in self.versions:
                 raise Unliftable(f"{name} is read at line {access.loc.line} before anything is written to it")
             for w in self.model.statements:
-                if w.stmt.target.tensor != name:
-                    continue
+                if w.stmt.target.tensor != name or same_iteration(w, w.stmt.target, sm, access):
+                    continue  # (in the same iteration, the earlier statement in the kernel runs first)
                 question = (w.name, sm.name, position)  # asked of every kernel of this structure: answered once
                 pairs = self.model.remember(("touching", *question),
                                             lambda w=w, rel=rel: _unless_empty(touching(w.write, rel)))
