@@ -288,7 +288,7 @@ class _Lifter:
         return True
 
     def _covers(self, tensor: str, sm: StatementModel) -> bool:
-        return (facts.covers(sm.stmt.target, sm.loops, sm.guarded, self.tensors[tensor].shape)
+        return (facts.covers(sm.stmt.target, sm.loops, bool(sm.guards), self.tensors[tensor].shape)
                 or self.model.remember(("covers", tensor, sm.name),
                                        lambda: self.model.boxes[tensor].is_subset(sm.write.range())))
 

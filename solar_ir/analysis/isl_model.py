@@ -18,6 +18,7 @@ import islpy as isl
 
 from solar.ir.analysis.floor_division import merge_floor_division, split_floor_bound
 from solar.ir.analysis.formula import Formula, Number, is_symbolic
+from solar.ir.analysis.subscript_facts import guarded_in_bounds
 from solar.ir.expr import (
     Access,
     Binary,
@@ -138,9 +139,9 @@ class StatementModel:
     isl: _StatementIsl = field(repr=False)  # its ISL objects, shared by kernels of the same structure
 
     @property
-    def guarded(self) -> bool:
-        """Whether an `affine.if` encloses the statement."""
-        return any(isinstance(s, AffineIf) for s in self.isl.scope)
+    def guards(self) -> list[Expr]:
+        """The conditions of the `affine.if`s around the statement, outermost first."""
+        return [s.cond for s in self.isl.scope if isinstance(s, AffineIf)]
 
     @property
     def domain(self) -> isl.Set:
@@ -199,6 +200,8 @@ class KernelModel:
 
         return self.remember(("in bounds", statement.name, position),
                              lambda: _within_loops(access, statement.loops, self.tensors[access.tensor])
+                             or guarded_in_bounds(access, statement.loops, statement.guards,
+                                                  self.tensors[access.tensor].shape)
                              or self.out_of_bounds(relation(), access.tensor).is_empty())
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
