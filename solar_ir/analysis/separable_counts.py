@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from solar.ir.analysis.isl_model import KernelModel, StatementModel
 from solar.ir.expr import Access, Binary, Call, Expr, IndexRef, IntLit, Unary, linear_form, walk
 from solar.ir.expr_values import evaluate_int
+from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import AffineFor
 
 ENUMERATION_LIMIT = 1 << 15  # iterations a group may take to enumerate; beyond it ISL counts
@@ -47,22 +48,41 @@ class _AtSizes:
 
 def _fold(expr: Expr, values: dict[str, int]) -> Expr:
     """`expr` with each part free of loop indices evaluated at the sizes."""
-    if not any(isinstance(n, IndexRef) for n in walk(expr)):
-        try:
-            return IntLit(evaluate_int(expr, values))
-        except (KeyError, ValueError) as err:
-            raise _NotSeparable from err
-    if isinstance(expr, Binary):
-        if expr.op in ("floordiv", "ceildiv", "mod") and not (isinstance(expr.rhs, IntLit) and expr.rhs.value > 0):
+    return _FOLD.visit(expr, values)
+
+
+class _Fold(ExprVisitor[Expr]):
+    def visit(self, e: Expr, values: dict[str, int]) -> Expr:  # type: ignore[override]
+        if not any(isinstance(n, IndexRef) for n in walk(e)):
+            try:
+                return IntLit(evaluate_int(e, values))
+            except (KeyError, ValueError) as err:
+                raise _NotSeparable from err
+        return super().visit(e, values)
+
+    def visit_index_ref(self, e: IndexRef, values: dict[str, int]) -> Expr:
+        return e
+
+    def visit_binary(self, e: Binary, values: dict[str, int]) -> Expr:
+        if e.op in ("floordiv", "ceildiv", "mod") and not (isinstance(e.rhs, IntLit) and e.rhs.value > 0):
             raise _NotSeparable
-        return Binary(expr.op, _fold(expr.lhs, values), _fold(expr.rhs, values))
-    if isinstance(expr, Unary) and expr.op == "-":
-        return Unary("-", _fold(expr.operand, values))
-    if isinstance(expr, Call) and expr.func in ("max", "min"):
-        return Call(expr.func, tuple(_fold(a, values) for a in expr.args))
-    if isinstance(expr, IndexRef):
-        return expr
-    raise _NotSeparable
+        return Binary(e.op, self.visit(e.lhs, values), self.visit(e.rhs, values))
+
+    def visit_unary(self, e: Unary, values: dict[str, int]) -> Expr:
+        if e.op != "-":
+            raise _NotSeparable
+        return Unary("-", self.visit(e.operand, values))
+
+    def visit_call(self, e: Call, values: dict[str, int]) -> Expr:
+        if e.func not in ("max", "min"):
+            raise _NotSeparable
+        return Call(e.func, tuple(self.visit(a, values) for a in e.args))
+
+    def visit_other(self, e: Expr, values: dict[str, int]) -> Expr:  # type: ignore[override]
+        raise _NotSeparable
+
+
+_FOLD = _Fold()
 
 
 def _conjuncts(cond: Expr) -> list[Expr]:
