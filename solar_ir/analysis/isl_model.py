@@ -244,6 +244,8 @@ def _within_loops(access: Access, loops: list[AffineFor], tensor: TensorType) ->
 
 def _at_most(bound: Expr, dim: Dim) -> bool:
     """Whether `bound` is certainly at most `dim`: the same size, or both numbers."""
+    if bound == dim:
+        return True  # the same expression (the common case), without its canonical form
     size = canonical_dim(bound)
     if isinstance(size, int) and isinstance(dim, int):
         return size <= dim

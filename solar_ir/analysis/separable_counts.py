@@ -107,16 +107,29 @@ class _Group:
         self.highs = [[_AtSizes(hi, values) for hi in _parts(lp.upper, "min")] for lp in loops]
         self.guards = [(_AtSizes(g.lhs, values), _COMPARE[g.op], _AtSizes(g.rhs, values)) for g in guards]
         self._points: list[dict[str, int]] | None = None
+        self.budget = ENUMERATION_LIMIT
+        self._count: int | None = None
+        self._distinct: dict[tuple[Expr, ...], int] = {}
 
     def count(self) -> int:
+        if self._count is None:
+            self._count = self._count_points()
+        return self._count
+
+    def _count_points(self) -> int:
         if len(self.loops) == 1 and not self.guards:
             lo = max(b.at({}) for b in self.lows[0])
             hi = min(b.at({}) for b in self.highs[0])
             return max(0, -((lo - hi) // self.loops[0].step))
         return len(self.points())
 
-    def distinct(self, subscripts: list[_AtSizes]) -> int:
-        """How many distinct tuples the subscripts take over the group's points."""
+    def distinct(self, indices: tuple[Expr, ...], values: dict[str, int]) -> int:
+        """How many distinct tuples the subscripts `indices` take over the group's points."""
+        if indices not in self._distinct:
+            self._distinct[indices] = self._count_distinct([_AtSizes(e, values) for e in indices])
+        return self._distinct[indices]
+
+    def _count_distinct(self, subscripts: list[_AtSizes]) -> int:
         if (len(self.loops) == 1 and not self.guards and len(subscripts) == 1 and subscripts[0].affine
                 and any(coef != 0 for _, coef in subscripts[0].terms)):
             return self.count()  # a * i + b takes as many values as i
@@ -124,7 +137,8 @@ class _Group:
 
     def points(self) -> list[dict[str, int]]:
         if self._points is None:
-            self.budget = ENUMERATION_LIMIT
+            if self.budget < ENUMERATION_LIMIT:
+                raise _NotSeparable  # enumerated before, past the limit
             self._points = list(self._enumerate(0, {}))
         return self._points
 
@@ -144,6 +158,9 @@ class _Group:
         env.pop(self.vars[k], None)
 
 
+_GROUPS: dict[tuple[object, ...], _Group] = {}  # by loops, guards and sizes; see SeparableCounts._split
+
+
 def _parts(bound: Expr, combiner: str) -> tuple[Expr, ...]:
     return bound.args if isinstance(bound, Call) and bound.func == combiner else (bound,)
 
@@ -155,6 +172,7 @@ class SeparableCounts:
     def __init__(self, model: KernelModel, values: dict[str, int]) -> None:
         self.model = model
         self.values = values
+        self.sizes = tuple(sorted(values.items()))
         self.groups: dict[str, list[_Group] | None] = {}
         # The model's context (sizes at least 1, dimensions at least 0) must hold, or ISL counts nothing.
         try:
@@ -200,7 +218,14 @@ class SeparableCounts:
         for r in dict.fromkeys(root(lp.var) for lp in s.loops):
             members = [lp for lp in s.loops if root(lp.var) == r]
             mine = [c for c in conjuncts if root(next(iter(_indices(c)))) == r]
-            groups.append(_Group(members, mine, self.values))
+            # The same group recurs across kernels of other shapes (a convolution's rows at one size).
+            key = (tuple((lp.var, lp.lower, lp.upper, lp.step) for lp in members), tuple(mine), self.sizes)
+            group = _GROUPS.get(key)
+            if group is None:
+                group = _GROUPS[key] = _Group(members, mine, self.values)
+                if len(_GROUPS) > 4096:
+                    _GROUPS.clear()
+            groups.append(group)
         return groups
 
     def points(self, s: StatementModel) -> int | None:
@@ -231,7 +256,7 @@ class SeparableCounts:
     def _touched(self, groups: list[_Group], access: Access) -> int:
         if any(g.count() == 0 for g in groups):
             return 0
-        by_group: dict[int, list[_AtSizes]] = {}
+        by_group: dict[int, list[Expr]] = {}
         every = {v for g in groups for v in g.vars}
         for index in access.indices:
             names = _indices(index)
@@ -241,5 +266,5 @@ class SeparableCounts:
             if len(owners) > 1:
                 raise _NotSeparable
             if owners:
-                by_group.setdefault(owners.pop(), []).append(_AtSizes(index, self.values))
-        return math.prod(groups[k].distinct(subs) for k, subs in by_group.items())
+                by_group.setdefault(owners.pop(), []).append(index)
+        return math.prod(groups[k].distinct(tuple(subs), self.values) for k, subs in by_group.items())

@@ -107,6 +107,8 @@ def _below(cond: Expr, e: Expr, dim: Dim) -> bool:
 
 def _at_most(bound: Expr, dim: Dim) -> bool:
     """Whether `bound` is certainly at most `dim`: the same size, or both numbers."""
+    if bound == dim:
+        return True  # the same expression (the common case), without its canonical form
     size = canonical_dim(bound)
     if isinstance(size, int) and isinstance(dim, int):
         return size <= dim
