@@ -37,6 +37,7 @@ from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
     cached_set,
+    dim_names,
     dim_text,
     evaluate,
     isl_expr,
@@ -490,7 +491,7 @@ def _mentioned(op: EinsumOp) -> set[str]:
         if t is not None:
             for d in t.shape:
                 if isinstance(d, Expr):
-                    names.update(n.name for n in walk(d) if isinstance(n, NameRef))
+                    names |= dim_names(d)
     return names
 
 

@@ -387,7 +387,7 @@ def _used_params(kernel: KernelOp) -> tuple[set[str], set[str]]:
     for t in kernel.tensors().values():
         for d in t.shape:
             if isinstance(d, Expr):
-                used.update(n.name for n in walk(d) if isinstance(n, NameRef))
+                used |= dim_names(d)
     for stmt in walk_stmts(kernel.body):
         exprs: list[Expr] = []
         if isinstance(stmt, AffineFor):
@@ -403,6 +403,12 @@ def _used_params(kernel: KernelOp) -> tuple[set[str], set[str]]:
                 elif isinstance(n, IndexRef):
                     indices.add(n.name)
     return used, indices
+
+
+@lru_cache(maxsize=4096)
+def dim_names(dim: Expr) -> frozenset[str]:
+    """The size parameters a dimension names (a network's types share a few dimension objects)."""
+    return frozenset(n.name for n in walk(dim) if isinstance(n, NameRef))
 
 
 @lru_cache(maxsize=65536)
