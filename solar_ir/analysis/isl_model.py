@@ -455,9 +455,10 @@ class _Walker:
                 self.walk(s.body, [*scope, s], position)
             elif isinstance(s, Assign):
                 loops = [lp for lp in scope if isinstance(lp, AffineFor)]
-                name = f"S{len(self.model.statements)}"
-                self.model.statements.append(StatementModel(s, name, [lp.var for lp in loops], loops, _reads(s),
-                                                            _StatementIsl(self, s, name, scope, [*position, slot])))
+                name, reads = f"S{len(self.model.statements)}", _reads(s)
+                self.model.statements.append(StatementModel(s, name, [lp.var for lp in loops], loops, reads,
+                                                            _StatementIsl(self, s, reads, name, scope,
+                                                                          [*position, slot])))
                 slot += 1
 
     def names(self, scope: list[AffineFor | AffineIf]) -> dict[str, str]:
@@ -499,9 +500,12 @@ class _Walker:
 class _StatementIsl:
     """The ISL objects of one statement, each made when first asked for."""
 
-    def __init__(self, walker: _Walker, stmt: Assign, name: str, scope: list[AffineFor | AffineIf],
-                 position: list[int]) -> None:
-        self.walker, self.stmt, self.name, self.scope, self.position = walker, stmt, name, scope, position
+    def __init__(self, walker: _Walker, stmt: Assign, reads: list[Access], name: str,
+                 scope: list[AffineFor | AffineIf], position: list[int]) -> None:
+        self.walker, self.name, self.scope, self.position = walker, name, scope, position
+        # As they are now: a pass may rewrite the statement later (mask_domains), and what is built later
+        # must still be the model of the structure it is shared under.
+        self.target, self.accesses = stmt.target, reads
         self.dims = [isl_name(lp.var) for lp in scope if isinstance(lp, AffineFor)]
         self.head = f"{name}[{', '.join(self.dims)}]"
 
@@ -522,11 +526,11 @@ class _StatementIsl:
 
     @cached_property
     def write(self) -> isl.Map:
-        return self._access(self.stmt.target)
+        return self._access(self.target)
 
     @cached_property
     def reads(self) -> list[isl.Map]:
-        return [self._access(a) for a in _reads(self.stmt)]
+        return [self._access(a) for a in self.accesses]
 
     @cached_property
     def schedule(self) -> isl.Map:
