@@ -126,7 +126,16 @@ def within(lhs: str, bound: Dim, names: dict[str, str]) -> str:
 
 
 def dim_text(dim: Dim, names: dict[str, str]) -> str:
-    return str(dim) if isinstance(dim, int) else isl_expr(dim, names)
+    if isinstance(dim, int):
+        return str(dim)
+    if all(names.get(n, plain) == plain for n in dim_names(dim) for plain in (isl_name(n),)):
+        return _plain_dim_text(dim)  # the usual names: the text is the dimension's own, made once
+    return isl_expr(dim, names)
+
+
+@lru_cache(maxsize=4096)
+def _plain_dim_text(dim: Expr) -> str:
+    return isl_expr(dim, {})
 
 
 @dataclass
