@@ -34,11 +34,10 @@ class Expr:
     def __hash__(self) -> int:
         # Kept once computed: expressions are never changed after they are built, and a network's sizes
         # (`1 + (-1 + X_2) floordiv 4` ...) are hashed thousands of times as parts of types and keys.
-        try:
-            return self._hash
-        except AttributeError:
-            self._hash: int = hash((type(self).__name__, self._key()))
-            return self._hash
+        h: int | None = getattr(self, "_hash", None)
+        if h is None:
+            h = self._hash = hash((type(self).__name__, self._key()))
+        return h
 
     def _key(self) -> tuple:
         raise NotImplementedError

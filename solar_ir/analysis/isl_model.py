@@ -214,7 +214,7 @@ class KernelModel:
                              or self.out_of_bounds(relation(), access.tensor).is_empty())
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
-        maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]
+        maps = [m for s in self.statements for a, m in zip(s.accesses, s.isl.reads, strict=True) if a.tensor == tensor]
         return _union(maps)
 
     def writes_of(self, tensor: str) -> isl.UnionMap | None:
