@@ -9,8 +9,9 @@ import islpy as isl
 
 from solar.ir import attr_names
 from solar.ir import expr as ex
+from solar.ir.analysis import subscript_facts as facts
 from solar.ir.analysis.counts import einsum_counts
-from solar.ir.analysis.dependences import always_before, ever_before, touching
+from solar.ir.analysis.dependences import always_before, ever_before, same_iteration, touching
 from solar.ir.analysis.index_values import IndexValues
 from solar.ir.analysis.isl_model import KernelModel, StatementModel, UnsupportedForISL, build_model
 from solar.ir.analysis.mask_domains import OffValue, restrict_masked_domains, restrict_to_used_points
@@ -233,7 +234,8 @@ class _Lifter:
                                        lambda w=w: always_before(touching(w.write, sm.write), w, sm)):
                 raise Unliftable(f"the writes to {target} at line {assign.loc.line} interleave with earlier ones")
         if assign.reduction is None:
-            if not self.model.remember(("injective", sm.name), sm.write.is_injective):
+            if not (facts.injective(assign.target, sm.loops)
+                    or self.model.remember(("injective", sm.name), sm.write.is_injective)):
                 raise Unliftable(f"`{format_expr(assign.target)}` is assigned more than once by one statement")
             if prior is not None and not self._covers(target, sm):
                 if not self._drop_zero_fill(prior):
@@ -256,18 +258,18 @@ class _Lifter:
     def _check_domain(self, assign: Assign, ctx: _Context, sm: StatementModel) -> None:
         """What the einsum form assumes of a statement: accesses in bounds (an einsum reads 0 outside an
         operand), indices from 0 up, every loop index in some subscript (else its repetitions are lost)."""
-        for position, access in enumerate([assign.target, *(a for a, _ in sm.reads)]):
+        for position, access in enumerate([assign.target, *sm.accesses]):
             if not self.model.in_bounds(sm, position):
                 raise Unliftable(f"`{format_expr(access)}` at line {access.loc.line} is out of bounds "
                                  "(--lift-affine reports where)")
-        subscripted = {i.name for a, _ in [(assign.target, None), *sm.reads] for e in a.indices
+        subscripted = {i.name for a in [assign.target, *sm.accesses] for e in a.indices
                        for i in walk(e) if isinstance(i, ex.IndexRef)}
         # Checked even for an empty domain (a zero-trip loop): an einsum names only subscripted indices.
         for loop in ctx.loops:
             if loop.var not in subscripted:
                 raise Unliftable(f"loop index %{loop.var} appears in no subscript (an einsum would lose its "
                                  "repetitions)")
-        if self.model.remember(("empty", sm.name), sm.domain.is_empty):
+        if facts.never_negative(sm.loops) or self.model.remember(("empty", sm.name), sm.domain.is_empty):
             return
         for k, loop in enumerate(ctx.loops):
             if self.model.remember(("negative", sm.name, k), lambda k=k: sm.domain.dim_min_val(k).is_neg()):
@@ -286,22 +288,23 @@ class _Lifter:
         return True
 
     def _covers(self, tensor: str, sm: StatementModel) -> bool:
-        return self.model.remember(("covers", tensor, sm.name),
-                                   lambda: self.model.boxes[tensor].is_subset(sm.write.range()))
+        return (facts.covers(sm.stmt.target, sm.loops, bool(sm.guards), self.tensors[tensor].shape)
+                or self.model.remember(("covers", tensor, sm.name),
+                                       lambda: self.model.boxes[tensor].is_subset(sm.write.range())))
 
     def _check_reads(self, sm: StatementModel) -> None:
-        for position, (access, rel) in enumerate(sm.reads):
+        for position, access in enumerate(sm.accesses):
             name = access.tensor
             if name in self.inputs:
                 continue
             if name not in self.versions:
                 raise Unliftable(f"{name} is read at line {access.loc.line} before anything is written to it")
             for w in self.model.statements:
-                if w.stmt.target.tensor != name:
-                    continue
+                if w.stmt.target.tensor != name or same_iteration(w, w.stmt.target, sm, access):
+                    continue  # (in the same iteration, the earlier statement in the kernel runs first)
                 question = (w.name, sm.name, position)  # asked of every kernel of this structure: answered once
                 pairs = self.model.remember(("touching", *question),
-                                            lambda w=w, rel=rel: _unless_empty(touching(w.write, rel)))
+                                            lambda w=w, k=position: _unless_empty(touching(w.write, sm.isl.reads[k])))
                 if pairs is None:
                     continue
                 earlier = self.model.statements.index(w) < self.model.statements.index(sm)

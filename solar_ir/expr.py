@@ -15,7 +15,7 @@ from .expr_visitor import ExprVisitor
 
 
 class Expr:
-    __slots__ = ("loc",)
+    __slots__ = ("_hash", "loc")
     precedence: ClassVar[int] = 9
     kind: ClassVar[str]  # the name of its case in an `ExprVisitor` (`visit_<kind>`; expr_visitor.KINDS)
 
@@ -29,10 +29,15 @@ class Expr:
         return f"{type(self).__name__}({format_expr(self)!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
+        return self is other or (type(self) is type(other) and self._key() == other._key())  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._key()))
+        # Kept once computed: expressions are never changed after they are built, and a network's sizes
+        # (`1 + (-1 + X_2) floordiv 4` ...) are hashed thousands of times as parts of types and keys.
+        h: int | None = getattr(self, "_hash", None)
+        if h is None:
+            h = self._hash = hash((type(self).__name__, self._key()))
+        return h
 
     def _key(self) -> tuple:
         raise NotImplementedError

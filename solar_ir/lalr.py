@@ -76,6 +76,8 @@ class FastLALR:
             k: v for k, v in callbacks.items() if isinstance(k, str)}
         self.basic_lexers: dict[int, Any] = frontend.lexer.lexers
         self.lexers: dict[int, StateLexer] = {}  # filled on first use, as Lark builds its scanners
+        # (state below, state, lookahead) -> the state after every unit reduction that follows there
+        self.unit_chains: dict[tuple[int, int, str], int] = {}
 
     @classmethod
     def create(cls, parser: lark.Lark, start: str) -> FastLALR | None:
@@ -87,12 +89,28 @@ class FastLALR:
             return None
         return fast
 
+    def _unit_chain(self, below: int, state: int, kind: str) -> int:
+        """Where a run of unit reductions (`?expr: or_expr` down to an atom) ends on the lookahead `kind`: each
+        pops the top state and goes from `below` by the rule's nonterminal, so the run depends on these
+        three alone. Taken once per triple instead of one step per rule (most reductions are unit ones)."""
+        first = state
+        while True:
+            target, reduction = self.actions[state].get(kind, _NO_ACTION)
+            if target is not None or reduction is None or reduction[1] is not None:
+                break
+            goto = self.actions[below][reduction[2]][0]
+            assert goto is not None
+            state = goto
+        self.unit_chains[(below, first, kind)] = state
+        return state
+
     def _lexer(self, state: int) -> StateLexer:
         lexer = self.lexers[state] = StateLexer(self.basic_lexers[state])
         return lexer
 
     def parse(self, text: str) -> Any:
         actions, lexers, shift_callbacks, end_state = self.actions, self.lexers, self.shift_callbacks, self.end_state
+        unit_chains = self.unit_chains
         new_str = str.__new__
         states: list[int] = [self.start_state]
         values: list[Any] = []
@@ -139,6 +157,10 @@ class FastLALR:
                 if reduction is None:
                     raise Fallback
                 count, callback, origin = reduction
+                if callback is None and not at_end:  # unit rules: the value stack stays, the top state changes
+                    states[-1] = (unit_chains.get((states[-2], states[-1], kind))
+                                  or self._unit_chain(states[-2], states[-1], kind))
+                    continue
                 if callback is None:  # a unit rule: its only child stays on the value stack
                     del states[-1]
                 else:

@@ -45,6 +45,7 @@ class _Checker:
     def __init__(self, engine: DiagnosticEngine) -> None:
         self.engine = engine
         self.ok = True
+        self.fine_types: dict[int, TensorType] = {}  # types checked without an error (kept alive: ids stay theirs)
 
     def error(self, message: str, loc: Location) -> None:
         self.engine.error(message, loc)
@@ -70,13 +71,17 @@ class _Checker:
             stack.extend((c, depth + 1) for c in e.children())
 
     def type(self, t: TensorType | None, loc: Location) -> None:
-        if t is None:
+        if t is None or id(t) in self.fine_types:
             return
+        ok, self.ok = self.ok, True
         for d in t.shape:
             if isinstance(d, int):
                 self.integer(d, loc, "dimension")
             else:
                 self.expr(d, loc)
+        if self.ok:  # the parser shares one object per type text: a network repeats a few hundred types
+            self.fine_types[id(t)] = t
+        self.ok = ok and self.ok
 
     def literal(self, value: Any, loc: Location, what: str, depth: int = 0) -> None:
         """Attribute values and constants: nested lists and dicts, bounded in depth, integers in range.

@@ -14,7 +14,7 @@ from .outputs import OutputError
 from .parser import parse_module
 from .pass_manager import Pass, PassContext, PassManager, PassTiming
 from .printer import print_module
-from .startup import bulk_objects, heap_frozen, unfreeze_heap
+from .startup import bulk_objects, fewer_collections, heap_frozen, unfreeze_heap
 from .verifier import verify
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
@@ -62,7 +62,8 @@ def process(text: str, file: str, first_line: int, passes: list[Pass], options: 
     # where nothing else froze objects (a translation in this process), so that unfreezing is ours to do.
     own = not heap_frozen()
     try:
-        return _process(text, file, first_line, passes, options, sources, dump, report, own)
+        with fewer_collections():
+            return _process(text, file, first_line, passes, options, sources, dump, report, own)
     finally:
         if own:
             unfreeze_heap()

@@ -154,10 +154,10 @@ def _parse_dim(part: str, text: str, offset: int) -> Dim:
         value = int(part)
         return value  # 0 is a size: an empty tensor is a value (docs/ir.md, "Types")
     if PARAM_NAME.match(part):
-        return NameRef(part)
+        return _dim_expression(part)
     if part.startswith("(") and part.endswith(")"):
         try:
-            return canonical_dim(_DimParser(part[1:-1]).parse())
+            return _dim_expression(part)
         except ValueError as err:
             raise TypeSyntaxError(f"bad dimension expression '{part}' in '{text}': {err}", offset) from None
     raise TypeSyntaxError(
@@ -165,6 +165,16 @@ def _parse_dim(part: str, text: str, offset: int) -> Dim:
         "(M, SEQ_LEN) or a parenthesized expression of them",
         offset,
     )
+
+
+@lru_cache(maxsize=4096)
+def _dim_expression(part: str) -> Dim:
+    """A size parameter or a parenthesized dimension expression. One object per text: the types of a network
+    repeat a few sizes (`(1 + (-1 + X_2) floordiv 4)` in a hundred types), and comparing them is then
+    comparing one object with itself."""
+    if PARAM_NAME.match(part):
+        return NameRef(part)
+    return canonical_dim(_DimParser(part[1:-1]).parse())
 
 
 _DIM_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Z][A-Z0-9_]*)|(floordiv|ceildiv|mod)|([-+*()]))")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .diagnostics import DiagnosticEngine, Location, note
@@ -72,6 +73,9 @@ class Checker:
     def check_affine(self, expr: Expr, indices: set[str], loc: Location, what: str) -> bool:
         if isinstance(expr, IntLit) or (isinstance(expr, IndexRef) and expr.name in indices):
             return True  # most indices and bounds: decided without walking the expression
+        names = _affine_names(expr)
+        if names is not None and names[0] <= indices and names[1] <= self.params:
+            return True  # an affine expression of known names: each error below needs its own node
         bad = affine_violation(expr)
         if bad is not None:
             node, why = bad
@@ -87,6 +91,16 @@ class Checker:
                 self.error(f"unknown size parameter {name.name}{suggest(name.name, self.params)}", name.loc)
                 ok = False
         return ok
+
+
+@lru_cache(maxsize=8192)
+def _affine_names(expr: Expr) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The loop indices and size parameters an affine expression names, None when it is not affine. Kept
+    per expression: a network's bounds repeat (`0 to 1 + (-1 + X_2) floordiv 4` in a hundred kernels), and
+    each verification after a pass checks them again."""
+    if affine_violation(expr) is not None:
+        return None
+    return frozenset(r.name for r in free_indices(expr)), frozenset(n.name for n in free_names(expr))
 
 
 def dim_value(d: Dim, values: dict[str, int]) -> int | None:

@@ -98,9 +98,10 @@ def bounds_problems(model: KernelModel, own: dict[str, int] | None = None) -> li
     """Each access of the kernel that can leave its tensor, at the first offending iteration."""
     out = []
     for s in model.statements:
-        for position, (access, rel) in enumerate([(s.stmt.target, s.write), *s.reads]):
+        for position, access in enumerate([s.stmt.target, *s.accesses]):
             if model.in_bounds(s, position):  # answered once per kernel structure (and shared with the lift)
                 continue
+            rel = s.write if position == 0 else s.isl.reads[position - 1]
             outside = model.out_of_bounds(rel, access.tensor)
             point = _first_point(outside.domain())  # the first offending iteration
             where = point_text(point, s.indices, len(s.indices))

@@ -31,16 +31,19 @@ from typing import Any
 import islpy as isl
 
 from solar.ir import attr_names
+from solar.ir.analysis import subscript_facts
 from solar.ir.analysis.formula import Formula, Number, is_symbolic
 from solar.ir.analysis.isl_model import (
     KernelModel,
     cached_map,
     cached_set,
+    dim_names,
     dim_text,
     evaluate,
     isl_expr,
     isl_name,
 )
+from solar.ir.analysis.separable_counts import SeparableCounts
 from solar.ir.einsum_spec import index_ranges, parse_spec, parse_where, where_sizes
 from solar.ir.expr import Access, Binary, Call, Cast, Expr, IndexRef, NameRef, Unary, constant_value, walk
 from solar.ir.expr_values import evaluate_int
@@ -430,14 +433,16 @@ def _kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
                     points = points.fix_val(isl.dim_type.param, k, isl.Val(values[name]))
         return total(points.card())
 
+    separable = SeparableCounts(model, values) if fixed else None
     counts = Counts()
     for s in model.statements:
-        points = size(s.domain)
+        points = separable.points(s) if separable is not None else None
+        points = size(s.domain) if points is None else points
         counts.points += points
         target = s.stmt.target
         reduced = s.stmt.reduction is not None and (
             len(s.indices) > len({i.name for e in target.indices for i in walk(e) if isinstance(i, IndexRef)})
-            or not s.write.is_injective())
+            or not (subscript_facts.injective(target, s.loops) or s.write.is_injective()))
         ops = expression_ops(s.stmt.value, values.keys())  # kernels read tensors as accesses: names are sizes
         if s.stmt.reduction is not None:
             ops[s.stmt.reduction] += 1
@@ -448,13 +453,15 @@ def _kernel_counts(model: KernelModel, values: dict[str, int]) -> Counts:
             counts.flops_vector += flops_of(ops) * points
         counts.ops.update({k: v * points for k, v in ops.items()})
     for b in model.kernel.inputs:
-        fp = model.footprint(b.name)
-        if fp is not None and b.value.type is not None:
-            counts.elements_read[b.name] = size(fp)
+        read = separable.footprint(b.name) if separable is not None else None
+        fp = model.footprint(b.name) if read is None else None
+        if (read is not None or fp is not None) and b.value.type is not None:
+            counts.elements_read[b.name] = size(fp) if read is None else read
             counts.bytes_read[b.name] = b.value.type.dtype.bytes_of(counts.elements_read[b.name])
     for d in model.kernel.outputs:
-        fp = model.footprint(d.name, written=True)
-        counts.output_elements[d.name] = size(fp) if fp is not None else 0
+        written = separable.footprint(d.name, written=True) if separable is not None else None
+        fp = model.footprint(d.name, written=True) if written is None else None
+        counts.output_elements[d.name] = written if written is not None else size(fp) if fp is not None else 0
         counts.output_bytes[d.name] = model.tensors[d.name].dtype.bytes_of(counts.output_elements[d.name])
         counts.bytes_written += counts.output_bytes[d.name]
     return counts
@@ -484,7 +491,7 @@ def _mentioned(op: EinsumOp) -> set[str]:
         if t is not None:
             for d in t.shape:
                 if isinstance(d, Expr):
-                    names.update(n.name for n in walk(d) if isinstance(n, NameRef))
+                    names |= dim_names(d)
     return names
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import islpy as isl
 
@@ -335,7 +336,11 @@ class _Evaluator(ExprVisitor[IndexValue]):
         self.rank = len(env)
         self.env = env
         self.inputs = {b.name: b.value for b in op.inputs}
-        self.box = values.box(op.outputs[0].type.shape)
+        self.shape = op.outputs[0].type.shape
+
+    @cached_property
+    def box(self) -> isl.Set:  # made when first needed: most kernels read data, which has no index value
+        return self.values.box(self.shape)
 
     def _var(self, text: str) -> isl.PwAff:
         return self.values._map(self.rank, [text]).get_at(0)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 
 import islpy as isl
 
 from solar.ir.analysis.floor_division import merge_floor_division, split_floor_bound
 from solar.ir.analysis.formula import Formula, Number, is_symbolic
+from solar.ir.analysis.subscript_facts import guarded_in_bounds
 from solar.ir.expr import (
     Access,
     Binary,
@@ -125,7 +126,16 @@ def within(lhs: str, bound: Dim, names: dict[str, str]) -> str:
 
 
 def dim_text(dim: Dim, names: dict[str, str]) -> str:
-    return str(dim) if isinstance(dim, int) else isl_expr(dim, names)
+    if isinstance(dim, int):
+        return str(dim)
+    if all(names.get(n, plain) == plain for n in dim_names(dim) for plain in (isl_name(n),)):
+        return _plain_dim_text(dim)  # the usual names: the text is the dimension's own, made once
+    return isl_expr(dim, names)
+
+
+@lru_cache(maxsize=4096)
+def _plain_dim_text(dim: Expr) -> str:
+    return isl_expr(dim, {})
 
 
 @dataclass
@@ -133,11 +143,30 @@ class StatementModel:
     stmt: Assign
     name: str  # S0, S1, ... in program order
     indices: list[str]  # IR loop index names, outermost first
-    domain: isl.Set
-    write: isl.Map  # statement instance -> element of the target
-    reads: list[tuple[Access, isl.Map]]
-    schedule: isl.Map  # statement instance -> time (2d+1 form), for dependence checks
-    loops: list[AffineFor] = field(default_factory=list)  # the enclosing loops, outermost first
+    loops: list[AffineFor]  # the enclosing loops, outermost first
+    accesses: list[Access]  # what the statement reads, in order (`reads` pairs each with its relation)
+    isl: _StatementIsl = field(repr=False)  # its ISL objects, shared by kernels of the same structure
+
+    @property
+    def guards(self) -> list[Expr]:
+        """The conditions of the `affine.if`s around the statement, outermost first."""
+        return [s.cond for s in self.isl.scope if isinstance(s, AffineIf)]
+
+    @property
+    def domain(self) -> isl.Set:
+        return self.isl.domain
+
+    @property
+    def write(self) -> isl.Map:  # statement instance -> element of the target
+        return self.isl.write
+
+    @property
+    def reads(self) -> list[tuple[Access, isl.Map]]:
+        return list(zip(self.accesses, self.isl.reads, strict=True))
+
+    @property
+    def schedule(self) -> isl.Map:  # statement instance -> time (2d+1 form), for dependence checks
+        return self.isl.schedule
 
     def points(self) -> isl.PwQPolynomial:
         return self.domain.card()
@@ -173,13 +202,19 @@ class KernelModel:
     def in_bounds(self, statement: StatementModel, position: int) -> bool:
         """Whether access `position` of `statement` (0: its write, then its reads in order) stays inside
         its tensor at every point."""
-        access, rel = [(statement.stmt.target, statement.write), *statement.reads][position]
+        access = statement.stmt.target if position == 0 else statement.accesses[position - 1]
+
+        def relation() -> isl.Map:
+            return statement.write if position == 0 else statement.isl.reads[position - 1]
+
         return self.remember(("in bounds", statement.name, position),
                              lambda: _within_loops(access, statement.loops, self.tensors[access.tensor])
-                             or self.out_of_bounds(rel, access.tensor).is_empty())
+                             or guarded_in_bounds(access, statement.loops, statement.guards,
+                                                  self.tensors[access.tensor].shape)
+                             or self.out_of_bounds(relation(), access.tensor).is_empty())
 
     def reads_of(self, tensor: str) -> isl.UnionMap | None:
-        maps = [m for s in self.statements for a, m in s.reads if a.tensor == tensor]
+        maps = [m for s in self.statements for a, m in zip(s.accesses, s.isl.reads, strict=True) if a.tensor == tensor]
         return _union(maps)
 
     def writes_of(self, tensor: str) -> isl.UnionMap | None:
@@ -218,6 +253,8 @@ def _within_loops(access: Access, loops: list[AffineFor], tensor: TensorType) ->
 
 def _at_most(bound: Expr, dim: Dim) -> bool:
     """Whether `bound` is certainly at most `dim`: the same size, or both numbers."""
+    if bound == dim:
+        return True  # the same expression (the common case), without its canonical form
     size = canonical_dim(bound)
     if isinstance(size, int) and isinstance(dim, int):
         return size <= dim
@@ -257,9 +294,7 @@ def build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str, 
             _MODELS.clear()
         _MODELS[key] = shared
     assigns = [s for s in walk_stmts(kernel.body) if isinstance(s, Assign)]  # the walker's order
-    statements = [StatementModel(a, sm.name, sm.indices, sm.domain, sm.write,
-                                 [(acc, m) for acc, (_, m) in zip(_reads(a), sm.reads, strict=True)], sm.schedule,
-                                 sm.loops)
+    statements = [StatementModel(a, sm.name, sm.indices, sm.loops, _reads(a), sm.isl)
                   for a, sm in zip(assigns, shared.statements, strict=True)]
     return KernelModel(kernel, shared.params, shared.context, shared.tensors, shared.boxes, statements,
                        dict(shared.names), shared.loop_params, shared.memo)
@@ -324,7 +359,7 @@ def _build_model(kernel: KernelOp, size_params: list[str], for_bounds: dict[str,
     model = KernelModel(kernel, params, context, tensors, boxes, names=names,
                         loop_params=[names["%" + v] for v in for_bounds])
     depth = _max_depth(kernel.body)
-    _Walker(model, prefix, depth).walk(kernel.body, [], [], [])
+    _Walker(model, prefix, depth).walk(kernel.body, [], [])
     return model
 
 
@@ -361,7 +396,7 @@ def _used_params(kernel: KernelOp) -> tuple[set[str], set[str]]:
     for t in kernel.tensors().values():
         for d in t.shape:
             if isinstance(d, Expr):
-                used.update(n.name for n in walk(d) if isinstance(n, NameRef))
+                used |= dim_names(d)
     for stmt in walk_stmts(kernel.body):
         exprs: list[Expr] = []
         if isinstance(stmt, AffineFor):
@@ -377,6 +412,12 @@ def _used_params(kernel: KernelOp) -> tuple[set[str], set[str]]:
                 elif isinstance(n, IndexRef):
                     indices.add(n.name)
     return used, indices
+
+
+@lru_cache(maxsize=4096)
+def dim_names(dim: Expr) -> frozenset[str]:
+    """The size parameters a dimension names (a network's types share a few dimension objects)."""
+    return frozenset(n.name for n in walk(dim) if isinstance(n, NameRef))
 
 
 @lru_cache(maxsize=65536)
@@ -400,29 +441,54 @@ def _max_depth(body: list[KStmt]) -> int:
 
 
 class _Walker:
+    """Walks a kernel's body into its statements; their ISL objects are made when first asked for (most
+    questions about most kernels are answered from the IR, and a network has hundreds of kernels)."""
+
     def __init__(self, model: KernelModel, prefix: str, depth: int) -> None:
         self.model = model
         self.prefix = prefix
         self.depth = depth
+        self.base = dict(model.names)  # the names of parameters and solar.for indices
+        self.texts: dict[int, list[str]] = {}  # the ISL constraints of each loop and guard, by id
 
-    def walk(self, body: list[KStmt], loops: list[AffineFor], conds: list[str], position: list[int]) -> None:
+    def walk(self, body: list[KStmt], scope: list[AffineFor | AffineIf], position: list[int]) -> None:
         slot = 0
         for s in body:
             if isinstance(s, LocalDecl):
                 continue
             if isinstance(s, AffineFor):
-                self.walk(s.body, [*loops, s], conds + self._loop_constraints(s), [*position, slot])
+                self.model.names["%" + s.var] = isl_name(s.var)
+                self.walk(s.body, [*scope, s], [*position, slot])
                 slot += 1
             elif isinstance(s, AffineIf):
-                self.walk(s.body, loops, [*conds, isl_expr(s.cond, self.model.names)], position)
+                self.walk(s.body, [*scope, s], position)
             elif isinstance(s, Assign):
-                self._statement(s, loops, conds, [*position, slot])
+                loops = [lp for lp in scope if isinstance(lp, AffineFor)]
+                name, reads = f"S{len(self.model.statements)}", _reads(s)
+                self.model.statements.append(StatementModel(s, name, [lp.var for lp in loops], loops, reads,
+                                                            _StatementIsl(self, s, reads, name, scope,
+                                                                          [*position, slot])))
                 slot += 1
 
-    def _loop_constraints(self, loop: AffineFor) -> list[str]:
-        names = self.model.names
+    def names(self, scope: list[AffineFor | AffineIf]) -> dict[str, str]:
+        names = dict(self.base)
+        names.update({"%" + lp.var: isl_name(lp.var) for lp in scope if isinstance(lp, AffineFor)})
+        return names
+
+    def constraints(self, scope: list[AffineFor | AffineIf]) -> list[str]:
+        out: list[str] = []
+        names = dict(self.base)
+        for s in scope:
+            if isinstance(s, AffineFor):
+                names["%" + s.var] = isl_name(s.var)
+            if id(s) not in self.texts:
+                self.texts[id(s)] = (self._loop_constraints(s, names) if isinstance(s, AffineFor)
+                                     else [isl_expr(s.cond, names)])
+            out += self.texts[id(s)]
+        return out
+
+    def _loop_constraints(self, loop: AffineFor, names: dict[str, str]) -> list[str]:
         var = isl_name(loop.var)
-        names["%" + loop.var] = var
         out = []
         lows = loop.lower.args if isinstance(loop.lower, Call) and loop.lower.func == "max" else (loop.lower,)
         highs = loop.upper.args if isinstance(loop.upper, Call) and loop.upper.func == "min" else (loop.upper,)
@@ -439,30 +505,53 @@ class _Walker:
             out.append(cases[0] if len(cases) == 1 else "(" + " or ".join(f"({c})" for c in cases) + ")")
         return out
 
-    def _statement(self, s: Assign, loops: list[AffineFor], conds: list[str], position: list[int]) -> None:
-        names = self.model.names
-        sname = f"S{len(self.model.statements)}"
-        dims = [isl_name(lp.var) for lp in loops]
-        head = f"{sname}[{', '.join(dims)}]"
+
+class _StatementIsl:
+    """The ISL objects of one statement, each made when first asked for."""
+
+    def __init__(self, walker: _Walker, stmt: Assign, reads: list[Access], name: str,
+                 scope: list[AffineFor | AffineIf], position: list[int]) -> None:
+        self.walker, self.name, self.scope, self.position = walker, name, scope, position
+        # As they are now: a pass may rewrite the statement later (mask_domains), and what is built later
+        # must still be the model of the structure it is shared under.
+        self.target, self.accesses = stmt.target, reads
+        self.dims = [isl_name(lp.var) for lp in scope if isinstance(lp, AffineFor)]
+        self.head = f"{name}[{', '.join(self.dims)}]"
+
+    @cached_property
+    def domain(self) -> isl.Set:
+        w = self.walker
         # Parsed under one tuple name and renamed: S0 of one kernel and S4 of another often have the same
         # domain (a third of a DenseNet's), and renaming keeps the parsed constraints as they are.
-        domain = cached_set(f"{self.prefix}{{ S[{', '.join(dims)}] : {' and '.join(conds) or 'true'} }}"
-                            ).set_tuple_name(sname).intersect_params(self.model.context)
+        conditions = " and ".join(w.constraints(self.scope)) or "true"
+        return cached_set(f"{w.prefix}{{ S[{', '.join(self.dims)}] : {conditions} }}"
+                          ).set_tuple_name(self.name).intersect_params(w.model.context)
 
-        def access_map(acc: Access) -> isl.Map:
-            idx = ", ".join(isl_expr(i, names) for i in acc.indices)
-            return cached_map(f"{self.prefix}{{ {head} -> {isl_name(acc.tensor)}[{idx}] }}").intersect_domain(domain)
+    def _access(self, acc: Access) -> isl.Map:
+        names = self.walker.names(self.scope)
+        idx = ", ".join(isl_expr(i, names) for i in acc.indices)
+        return cached_map(f"{self.walker.prefix}{{ {self.head} -> {isl_name(acc.tensor)}[{idx}] }}"
+                          ).intersect_domain(self.domain)
 
-        reads = [(a, access_map(a)) for a in _reads(s)]
+    @cached_property
+    def write(self) -> isl.Map:
+        return self._access(self.target)
+
+    @cached_property
+    def reads(self) -> list[isl.Map]:
+        return [self._access(a) for a in self.accesses]
+
+    @cached_property
+    def schedule(self) -> isl.Map:
         # Loop indices interleaved with statement positions: lexicographic order is execution order.
+        depth, position = self.walker.depth, self.position
         times: list[str] = []
-        for level in range(self.depth + 1):
+        for level in range(depth + 1):
             times.append(str(position[level]) if level < len(position) else "0")
-            if level < self.depth:
-                times.append(dims[level] if level < len(dims) else "0")
-        schedule = cached_map(f"{self.prefix}{{ {head} -> [{', '.join(times)}] }}").intersect_domain(domain)
-        self.model.statements.append(StatementModel(s, sname, [lp.var for lp in loops], domain,
-                                                    access_map(s.target), reads, schedule, loops))
+            if level < depth:
+                times.append(self.dims[level] if level < len(self.dims) else "0")
+        return cached_map(f"{self.walker.prefix}{{ {self.head} -> [{', '.join(times)}] }}"
+                          ).intersect_domain(self.domain)
 
 
 # ---- evaluating counts ---------------------------------------------------------------------------

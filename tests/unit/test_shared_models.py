@@ -90,3 +90,17 @@ def test_a_domain_parsed_under_one_name_and_renamed_is_the_domain_parsed_under_i
         assert str(s.domain) == str(own) and s.domain.is_equal(own)
         assert s.domain.card().eval(isl.Point.zero(s.domain.get_space().params()).set_coordinate_val(
             isl.dim_type.param, 0, isl.Val(6))).to_python() == 24
+
+
+def test_isl_objects_made_later_are_those_of_the_structure_the_model_was_built_for() -> None:
+    # They are made when first asked for; a pass may rewrite the statement in between (mask_domains does).
+    from solar.ir.expr import FloatLit
+
+    a, b = _kernels([0, 0])
+    ma = build_model(a, [], {})
+    stmt = next(s for s in a.body[0].body)  # type: ignore[attr-defined]
+    stmt.value = FloatLit(1.0)  # X is no longer read
+    mb = build_model(b, [], {})  # b still has a's old structure: it shares a's model
+    assert mb.statements[0].isl is ma.statements[0].isl
+    assert [str(m) for m in ma.statements[0].isl.reads] == ["{ S0[i] -> X[i] : 0 <= i <= 7 }"]
+    assert mb.in_bounds(mb.statements[0], 1)
