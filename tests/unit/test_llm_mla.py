@@ -1,7 +1,8 @@
 """Multi-head latent attention (DeepSeek-V2/V3) in solar-llm, from stock-shaped configs with no edit: the
 complex rotary, the grouped experts kernel, the latent cache and a decode step priced in its absorbed form
 (frontends/torch_mla.py): W_UK absorbed into the query, W_UV into the output, attention over the latent.
-MACs are checked against closed forms of that form; the cache is the latent (docs/llm.md)."""
+MACs and bytes are checked against closed forms of that form (the bytes the least any routing reads); the
+cache is the latent (docs/llm.md)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,36 @@ def _absorbed_decode_macs(raw: dict[str, Any], batch: int, context: int) -> int:
     return batch * per_token
 
 
+def _least_decode_bytes(raw: dict[str, Any], batch: int, context: int, dtype_bytes: int) -> int:
+    """The least DRAM bytes of one absorbed decode step over the whole graph: every weight read once but the
+    embedding table (one row gathered: the ids may repeat) and the E − k routed experts per MoE layer that
+    some routing leaves unread; the token ids and the rotary frequencies (f32); the latent cache read once
+    and the new token's latent written; the last position's logits.
+
+    Per layer: the query (q_proj, or q_a_proj, its norm and q_b_proj under `q_lora_rank`), kv_a_proj_with_mqa
+    (h → r + dr) and its norm, kv_b_proj whole (r → H·(dn + dv): absorbed, W_UK is its key rows and W_UV its
+    value rows, both used), o_proj and the two norms. The first `first_k_dense_replace` layers a dense MLP;
+    the others the shared experts, k routed experts and the router, which transformers keeps in f32
+    (`_keep_in_fp32_modules_strict`), as DeepSeek-V3's expert-choice bias (its `e_score_correction_bias`,
+    E f32 numbers added to the scores before the top-k)."""
+    h, heads, layers = raw["hidden_size"], raw["num_attention_heads"], raw["num_hidden_layers"]
+    dn, dr, dv, r = raw["qk_nope_head_dim"], raw["qk_rope_head_dim"], raw["v_head_dim"], raw["kv_lora_rank"]
+    q_rank, experts, vocab = raw.get("q_lora_rank"), raw["n_routed_experts"], raw["vocab_size"]
+    query = h * heads * (dn + dr) if q_rank is None else h * q_rank + q_rank + q_rank * heads * (dn + dr)
+    attention = query + h * (r + dr) + r + r * heads * (dn + dv) + heads * dv * h + 2 * h
+    dense = 3 * h * raw["intermediate_size"]
+    experts_read = 3 * h * raw["moe_intermediate_size"] * (raw["n_shared_experts"] + raw["num_experts_per_tok"])
+    first = raw["first_k_dense_replace"]
+    router_f32 = experts * h + (experts if raw["model_type"] == "deepseek_v3" else 0)
+    weights = (dtype_bytes * (layers * attention + first * dense + (layers - first) * experts_read
+                              + h + vocab * h + h)  # the final norm, the LM head, one embedding row
+               + 4 * (layers - first) * router_f32)
+    latent_token = layers * (r + dr) * dtype_bytes  # one token's latent and rotary key, every layer
+    return (weights + batch * 8 + dr // 2 * 4  # the token ids (int64), the rotary frequencies
+            + batch * context * latent_token + batch * latent_token  # the cache read, the new token's written
+            + batch * vocab * dtype_bytes)  # the last position's logits
+
+
 @pytest.mark.parametrize("name", ["tiny-deepseek-v2.json", "small-deepseek-v3.json"])
 def test_decode_is_priced_absorbed(name: str) -> None:
     cfg = load_config(str(CONFIGS / name))
@@ -53,6 +84,7 @@ def test_decode_is_priced_absorbed(name: str) -> None:
     for batch, context in ((1, 16), (3, 40)):
         cost = step.cost(batch, context, "h100-sxm", "whole_graph")
         assert cost.macs == _absorbed_decode_macs(raw, batch, context)
+        assert cost.bytes == _least_decode_bytes(raw, batch, context, s.dtype_bytes)
     # The cache holds the latent and the rotary key: (r + dr) per layer and token, not expanded K and V.
     latent = s.layers * (raw["kv_lora_rank"] + raw["qk_rope_head_dim"]) * s.dtype_bytes
     assert s.kv_bytes_per_token == latent
@@ -91,4 +123,5 @@ def test_deepseek_v2_lite_decode_at_full_size_is_the_absorbed_closed_form() -> N
     # Absorbed decode reads kv_b_proj's weight as two slices of one per-head view (W_UK for the query, W_UV
     # for the output): the whole graph reads all of it, 16 heads × 256 × 512 × 2 B = 4,194,304 B per layer.
     # It once read the larger half only, 2 × 2,097,152 B fewer than this.
-    assert cost.bytes == 749_236_120
+    two_layers = {**cfg.raw, "num_hidden_layers": 2}
+    assert cost.bytes == _least_decode_bytes(two_layers, 3, 100, 2) == 749_236_120
