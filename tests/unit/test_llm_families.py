@@ -1,7 +1,8 @@
-"""solar-llm on the stock published `config.json` of each dense family, unedited (tests/unit/data/hf_configs):
-the weights against the published parameter counts, and a decode step's MACs and bytes against closed forms
-at full width on the meta device (the weights read, a one-layer model's, from the published count). Each family's step is priced on a one-layer model of the config (one
-export, seconds): every layer is alike, and the scaling of twins to the full depth is test_llm.py's."""
+"""solar-llm on the stock published `config.json` of each dense family, unedited (tests/unit/data/hf_configs): the
+weights against the published parameter counts, and a decode step's MACs and bytes against closed forms at full
+width on the meta device (the weights read, a one-layer model's, from the published count). Each family's step
+is priced on a one-layer model of the config (one export, seconds): every layer is alike, and the scaling of
+twins to the full depth is test_llm.py's."""
 
 from __future__ import annotations
 

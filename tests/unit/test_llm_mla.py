@@ -125,3 +125,16 @@ def test_deepseek_v2_lite_decode_at_full_size_is_the_absorbed_closed_form() -> N
     # It once read the larger half only, 2 × 2,097,152 B fewer than this.
     two_layers = {**cfg.raw, "num_hidden_layers": 2}
     assert cost.bytes == _least_decode_bytes(two_layers, 3, 100, 2) == 749_236_120
+
+
+def test_deepseek_v2_lite_prefill_validates_in_bf16() -> None:
+    """The stock config's reduced twin in bf16, as `solar-llm deepseek-v2-lite.json` validates it: 4 of its
+    512 logits differ beyond the bf16 tolerance from torch's bf16 run, which is itself up to 0.023 off the
+    model's float64 run.
+    The float64 run of the model decides such elements, and it once failed on HF's grouped experts kernel,
+    which has no float64 (frontends/wide_grouped_mm.py): the stock config failed to validate."""
+    check = validate_step(load_config(str(CONFIGS / "deepseek-v2-lite.json")), "prefill")
+    assert check.report.ok, check.failure()
+    logits = check.report.outputs[0]
+    assert logits.shape == (2, 1, 256) and logits.max_abs_error > 0.01  # beyond atol: the float64 run decided
+    assert "float64" in check.report.note
