@@ -45,11 +45,13 @@ def _absorbed_decode_macs(raw: dict[str, Any], batch: int, context: int) -> int:
     return batch * per_token
 
 
-def _least_decode_bytes(raw: dict[str, Any], batch: int, context: int, dtype_bytes: int) -> int:
-    """The least DRAM bytes of one absorbed decode step over the whole graph: every weight read once but the
-    embedding table (one row gathered: the ids may repeat) and the E − k routed experts per MoE layer that
-    some routing leaves unread; the token ids and the rotary frequencies (f32); the latent cache read once
-    and the new token's latent written; the last position's logits.
+def least_step_bytes(raw: dict[str, Any], batch: int, cached: int, new: int, dtype_bytes: int) -> int:
+    """The least DRAM bytes of a step of `new` tokens per sequence after `cached` ones (a decode step: 1
+    after P; a prefill: S after 0) over the whole graph: every weight read once but the embedding table (one
+    row gathered: the ids may repeat) and the E − k routed experts per MoE layer that some routing leaves
+    unread (every token may pick the same k); the token ids and the rotary frequencies (f32); the latent
+    cache read once and the new tokens' latents written; the last position's logits. Keys and values
+    expanded from the latent (HF's prefill) stay on chip: a bound reads and writes only the latent.
 
     Per layer: the query (q_proj, or q_a_proj, its norm and q_b_proj under `q_lora_rank`), kv_a_proj_with_mqa
     (h → r + dr) and its norm, kv_b_proj whole (r → H·(dn + dv): absorbed, W_UK is its key rows and W_UV its
@@ -70,8 +72,8 @@ def _least_decode_bytes(raw: dict[str, Any], batch: int, context: int, dtype_byt
                               + h + vocab * h + h)  # the final norm, the LM head, one embedding row
                + 4 * (layers - first) * router_f32)
     latent_token = layers * (r + dr) * dtype_bytes  # one token's latent and rotary key, every layer
-    return (weights + batch * 8 + dr // 2 * 4  # the token ids (int64), the rotary frequencies
-            + batch * context * latent_token + batch * latent_token  # the cache read, the new token's written
+    return (weights + batch * new * 8 + dr // 2 * 4  # the token ids (int64), the rotary frequencies
+            + batch * cached * latent_token + batch * new * latent_token  # the cache read, the new tokens' written
             + batch * vocab * dtype_bytes)  # the last position's logits
 
 
@@ -84,7 +86,7 @@ def test_decode_is_priced_absorbed(name: str) -> None:
     for batch, context in ((1, 16), (3, 40)):
         cost = step.cost(batch, context, "h100-sxm", "whole_graph")
         assert cost.macs == _absorbed_decode_macs(raw, batch, context)
-        assert cost.bytes == _least_decode_bytes(raw, batch, context, s.dtype_bytes)
+        assert cost.bytes == least_step_bytes(raw, batch, context, 1, s.dtype_bytes)
     # The cache holds the latent and the rotary key: (r + dr) per layer and token, not expanded K and V.
     latent = s.layers * (raw["kv_lora_rank"] + raw["qk_rope_head_dim"]) * s.dtype_bytes
     assert s.kv_bytes_per_token == latent
@@ -124,7 +126,7 @@ def test_deepseek_v2_lite_decode_at_full_size_is_the_absorbed_closed_form() -> N
     # for the output): the whole graph reads all of it, 16 heads × 256 × 512 × 2 B = 4,194,304 B per layer.
     # It once read the larger half only, 2 × 2,097,152 B fewer than this.
     two_layers = {**cfg.raw, "num_hidden_layers": 2}
-    assert cost.bytes == _least_decode_bytes(two_layers, 3, 100, 2) == 749_236_120
+    assert cost.bytes == least_step_bytes(two_layers, 3, 100, 1, 2) == 749_236_120
 
 
 def test_deepseek_v2_lite_prefill_validates_in_bf16() -> None:
