@@ -17,7 +17,7 @@ pytest.importorskip("transformers.models.deepseek_v3", reason="this transformers
 from solar.backends.sweep import CostSurface
 from solar.bench.llm_serving import _at, lifted, model_memory, price_phase, serving_point
 from solar.frontends.llm_models import export_phase, load_config
-from solar.frontends.llm_validate import validate_step
+from solar.frontends.llm_validate import reduced_config, validate_step
 from solar.targets.loader import load_target
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
@@ -94,12 +94,26 @@ def test_decode_is_priced_absorbed(name: str) -> None:
     assert point.kv_cache_bytes == 3 * 41 * latent
 
 
+@pytest.mark.parametrize("name", ["tiny-deepseek-v2.json", "small-deepseek-v3.json"])
 @pytest.mark.parametrize("phase", ["prefill", "decode"])
-def test_deepseek_v2_validates_against_the_model(phase: str) -> None:
+def test_deepseek_validates_against_the_model(name: str, phase: str) -> None:
     """The reduced twin runs HF's code (complex rotary, expand_kv's writes into a fresh tensor, grouped
-    experts) against the IR: the absorbed decode computes the same values."""
-    check = validate_step(load_config(str(CONFIGS / "tiny-deepseek-v2.json")), phase)
-    assert check.report.ok, check.report.error
+    experts; V3's interleaved rotary and group-limited routing) against the IR: the absorbed decode computes
+    the same values."""
+    check = validate_step(load_config(str(CONFIGS / name)), phase)
+    assert check.report.ok, check.failure()
+    assert check.report.outputs[0].max_abs_error < 1e-4  # f32 logits
+
+
+def test_reduced_twins_derive_their_head_widths() -> None:
+    """DeepSeek's configs derive qk_head_dim (dn + dr) and head_dim (dr) as they are built; the twin's are its
+    own reduced widths', not the full model's copied back (V3's attention and rotary read them: its twin once
+    failed to export)."""
+    for name in ("small-deepseek-v3.json", "deepseek-v2-lite.json"):
+        twin, _ = reduced_config(load_config(str(CONFIGS / name)))
+        assert twin.qk_rope_head_dim < load_config(str(CONFIGS / name)).raw["qk_rope_head_dim"]
+        assert twin.qk_head_dim == twin.qk_nope_head_dim + twin.qk_rope_head_dim
+        assert twin.head_dim == twin.qk_rope_head_dim
 
 
 def test_deepseek_v2_lite_latent_cache() -> None:
