@@ -47,7 +47,8 @@ def main() -> None:
 
     from solar.bench.llm_serving import model_memory, price_phase, serving_point
     from solar.frontends.llm_mla import cache_dims
-    from solar.frontends.llm_models import _Decode, build_model, load_config
+    from solar.frontends.llm_models import build_model, load_config
+    from solar.frontends.llm_steps import DecodeStep
     from solar.frontends.llm_validate import validate_step
     from solar.targets.loader import load_target
 
@@ -59,7 +60,7 @@ def main() -> None:
         cache = [torch.zeros(2, heads, 64, width, dtype=s.dtype)
                  for heads, width in cache_dims(cfg.config, s.kv_heads, s.head_dim) * s.layers]
         inputs = (torch.zeros(2, 1, dtype=torch.long), cache)
-    torch.export.export(_Decode(lm, cfg.with_layers(s.layers)), inputs,
+    torch.export.export(DecodeStep(lm, cfg.with_layers(s.layers)), inputs,
                         dynamic_shapes={"ids": {0: Dim.AUTO}, "cache": [{0: Dim.AUTO, 2: Dim.AUTO}] * len(cache)})
     baseline = imported + time.perf_counter() - t0
     baseline_cpu = time.process_time() - start_cpu  # includes loading the config (transformers' import)

@@ -15,6 +15,11 @@ MLP_WIDTH_FIELDS = ("intermediate_size", "moe_intermediate_size", "shared_expert
 # Fields that count heads: a query head count or a key-value head count, by value.
 HEAD_FIELDS = ("num_attention_heads", "num_key_value_heads", "num_kv_heads")
 TOKEN_ID_FIELDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+# What latent-attention configs (DeepSeek-V2/V3) derive from their widths as they are built: the query-key
+# head width (qk_nope_head_dim + qk_rope_head_dim) and `head_dim` (the rotary part). to_dict writes them out,
+# and from_dict would set the full model's values back over the derived ones: DeepSeek-V3's attention and
+# rotary read them, so a reduced twin built so failed to run.
+MLA_DERIVED_FIELDS = ("qk_head_dim", "head_dim")
 
 
 def attention_implementation(config: Any) -> str:
@@ -68,6 +73,9 @@ def with_fields(config: Any, fields: dict[str, Any]) -> Any:
     values = config.to_dict()
     for key, value in fields.items():
         values[field_name(config, key)] = value
+    if "qk_rope_head_dim" in values:
+        for derived in MLA_DERIVED_FIELDS:
+            values.pop(derived, None)
     copy = config.__class__.from_dict(values)
     copy._attn_implementation = attention_implementation(copy)
     # to_dict leaves the experts implementation out: keep the one the config asked for.

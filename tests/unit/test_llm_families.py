@@ -1,7 +1,8 @@
-"""solar-llm on the stock published `config.json` of each dense family, unedited (tests/unit/data/hf_configs):
-the weights against the published parameter counts, and a decode step's MACs and bytes against closed forms
-at full width on the meta device. Each family's step is priced on a one-layer model of the config (one
-export, seconds): every layer is alike, and the scaling of twins to the full depth is test_llm.py's."""
+"""solar-llm on the stock published `config.json` of each dense family, unedited (tests/unit/data/hf_configs): the
+weights against the published parameter counts, and a decode step's MACs and bytes against closed forms at full
+width on the meta device (the weights read, a one-layer model's, from the published count). Each family's step
+is priced on a one-layer model of the config (one export, seconds): every layer is alike, and the scaling of
+twins to the full depth is test_llm.py's."""
 
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ class Family:
     # it gathers (one: ids may repeat), position tables' rows, rotary frequencies (f32).
     extra_bytes: Callable[[dict, int], int]
     tied: bool = False  # the LM head is the embedding: read whole, no row apart
+    # Parameters outside the layers beside the embedding and an untied LM head: the final norm (an RMSNorm's
+    # weight unless said), position tables, embedding norms, the LM head's bias.
+    outside: Callable[[dict], int] = lambda c: _hidden(c)
 
 
 def _llama_layer(c: dict) -> int:
@@ -50,8 +54,12 @@ def _llama_layer(c: dict) -> int:
     return h * heads * d * 2 + 2 * h * kv * d + 3 * h * c["intermediate_size"]
 
 
+def _hidden(c: dict) -> int:
+    return c.get("hidden_size", c.get("n_embd", 0))
+
+
 def _vocab_hidden(c: dict) -> int:
-    return c["vocab_size"] * c.get("hidden_size", c.get("n_embd", 0))
+    return c["vocab_size"] * _hidden(c)
 
 
 def _rotary_row(c: dict, rotated: int, dtype_bytes: int) -> int:
@@ -72,23 +80,30 @@ FAMILIES = {
                             lambda c, b: _rotary_row(c, 96, b)),
     "opt-1.3b": Family("opt-1.3b.json", 1_315_758_080,
                        lambda c: 4 * c["hidden_size"] ** 2 + 2 * c["hidden_size"] * c["ffn_dim"], _vocab_hidden,
-                       lambda c, b: c["hidden_size"] * b, tied=True),  # one learned position's row
+                       lambda c, b: c["hidden_size"] * b, tied=True,  # one learned position's row
+                       # the final LayerNorm (weight, bias) and the position table (offset 2)
+                       outside=lambda c: 2 * c["hidden_size"] + (c["max_position_embeddings"] + 2) * c["hidden_size"]),
     "pythia-1.4b": Family("pythia-1.4b.json", 1_414_647_808,
                           lambda c: 4 * c["hidden_size"] ** 2 + 2 * c["hidden_size"] * c["intermediate_size"],
-                          _vocab_hidden, lambda c, b: _rotary_row(c, 32, b)),  # rotary_pct 0.25 of 128
+                          _vocab_hidden, lambda c, b: _rotary_row(c, 32, b),  # rotary_pct 0.25 of 128
+                          outside=lambda c: 2 * c["hidden_size"]),  # a LayerNorm: weight and bias
     "bloom-560m": Family("bloom-560m.json", 559_214_592, lambda c: 12 * c["hidden_size"] ** 2, _vocab_hidden,
-                         lambda c, b: 0, tied=True),  # ALiBi's slopes are computed, not read
+                         lambda c, b: 0, tied=True,  # ALiBi's slopes are computed, not read
+                         outside=lambda c: 4 * c["hidden_size"]),  # the embedding's LayerNorm and the final one
     "gpt-j-6b": Family("gpt-j-6b.json", 6_050_882_784, lambda c: 12 * c["n_embd"] ** 2, _vocab_hidden,
-                       lambda c, b: c["n_embd"] * b + c["rotary_dim"] * 4),  # a row of the f32 sin/cos table
+                       lambda c, b: c["n_embd"] * b + c["rotary_dim"] * 4,  # a row of the f32 sin/cos table
+                       outside=lambda c: 2 * c["n_embd"] + c["vocab_size"]),  # the final LayerNorm, the head's bias
     "falcon-7b": Family("falcon-7b.json", 6_921_720_704,  # multi-query: one key-value head
                         lambda c: c["hidden_size"] * (c["hidden_size"] + 2 * 64) + 9 * c["hidden_size"] ** 2,
                         # the rotary frequencies; the keys' and values' head indices ([-2], [-1]: int64)
-                        _vocab_hidden, lambda c, b: 64 // 2 * 4 + 2 * 8, tied=True),
+                        _vocab_hidden, lambda c, b: 64 // 2 * 4 + 2 * 8, tied=True,
+                        outside=lambda c: 2 * c["hidden_size"]),
     # Grouped-query attention (8 key-value heads) that HF broadcasts to every head before its cache update:
     # the step keeps 8 (kv_broadcast). 65024·8192 + 60·(8192·(8192 + 2·8·64) + 9·8192² + 4·8192) + 2·8192.
     "falcon-40b": Family("falcon-40b.json", 41_303_293_952,
                          lambda c: c["hidden_size"] * (c["hidden_size"] + 2 * c["num_kv_heads"] * 64)
-                         + 9 * c["hidden_size"] ** 2, _vocab_hidden, lambda c, b: 64 // 2 * 4 + 2 * 8, tied=True),
+                         + 9 * c["hidden_size"] ** 2, _vocab_hidden, lambda c, b: 64 // 2 * 4 + 2 * 8, tied=True,
+                         outside=lambda c: 2 * c["hidden_size"]),
     # Eager attention (soft-capping); the embedding's scale as Gemma-3's.
     "gemma-2-9b": Family("gemma-2-9b.json", 9_241_705_984, _llama_layer, _vocab_hidden,
                          lambda c, b: c["head_dim"] // 2 * 4 + b, tied=True),
@@ -115,7 +130,13 @@ def test_stock_config_weights_and_decode_closed_form(name: str) -> None:
     cfg, family = _family(name)
     s, raw = cfg.shape, cfg.raw
     assert model_memory(cfg).weight_bytes == family.params * s.dtype_bytes
-    one_layer = weight_bytes(build_model(cfg.with_layers(1), s.dtype))
+    # A one-layer model's weights from the published count: the parameters outside the layers, and one
+    # layer's share of the rest (every layer holds the same parameters).
+    outside = _vocab_hidden(raw) * (1 if family.tied else 2) + family.outside(raw)
+    layer, rest = divmod(family.params - outside, s.layers)
+    assert rest == 0
+    one_layer = (outside + layer) * s.dtype_bytes
+    assert weight_bytes(build_model(cfg.with_layers(1), s.dtype)) == one_layer
     cost = _decode_one_layer(cfg)
     attention = 2 * BATCH * s.heads * (CONTEXT + 1) * s.head_dim  # P + 1 keys per new token, Q·K and P·V
     assert cost.macs == BATCH * (family.layer_macs(raw) + family.lm_head(raw)) + attention
