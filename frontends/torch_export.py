@@ -76,6 +76,12 @@ __all__ = [
 _DATA_DEPENDENT = ("GuardOnDataDependentSymNode", "DataDependentOutputException")
 
 
+def _meta_device_refusal(err: Exception) -> bool:
+    """Whether the error is the meta device refusing what needs data or a meta kernel."""
+    first = str(err).splitlines()[0].lower() if str(err) else ""
+    return "meta tensor" in first or "meta device" in first or "'meta'" in first or "meta kernel" in first
+
+
 def export_error(err: Exception) -> Exception:
     """torch.export's failure as one error: located at the user's line where there is one. Branching on a
     tensor's value gets its own message (it is the common case and the framework's is long)."""
@@ -161,5 +167,8 @@ def _export(problem: TorchProblem, dynamic: str, dims: set[tuple[int, int]] | No
     except Exception as err:
         try:
             return export_with_dims(problem, dynamic, device="cpu", dims=dims)
-        except Exception:
-            raise export_error(err) from None
+        except Exception as cpu_err:
+            # The meta device's own refusal (`.item()` on a meta tensor, an op with no meta kernel) says
+            # nothing about the program: the CPU's error is the real one. Otherwise the meta error stands (the
+            # CPU may fail only for want of memory at full size).
+            raise export_error(cpu_err if _meta_device_refusal(err) else err) from None

@@ -6,6 +6,7 @@ lowering as a located diagnostic."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ F = torch.nn.functional
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from solar.frontends.diagnostics import TranslationError  # noqa: E402
+from solar.frontends.diagnostics import SourceError, TranslationError  # noqa: E402
 from solar.frontends.lowering import TORCH_LOWERINGS  # noqa: E402
 from solar.frontends.torch_export import (  # noqa: E402
     TorchProblem,
@@ -262,3 +263,30 @@ def test_ops_on_a_scalar_that_torch_allows(fn: object) -> None:
     problem = callable_problem(fn, [torch.randn(3)], "scalar")  # type: ignore[arg-type]
     tr = translate_problem(problem, dynamic="none")
     assert _validate(problem, tr).ok
+
+
+_META_ONLY = '''import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = int(torch.tensor(3.0).item())  # fine on the CPU; the meta device cannot read a value
+        self.w = torch.nn.Parameter(torch.ones(4, self.n))
+    def forward(self, x):
+        return x @ self.w @ self.w
+def get_inputs():
+    return [torch.ones(2, 4)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_when_meta_and_cpu_both_fail_the_cpu_error_is_shown_over_a_meta_device_refusal(tmp_path: Path) -> None:
+    """The meta build stops at `.item()`, which says nothing about the program; the CPU retry finds the real
+    bug, a shape mismatch in forward, and that is the error shown, at its line."""
+    path = tmp_path / "meta_only.py"
+    path.write_text(_META_ONLY)
+    with pytest.raises(SourceError) as err:
+        translate_problem(str(path))
+    assert err.value.message.startswith("torch.export failed: RuntimeError: a and b must have same reduction "
+                                        "dim, but got [2, 3] X [4, 3]")
+    assert str(err.value.where).startswith(f"{path}:8:")
