@@ -18,7 +18,7 @@ import islpy as isl
 
 from solar.ir.analysis.floor_division import merge_floor_division, split_floor_bound
 from solar.ir.analysis.formula import Formula, Number, is_symbolic
-from solar.ir.analysis.subscript_facts import guarded_in_bounds
+from solar.ir.analysis.subscript_facts import at_most, guarded_in_bounds
 from solar.ir.expr import (
     Access,
     Binary,
@@ -33,7 +33,7 @@ from solar.ir.expr import (
 )
 from solar.ir.expr_visitor import ExprVisitor
 from solar.ir.ops import AffineFor, AffineIf, Assign, KernelOp, KStmt, LocalDecl, walk_stmts
-from solar.ir.types import Dim, TensorType, canonical_dim, dims_equal
+from solar.ir.types import Dim, TensorType
 
 # Words ISL's parser reserves; an IR name equal to one gets a prefix in ISL text.
 _ISL_WORDS = frozenset({"and", "or", "not", "exists", "floor", "ceil", "mod", "min", "max", "infty", "true",
@@ -246,19 +246,9 @@ def _within_loops(access: Access, loops: list[AffineFor], tensor: TensorType) ->
         highs = loop.upper.args if isinstance(loop.upper, Call) and loop.upper.func == "min" else (loop.upper,)
         if not any(isinstance(lo, IntLit) and lo.value >= 0 for lo in lows):
             return False
-        if not any(_at_most(hi, dim) for hi in highs):
+        if not any(at_most(hi, dim) for hi in highs):
             return False
     return True
-
-
-def _at_most(bound: Expr, dim: Dim) -> bool:
-    """Whether `bound` is certainly at most `dim`: the same size, or both numbers."""
-    if bound == dim:
-        return True  # the same expression (the common case), without its canonical form
-    size = canonical_dim(bound)
-    if isinstance(size, int) and isinstance(dim, int):
-        return size <= dim
-    return dims_equal(size, dim)
 
 
 def _union(maps: list[isl.Map]) -> isl.UnionMap | None:

@@ -66,7 +66,7 @@ def guarded_in_bounds(access: Access, loops: list[AffineFor], guards: list[Expr]
         if isinstance(index, IntLit) and isinstance(dim, int) and 0 <= index.value < dim:
             continue
         loop = by_var.get(index.name) if isinstance(index, IndexRef) else None
-        if loop is not None and never_negative([loop]) and any(_at_most(hi, dim) for hi in _parts(loop.upper, "min")):
+        if loop is not None and never_negative([loop]) and any(at_most(hi, dim) for hi in _parts(loop.upper, "min")):
             continue
         if not (any(_at_least_zero(c, index) for c in conjuncts) and any(_below(c, index, dim) for c in conjuncts)):
             return False
@@ -79,33 +79,30 @@ def _conjuncts(cond: Expr) -> list[Expr]:
     return [cond]
 
 
+def _bound_on(cond: Expr, e: Expr, op: str, mirrored: str) -> Expr | None:
+    """b in `e op b` or `b mirrored e` (`e >= b` / `b <= e`); None when `cond` is neither."""
+    if not isinstance(cond, Binary):
+        return None
+    if cond.op == op and cond.lhs == e:
+        return cond.rhs
+    if cond.op == mirrored and cond.rhs == e:
+        return cond.lhs
+    return None
+
+
 def _at_least_zero(cond: Expr, e: Expr) -> bool:
     """`e >= n` or `n <= e` for a number n >= 0."""
-    if not isinstance(cond, Binary):
-        return False
-    if cond.op == ">=" and cond.lhs == e:
-        bound = cond.rhs
-    elif cond.op == "<=" and cond.rhs == e:
-        bound = cond.lhs
-    else:
-        return False
+    bound = _bound_on(cond, e, ">=", "<=")
     return isinstance(bound, IntLit) and bound.value >= 0
 
 
 def _below(cond: Expr, e: Expr, dim: Dim) -> bool:
     """`e < b` or `b > e` for a bound b at most `dim`."""
-    if not isinstance(cond, Binary):
-        return False
-    if cond.op == "<" and cond.lhs == e:
-        bound = cond.rhs
-    elif cond.op == ">" and cond.rhs == e:
-        bound = cond.lhs
-    else:
-        return False
-    return _at_most(bound, dim)
+    bound = _bound_on(cond, e, "<", ">")
+    return bound is not None and at_most(bound, dim)
 
 
-def _at_most(bound: Expr, dim: Dim) -> bool:
+def at_most(bound: Expr, dim: Dim) -> bool:
     """Whether `bound` is certainly at most `dim`: the same size, or both numbers."""
     if bound == dim:
         return True  # the same expression (the common case), without its canonical form
