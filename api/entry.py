@@ -373,6 +373,7 @@ def _translate_jax(fn: Callable[..., Any], args: tuple[Any, ...], name: str | No
 def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool | str, fp32_precision: str,
          origin: Origin, quantizer: Any = None, precision_floor: str = "") -> Analysis:
     """Parses, verifies and runs the passes; the first error becomes a SIRError with the tools' message."""
+    from solar.backends.sol_results import SolResults
     from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError, SourceManager
     from solar.ir.parser import parse_module
     from solar.ir.pass_manager import PassContext, PassManager
@@ -412,7 +413,7 @@ def _run(text: str, file: str, targets: list[str], fuse: bool, tile_search: bool
             raise SIRError(f"error: {type(err).__name__}: {err}") from None
     if engine.has_errors:
         _raise(engine)
-    return Analysis.from_run(ctx.results["sol"], text, origin)
+    return Analysis.from_run(ctx.results[SolResults], text, origin)
 
 
 def _raise(engine: Any) -> None:

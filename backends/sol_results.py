@@ -6,14 +6,36 @@ the JSON document, the HTML page, the notebook view and the roofline PNG are vie
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solar.backends.cost import CostModel
 from solar.backends.report import TargetReport, plot, render_report, to_json
 from solar.backends.sol_verdict import facts, fusion_pairs, sentences
 from solar.backends.source_lines import SourceLines, add_to_json, by_source_line, render_source_lines
 from solar.ir.ops import ModuleOp
+
+if TYPE_CHECKING:
+    from solar.ir.pass_manager import PassContext
+
+
+class WrittenOrder:
+    """What --reorder-einsum leaves for --sol (`passes/reorder_einsum.py`'s result): the module as written,
+    priced beside the reordered one."""
+
+    original: ModuleOp
+
+
+class CacheAwareSearch(ABC):
+    """What --tile-search leaves for --sol (`passes/tile_search.py`'s result): the on-chip buffer it was given
+    and the cache-aware mode it adds to each target's report."""
+
+    buffer: str
+
+    @abstractmethod
+    def add_cache_aware(self, ctx: PassContext, report: TargetReport, model: CostModel) -> str | None:
+        """Adds the cache-aware mode to `report`; why it cannot, or None."""
 
 
 @dataclass

@@ -106,7 +106,8 @@ for name, pipeline in (("lift", "lift-einsum"), ("fuse", "fuse"), ("sol", "sol{{
 text = print_module(module) + "".join(reports)
 clocks["write"][0] += time.perf_counter() - mark[0]
 clocks["write"][1] += time.process_time() - mark[1]
-sol = ctx.results["sol"].reports
+from solar.backends.sol_results import SolResults
+sol = ctx.results[SolResults].reports
 import resource
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({{"clocks": clocks, "ok": report.ok, "targets": len(sol), "peak_mb": peak}}))

@@ -530,4 +530,4 @@ class Quantize(Pass):
             return
         for message, loc in summary.remarks:
             self.remark(ctx, message, loc)
-        ctx.results[self.name] = summary
+        ctx.results.put(summary)

@@ -9,6 +9,7 @@ from typing import Any
 from solar.backends.contraction_order import OBJECTIVES, Cost, Network, Order, add_work, best_order
 from solar.backends.cost import Peaks, Work
 from solar.backends.report import quantity, seconds
+from solar.backends.sol_results import WrittenOrder
 from solar.ir.analysis.counts import einsum_counts
 from solar.ir.analysis.einsum_chains import Atom, Chain, ChainFinder, relabel_map
 from solar.ir.analysis.units import Uses, walk_blocks
@@ -36,7 +37,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 @dataclass
 class ChainReport:
-    """What the pass found for one chain (also kept in `ctx.results['reorder-einsum']`)."""
+    """What the pass found for one chain (also kept in `ctx.results[ReorderResult]`)."""
 
     root: str
     tensors: int
@@ -48,7 +49,7 @@ class ChainReport:
 
 
 @dataclass
-class ReorderResult:
+class ReorderResult(WrittenOrder):
     original: ModuleOp  # the module before any rewrite, for --sol to report both orders
     chains: list[ChainReport]
 
@@ -115,7 +116,7 @@ class ReorderEinsum(Pass):
                     if report is not None:
                         reports.append(report)
         if any(r.rewritten for r in reports):
-            ctx.results[self.name] = ReorderResult(original, reports)
+            ctx.results.put(ReorderResult(original, reports))
 
 
 class _Rewrite:

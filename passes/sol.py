@@ -14,7 +14,7 @@ from solar.backends.cost import FP32_POLICIES, CostError, CostModel, Peaks, Timi
 from solar.backends.gather_estimates import data_id_gathers
 from solar.backends.precision_policy import PRECISION_FLOORS
 from solar.backends.report import TargetReport, analyse, write_json
-from solar.backends.sol_results import SolResults
+from solar.backends.sol_results import CacheAwareSearch, SolResults, WrittenOrder
 from solar.backends.sweep_spec import SweepError, check_axes, check_design, parse_design_space, parse_sweeps
 from solar.ir import attr_names
 from solar.ir.analysis.access_checks import refuse_wrong_accesses
@@ -113,7 +113,7 @@ class SOL(Pass):
         if priced is None:
             return
         results, originals, has_calls = priced
-        ctx.results[self.name] = results
+        ctx.results.put(results)
         try:
             self._views(ctx, results, module, targets, latency)
         except (OutputError, SweepError) as err:
@@ -148,7 +148,7 @@ class SOL(Pass):
         if not targets:
             ctx.diagnostics.error("sol: no target given (e.g. --sol=h100)", module.loc)
             return None
-        tiling = ctx.results.get("tile-search")
+        tiling = ctx.results.get(CacheAwareSearch)
         try:  # a bad sweep is reported before any work
             check_axes([p.name for p in module.params], self._axes(), cache_aware=tiling is not None,
                        max_points=self.max_points or None)
@@ -184,7 +184,7 @@ class SOL(Pass):
             loc = err.loc or (err.op.loc if err.op is not None else module.loc)
             ctx.diagnostics.error(f"sol: {err}", loc)
             return None
-        reordered = ctx.results.get("reorder-einsum")
+        reordered = ctx.results.get(WrittenOrder)
         if reordered is not None:  # --reorder-einsum ran: the written order too, for comparison
             try:
                 before = CostModel(_as_costed(ctx, reordered.original, module), self.policy)
@@ -192,7 +192,7 @@ class SOL(Pass):
                     r.before_reorder = analyse(before, r.peaks, latency)
             except CostError as err:
                 ctx.diagnostics.remark(f"sol: no figures for the order before --reorder-einsum: {err}", module.loc)
-        tiling = ctx.results.get("tile-search")
+        tiling = ctx.results.get(CacheAwareSearch)
         if tiling is not None:  # the cache-aware mode, under the buffer --tile-search was given
             for r in reports:
                 why = tiling.add_cache_aware(ctx, r, model)
@@ -215,7 +215,7 @@ class SOL(Pass):
         if self.formula or self.sweep or self.design_space:
             from solar.backends.sweep import CostSurface
 
-            tiling = ctx.results.get("tile-search")
+            tiling = ctx.results.get(CacheAwareSearch)
             surface = CostSurface(results.program, targets, fp32_precision=self.policy,
                                   precision_floor=self.precision_floor or None,
                                   buffer=tiling.buffer if tiling is not None else None,
@@ -236,9 +236,9 @@ class SOL(Pass):
         if surface is not None and (self.sweep or self.design_space):
             self._sweep(ctx, surface, results.name, latency)
         if self.html:  # last: it shows the sweep's curves too
-            from solar.backends.sweep_report import curves
+            from solar.backends.sweep_report import SweepOutcome, curves
 
-            swept = ctx.results.get("sweep")
+            swept = ctx.results.get(SweepOutcome)
             drawn = curves(swept) if swept is not None and swept.sweep.swept else None
             write_text_atomic(self.html, results.html(self.inputs(module), curves=drawn), "the HTML report")
 
@@ -263,7 +263,7 @@ class SOL(Pass):
             raise SweepError("--design-space needs --target-latency (the latency the scaled targets must meet)")
         outcome = run_sweep(surface, axes, latency, design)
         ctx.report(render_sweep(outcome))
-        ctx.results["sweep"] = outcome
+        ctx.results.put(outcome)
         if self.sweep_report:
             write_sweep_report(outcome, name, self.sweep_report)
         if self.sweep_plot:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from solar.backends.cost import CostModel
 from solar.backends.report import TargetReport
+from solar.backends.sol_results import CacheAwareSearch
 from solar.backends.tiling_cache import CachedChains, SolveCache
 from solar.backends.tiling_ir import (
     CURVE_BUFFERS,
@@ -45,8 +46,9 @@ CURVE_VERSION = 1
 
 
 @dataclass
-class TileSearchResult:
-    """What later passes read (ctx.results["tile-search"]): the buffer asked for, resolved, and the rows."""
+class TileSearchResult(CacheAwareSearch):
+    """What later passes read (`ctx.results.get(CacheAwareSearch)`): the buffer asked for, resolved, and the
+    rows."""
 
     buffer: str  # as written: l2, smem or a size (--sol resolves it again for each of its targets)
     capacity: float
@@ -116,7 +118,7 @@ class TileSearch(Pass):
                     self._einsum(ctx, chains, op, capacity, result, curves)
             for name, kind, anchor, ops in _chains(func.body):
                 self._chain(ctx, tilings, func, name, kind, anchor, ops, capacity, result, curves)
-        ctx.results[self.name] = result
+        ctx.results.put(result)
         report = _render(result, self.buffer, target.name)
         if cache.hits:
             report += (f"{cache.solves} distinct tiling problems solved; {cache.hits} more answered from them "

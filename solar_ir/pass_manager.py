@@ -87,13 +87,46 @@ def _option_key(kind: type, options: dict[str, Any]) -> tuple[tuple[str, Any], .
     return tuple((name, options.get(name, default)) for name, default in defaults)
 
 
+R = TypeVar("R")
+
+
+class PassResults:
+    """What passes leave for later passes and callers (the SOL results model, a tiling, a reordering), one
+    value per type, found by its type as analyses are: `ctx.results.put(value)`, `ctx.results.get(Kind)`.
+    `Kind` may be a base class that a later pass knows without importing the pass that leaves the value
+    (--sol reads `CacheAwareSearch`, which --tile-search's result is)."""
+
+    __slots__ = ("_by_type",)
+
+    def __init__(self) -> None:
+        self._by_type: dict[type, object] = {}
+
+    def put(self, value: object) -> None:
+        self._by_type[type(value)] = value
+
+    def get(self, kind: type[R]) -> R | None:
+        value = self._by_type.get(kind)
+        if isinstance(value, kind):
+            return value
+        return next((v for v in self._by_type.values() if isinstance(v, kind)), None)
+
+    def __getitem__(self, kind: type[R]) -> R:
+        value = self.get(kind)
+        if value is None:
+            raise KeyError(f"no pass left a {kind.__name__}")
+        return value
+
+    def __contains__(self, kind: type) -> bool:
+        return self.get(kind) is not None
+
+
 @dataclass(slots=True)
 class PassContext:
     diagnostics: DiagnosticEngine
     # Passes print reports (tables, summaries) here; solar-opt sends it to stderr.
     report: Callable[[str], None] = print
-    # Results that later passes read (e.g. the SOL report), by pass name.
-    results: dict[str, Any] = field(default_factory=dict)
+    # Results that later passes and callers read (e.g. the SOL results model), by type.
+    results: PassResults = field(default_factory=PassResults)
     analyses: AnalysisManager = field(default_factory=AnalysisManager)
 
     def analysis(self, kind: type[A], module: ModuleOp, **options: Any) -> A:

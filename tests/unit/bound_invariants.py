@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from solar.backends.report import to_json
+from solar.backends.sol_results import SolResults
 from solar.backends.tiling_ir import KIB
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import ModuleOp, Value
@@ -59,7 +60,7 @@ def check_bound_invariants(module: ModuleOp, target: str = "h100") -> list[dict[
     docs = []
     for buffer in buffers:
         _, ctx = _run(copy.deepcopy(base), [TileSearch(buffer=str(buffer)), SOL(target=target)])
-        doc = to_json(ctx.results["sol"].reports, base.name or "m", base.param_values())
+        doc = to_json(ctx.results[SolResults].reports, base.name or "m", base.param_values())
         json.dumps(doc, allow_nan=False)  # no NaN or Infinity anywhere
         docs.append(doc)
         for t in doc["targets"]:

@@ -10,6 +10,7 @@ import contextlib
 import pytest
 
 from solar.backends.cost import CostError, CostModel
+from solar.backends.sol_results import SolResults
 from solar.bench.bounds import BoundsError, compute_bounds
 from solar.ir.analysis.access_checks import AccessChecks
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
@@ -57,7 +58,7 @@ def test_the_check_is_one_analysis_shared_by_lift_affine_and_sol() -> None:
     assert errors == []
     assert ctx.analyses.computed.count(AccessChecks) == 1
     assert ctx.analyses.computed.count(CostModel) == 1
-    assert ctx.results["sol"].reports[0].modes["fused"].bytes == 64  # an 8-element copy: 32 B in, 32 B out
+    assert ctx.results[SolResults].reports[0].modes["fused"].bytes == 64  # an 8-element copy: 32 B in, 32 B out
 
 
 def test_the_cost_model_and_solar_bench_refuse_it_with_its_place() -> None:

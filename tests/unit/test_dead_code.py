@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from test_sol_support import pipeline
 
 from solar.backends.report import TargetReport
+from solar.backends.sol_results import SolResults
 from solar.ir.analysis.liveness import dead_ops, drop_dead, has_dead_code
 from solar.ir.diagnostics import DiagnosticEngine
 from solar.ir.ops import EinsumOp, GroupOp, KernelOp, ModuleOp
@@ -28,7 +29,7 @@ def run_sol(text: str, targets: list[str]) -> Run:
     ctx = PassContext(engine, lambda _: None)
     module = PassManager(pipeline(targets)).run(module, ctx)
     assert not engine.has_errors, engine.format_all()
-    return Run(module, ctx.results["sol"].reports, engine.format_all())
+    return Run(module, ctx.results[SolResults].reports, engine.format_all())
 
 MATMUL = """\
     %y = solar.kernel @mm(%x as A, %w as B) -> (Y: tensor<64x16xf32>) {

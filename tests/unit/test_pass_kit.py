@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from solar.backends.cost import CostModel
+from solar.backends.sol_results import SolResults
 from solar.backends.tiling_ir import Tilings
 from solar.ir.analysis.access_checks import AccessChecks
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
@@ -71,7 +72,7 @@ def test_sol_reuses_the_tilings_tile_search_found() -> None:
     sol = registry.parse_pipeline("sol{target=h100}")
     PassManager(sol).run(module, ctx)
     assert ctx.analyses.cached(Tilings) is tilings and tilings.solved == solved
-    (report,) = ctx.results["sol"].reports
+    (report,) = ctx.results[SolResults].reports
     assert report.cache_aware is not None and report.cache_aware.rows[0]["estimate_bytes"] is not None
 
 
@@ -112,3 +113,19 @@ def test_bound_params_reports_in_the_pass_name() -> None:
         run("lift-einsum,print-intensity", text)
     (diag,) = err.value.diagnostics
     assert diag.message == "print-intensity: size parameters B need values: bind them with --bind-params=B=..."
+
+
+def test_pass_results_are_found_by_type_or_by_a_base_class() -> None:
+    """Results are shared by type, as analyses are: --sol finds --tile-search's result through the base class
+    it knows, without importing the pass."""
+    from solar.backends.sol_results import CacheAwareSearch
+    from solar.ir.pass_manager import PassResults
+    from solar.passes.tile_search import TileSearchResult
+
+    results = PassResults()
+    assert results.get(TileSearchResult) is None and CacheAwareSearch not in results
+    found = TileSearchResult("l2", 50 * 2**20, "h100-sxm")
+    results.put(found)
+    assert results[TileSearchResult] is found and results.get(CacheAwareSearch) is found
+    with pytest.raises(KeyError, match="no pass left a SolResults"):
+        results[SolResults]

@@ -24,7 +24,7 @@ from solar.ir.analysis.einsum_chains import NotLinear, linear_einsum, reshape_gr
 from solar.ir.pass_manager import PassContext, PassManager
 from solar.ir.printer import print_module
 from solar.passes import registry
-from solar.passes.reorder_einsum import ReorderEinsum
+from solar.passes.reorder_einsum import ReorderEinsum, ReorderResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO_ROOT / "examples" / "reorder").glob("*.sir"))
@@ -65,7 +65,7 @@ def test_every_example_chain_runs_the_same_reordered(path: Path) -> None:
     if pre:
         module, _ = run_pipeline(module, pre)
     reordered, ctx = run_pipeline(module, "reorder-einsum")
-    result = ctx.results.get("reorder-einsum")
+    result = ctx.results.get(ReorderResult)
     if path.stem == "best_order":
         assert result is None and print_module(reordered) == print_module(module)
         return
@@ -78,7 +78,7 @@ def test_every_example_chain_runs_the_same_reordered(path: Path) -> None:
 def test_remark_figures_are_the_counts_of_the_rewritten_ir() -> None:
     module = load(str(REPO_ROOT / "examples" / "reorder" / "low_rank_scores.sir"))
     reordered, ctx = run_pipeline(module, "reorder-einsum")
-    (chain,) = ctx.results["reorder-einsum"].chains
+    (chain,) = ctx.results[ReorderResult].chains
     assert chain.before.flops == flops(module) == 11_538_432
     assert chain.after.flops == flops(reordered) == 593_920
     assert chain.method == "optimal (exhaustive)"
@@ -105,7 +105,7 @@ solar.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<{n}x{
 def test_links_that_are_not_linear_are_refused(lhs: str, why: str) -> None:
     text = MATMULS.format(m=64, k=64, n=64, p=2, lhs=lhs, dt="f32")
     _, ctx = run_passes(text, [ReorderEinsum()])
-    assert "reorder-einsum" not in ctx.results
+    assert ReorderResult not in ctx.results
     messages = [d.message for d in ctx.diagnostics.diagnostics]
     assert any("the chain through @tc stops at %t" in m and why in m for m in messages), messages
 
@@ -149,7 +149,7 @@ def test_objective_sol_needs_a_target_and_uses_it() -> None:
     ReorderEinsum(objective="sol").apply(PassContext(engine, report=lambda _: None), module)
     assert engine.has_errors and "needs a target" in engine.diagnostics[0].message
     _, ctx = run_passes(text, [ReorderEinsum(objective="sol", target="h100")])
-    chain = ctx.results["reorder-einsum"].chains[0]
+    chain = ctx.results[ReorderResult].chains[0]
     assert 0 < chain.after.seconds < chain.before.seconds
 
 
@@ -240,7 +240,7 @@ def test_chains_through_merging_and_splitting_reshapes() -> None:
     intermediate contracted over both halves: the network refines the merged index into its parts."""
     module = parse_module(SPLIT_AND_MERGE, "heads.sir", DiagnosticEngine())
     reordered, ctx = run_pipeline(module, "reorder-einsum")
-    chains = {c.root: c for c in ctx.results["reorder-einsum"].chains}
+    chains = {c.root: c for c in ctx.results[ReorderResult].chains}
     assert chains["out"].tensors == 3 and chains["hc"].tensors == 3
     assert any(s.count(",") == 1 for s in chains["hc"].order)
     assert flops(reordered) < flops(module)

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from solar.backends.report import TargetReport
+from solar.backends.sol_results import SolResults
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.ops import ModuleOp
 from solar.ir.parser import parse_module
@@ -102,6 +103,13 @@ def pipeline(targets: list[str], *, lift: bool = True, mode: str = "greedy", all
                                           fp32_precision=fp32_precision)]
 
 
+@dataclass(frozen=True)
+class ReportText:
+    """What the passes printed, kept with their results."""
+
+    text: str
+
+
 def run_passes(text: str, passes: list[Pass], name: str = "test.sir") -> tuple[ModuleOp, PassContext]:
     """Parses, verifies and runs `passes`; any error diagnostic fails with its formatted text."""
     engine = DiagnosticEngine()
@@ -113,7 +121,7 @@ def run_passes(text: str, passes: list[Pass], name: str = "test.sir") -> tuple[M
         module = PassManager(passes).run(module, ctx)
     except DiagnosticError:
         raise AssertionError(f"diagnostics for {name}:\n{engine.format_all()}") from None
-    ctx.results["report_text"] = "".join(reports)
+    ctx.results.put(ReportText("".join(reports)))
     return module, ctx
 
 
@@ -121,4 +129,4 @@ def run_sol(text: str, targets: list[str], *, lift: bool = True, mode: str = "gr
             latency: str = "", name: str = "test.sir", fp32_precision: str = "framework") -> SolRun:
     module, ctx = run_passes(text, pipeline(targets, lift=lift, mode=mode, allow_tf32=allow_tf32,
                                             latency=latency, fp32_precision=fp32_precision), name)
-    return SolRun(module, ctx.results["sol"].reports, ctx.results["report_text"])
+    return SolRun(module, ctx.results[SolResults].reports, ctx.results[ReportText].text)

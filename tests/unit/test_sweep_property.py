@@ -12,6 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sirgen import Limits, modules
 
+from solar.backends.sol_results import SolResults
+from solar.backends.sweep_report import SweepOutcome
 from solar.ir.diagnostics import DiagnosticEngine, DiagnosticError
 from solar.ir.ops import ModuleOp
 from solar.ir.parser import parse_module
@@ -38,7 +40,7 @@ def swept(module: ModuleOp, point: dict[str, int]) -> Figures | None:
     ctx = _run(copy.deepcopy(module), [LiftEinsum(), Fuse(), SOL(target="h100", sweep=sweep, annotate=False)])
     if ctx is None:
         return None
-    return {c.mode: (c.flops, c.bytes, c.bound) for c in ctx.results["sweep"].sweep.costs()}
+    return {c.mode: (c.flops, c.bytes, c.bound) for c in ctx.results[SweepOutcome].sweep.costs()}
 
 
 def bound(module: ModuleOp, point: dict[str, int]) -> Figures | None:
@@ -47,7 +49,7 @@ def bound(module: ModuleOp, point: dict[str, int]) -> Figures | None:
     ctx = _run(copy.deepcopy(module), passes)
     if ctx is None:
         return None
-    return {mode: (r.flops, r.bytes, r.bound) for mode, r in ctx.results["sol"].reports[0].modes.items()}
+    return {mode: (r.flops, r.bytes, r.bound) for mode, r in ctx.results[SolResults].reports[0].modes.items()}
 
 
 def assert_sweep_is_bind(module: ModuleOp, point: dict[str, int]) -> None:
