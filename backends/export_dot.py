@@ -21,8 +21,9 @@ from solar.ir.ops import EinsumOp, KernelOp, ModuleOp, Value
 _SHAPES = {"einsum": "box", "kernel": "box3d"}
 
 
-def emit_dot(module: ModuleOp) -> str:
-    graph = einsum_graph(module)
+def emit_dot(module: ModuleOp, graph: Graph | None = None) -> str:
+    """The Graphviz text of `module`'s einsum graph (`graph`: that graph, when the caller has it already)."""
+    graph = graph or einsum_graph(module)
     dot = graphviz.Digraph(name=module.name or graph.func.name, graph_attr={"rankdir": "TB", "fontsize": "10"},
                            node_attr={"fontname": "Helvetica", "fontsize": "10"},
                            edge_attr={"fontname": "Helvetica", "fontsize": "8"})
@@ -53,6 +54,28 @@ def emit_dot(module: ModuleOp) -> str:
         dot.edge(producer.id if producer is not None else _arg_id(src), f"return{k}",
                  label=f"%{src.name}\\n{_type(graph, src)}")
     return dot.source
+
+
+def layout_size(graph: Graph) -> int:
+    """About how many nodes dot's layout works on for this graph: its nodes and edge labels, plus a dummy
+    node per rank an edge crosses (counted twice: an edge label takes a rank of its own). Each op sits one
+    rank below its deepest producer, each argument just above its first reader, as dot's ranking puts them.
+    A DenseNet, whose concatenations read layers far back, comes to hundreds of thousands, which dot cannot
+    lay out in minutes; a ResNet of as many ops comes to about ten thousand."""
+    rank: dict[int, int] = {}  # by id(node)
+    edges: list[tuple[Node | None, Node]] = []  # (producer, reader); None: a function argument
+    for node in graph.nodes:
+        producers = [graph.producer.get(graph.source(v)) for v in node.inputs]
+        rank[id(node)] = 1 + max((rank.get(id(p), 0) for p in producers if p is not None), default=0)
+        edges += [(p, node) for p in producers]
+    first_read: dict[Value, int] = {}  # an argument's rank: just above its first reader
+    for node in graph.nodes:
+        for v in node.inputs:
+            src = graph.source(v)
+            if src not in graph.producer:
+                first_read[src] = min(first_read.get(src, rank[id(node)]), rank[id(node)])
+    dummies = sum(max(0, rank[id(head)] - rank[id(tail)] - 1) for tail, head in edges if tail is not None)
+    return len(graph.nodes) + len(first_read) + 2 * len(edges) + 2 * dummies
 
 
 def _arg_id(v: Value) -> str:

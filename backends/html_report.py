@@ -323,15 +323,26 @@ def sir_of_units(report: TargetReport) -> dict[str, str]:
     return {w.name: "\n".join(print_op(op) for op in w.ops) for w, _ in report.units}
 
 
+# The most nodes (layout_size) a graph may bring to dot's layout: about 30 s of CPU. Past it dot runs for
+# minutes (a DenseNet: over five), so the page lists the groups instead, decided by the graph alone and
+# not by how busy the machine is.
+DOT_LAYOUT_LIMIT = 30_000
+
+
 def dot_of(module: ModuleOp) -> str | None:
-    """The einsum graph (`--emit=dot`) as SVG when Graphviz's `dot` is installed, else None."""
+    """The einsum graph (`--emit=dot`) as SVG when Graphviz's `dot` is installed and the graph is small enough
+    to lay out (DOT_LAYOUT_LIMIT), else None."""
     exe = shutil.which("dot")
     if exe is None:
         return None
-    from solar.backends.export_dot import emit_dot  # graphviz's Python package: only when drawing
+    from solar.backends.einsum_graph import einsum_graph
+    from solar.backends.export_dot import emit_dot, layout_size  # graphviz's Python package: only when drawing
 
     try:
-        text = emit_dot(module)
+        graph = einsum_graph(module)
+        if layout_size(graph) > DOT_LAYOUT_LIMIT:
+            return None
+        text = emit_dot(module, graph)
         done = subprocess.run([exe, "-Tsvg"], input=text, capture_output=True, text=True, timeout=60, check=True)
     except Exception:  # a graph dot cannot draw still gets the list
         return None

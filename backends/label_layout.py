@@ -9,11 +9,13 @@ column is reserved for such labels, so the result never overlaps whatever the po
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # Offsets around a point, in units of the label's own size: right, above-right, below-right, above, below,
 # left, above-left, below-left (the reading order of a scatter plot's labels).
 _DIRECTIONS = ((1, 0), (1, -1), (1, 1), (0, -1), (0, 1), (-1, 0), (-1, -1), (-1, 1))
+_MAX_CELLS = 1024  # a box spanning more grid cells than this is kept in a list tested for every query
 _RINGS = 8  # how far a label may move from its point before it goes to the margin column
 
 
@@ -47,9 +49,12 @@ def place_labels(points: list[tuple[float, float]], sizes: list[tuple[float, flo
     `area` is (left, top, right, bottom) of the plot in screen units; `margin_x` the left edge of the
     column right of it where labels that fit nowhere are stacked."""
     left, top, right, bottom = area
-    markers = [Box(px - point_radius, py - point_radius, 2 * point_radius, 2 * point_radius) for px, py in points]
-    markers += obstacles or []
-    taken: list[Box] = []
+    # Markers and placed labels alike only block: one grid of both answers "is this place free?".
+    blocked = _Grid(max(2 * point_radius, max((h for _, h in sizes), default=0.0)) + gap)
+    for px, py in points:
+        blocked.add(Box(px - point_radius, py - point_radius, 2 * point_radius, 2 * point_radius))
+    for box in obstacles or []:
+        blocked.add(box)
     out: list[Placed | None] = [None] * len(points)
     column_y = top
     for k, ((px, py), (w, h)) in enumerate(zip(points, sizes, strict=True)):
@@ -60,8 +65,7 @@ def place_labels(points: list[tuple[float, float]], sizes: list[tuple[float, flo
                 x = px + dx * reach - (w if dx < 0 else w / 2 if dx == 0 else 0)
                 y = py + dy * reach - (h if dy < 0 else h / 2 if dy == 0 else 0)
                 box = Box(x, y, w, h)
-                if box.inside(left, top, right, bottom) and not any(box.overlaps(b) for b in taken) \
-                        and not any(box.overlaps(m) for m in markers):
+                if box.inside(left, top, right, bottom) and not blocked.hits(box):
                     chosen = box
                     break
             if chosen is not None:
@@ -71,8 +75,46 @@ def place_labels(points: list[tuple[float, float]], sizes: list[tuple[float, flo
             chosen = Box(margin_x, column_y, w, h)
             column_y += h + gap
             out[k] = Placed(chosen, leader=True)
-        taken.append(chosen)
+        blocked.add(chosen)
     return [p for p in out if p is not None]
+
+
+class _Grid:
+    """Boxes filed under the square cells they touch, so that a query tests only its neighbours: a network's
+    hundreds of labels placed in linear rather than quadratic time, with the same answers as testing all."""
+
+    def __init__(self, cell: float) -> None:
+        self.cell = cell if cell > 0 and math.isfinite(cell) else 1.0
+        self.cells: dict[tuple[int, int], list[Box]] = {}
+        self.loose: list[Box] = []  # boxes with a coordinate no cell can hold (infinite, NaN): tested always
+
+    def _span(self, box: Box) -> tuple[range, range] | None:
+        ends = (box.x, box.x + box.w, box.y, box.y + box.h)
+        if not all(math.isfinite(v) for v in ends):
+            return None
+        x0, x1, y0, y1 = (math.floor(v / self.cell) for v in ends)
+        if (x1 - x0 + 1) * (y1 - y0 + 1) > _MAX_CELLS:  # a box far larger than a label: cheaper tested always
+            return None
+        return range(x0, x1 + 1), range(y0, y1 + 1)
+
+    def add(self, box: Box) -> None:
+        span = self._span(box)
+        if span is None:
+            self.loose.append(box)
+            return
+        for i in span[0]:
+            for j in span[1]:
+                self.cells.setdefault((i, j), []).append(box)
+
+    def hits(self, box: Box) -> bool:
+        """Whether `box` overlaps a box added before."""
+        span = self._span(box)
+        if span is None:
+            return any(box.overlaps(b) for boxes in self.cells.values() for b in boxes) \
+                or any(box.overlaps(b) for b in self.loose)
+        cells = self.cells
+        return any(box.overlaps(b) for i in span[0] for j in span[1] for b in cells.get((i, j), ())) \
+            or any(box.overlaps(b) for b in self.loose)
 
 
 def any_overlap(boxes: list[Box]) -> bool:

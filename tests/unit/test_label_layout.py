@@ -57,3 +57,41 @@ def test_the_png_labels_do_not_overlap(tmp_path: Path) -> None:
         assert len(labels) == len(analysis.units) + len(analysis.groups)
         boxes = [t.get_window_extent(renderer) for t in labels]
         assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def _first_free(points: list, sizes: list, area: tuple, margin_x: float, radius: float, gap: float,
+                obstacles: list[Box]) -> list[tuple[Box, bool]]:
+    """The placement rule tested against every box placed so far (what the grid must agree with)."""
+    from solar.backends.label_layout import _DIRECTIONS, _RINGS
+
+    blocked = [Box(x - radius, y - radius, 2 * radius, 2 * radius) for x, y in points] + obstacles
+    out, column_y = [], area[1]
+    for (px, py), (w, h) in zip(points, sizes, strict=True):
+        spot = None
+        for ring in range(_RINGS):
+            reach = radius + gap + ring * (h + gap)
+            for dx, dy in _DIRECTIONS:
+                box = Box(px + dx * reach - (w if dx < 0 else w / 2 if dx == 0 else 0),
+                          py + dy * reach - (h if dy < 0 else h / 2 if dy == 0 else 0), w, h)
+                if box.inside(*area) and not any(box.overlaps(b) for b in blocked):
+                    spot = (box, ring > 1)
+                    break
+            if spot:
+                break
+        if spot is None:
+            spot = (Box(margin_x, column_y, w, h), True)
+            column_y += h + gap
+        blocked.append(spot[0])
+        out.append(spot)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(point, size), min_size=1, max_size=60), st.floats(1, 8))
+def test_the_grid_places_labels_where_testing_every_box_would(items: list, radius: float) -> None:
+    points = [p for p, _ in items]
+    sizes = [s for _, s in items]
+    legend = [Box(400, 330, 140, 30), Box(-1e7, 0, 2e7, 5)]  # one obstacle far wider than the grid allows
+    placed = place_labels(points, sizes, AREA, AREA[2] + 8, point_radius=radius, obstacles=legend)
+    expected = _first_free(points, sizes, AREA, AREA[2] + 8, radius, 3.0, legend)
+    assert [(p.box, p.leader) for p in placed] == expected
