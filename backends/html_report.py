@@ -11,6 +11,7 @@ import html
 import json
 import shutil
 import subprocess
+from dataclasses import dataclass
 from typing import Any
 
 from solar.backends.html_svg import curves_svg, roofline_svg
@@ -216,10 +217,22 @@ def _measured(measured: dict[str, Any] | None) -> str:
     return out
 
 
-def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg: str | None = None,
+@dataclass(frozen=True)
+class FusionGraph:
+    """The fusion graph as Graphviz drew it (`svg`), or why it was not drawn (`why_not`: the page lists the
+    groups instead and says why)."""
+
+    svg: str | None
+    why_not: str = ""
+
+
+NO_DOT = FusionGraph(None, "Graphviz `dot` was not found")
+
+
+def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, graph: FusionGraph = NO_DOT,
                 inputs: dict[str, Any] | None = None, measured: dict[str, Any] | None = None,
                 sweep: list[dict[str, Any]] | None = None, fragment: bool = False) -> str:
-    """The page. `sir`: each unit's SIR by name; `dot_svg`: the fusion graph (None: a list of groups);
+    """The page. `sir`: each unit's SIR by name; `graph`: the fusion graph (not drawn: a list of groups);
     `measured`: a solar-bench record (headroom, violations); `sweep`: curves, each {"name", "x", "series"}."""
     doc = strict_json(doc)
     name = html.escape(doc["module"])
@@ -245,14 +258,14 @@ def render_html(doc: dict[str, Any], sir: dict[str, str] | None = None, dot_svg:
                        '<p class="note">fused time of a line: its part of each fusion group\'s time, split in '
                        "proportion to the unfused times of the group's lines.</p>")
     out.append("<h2>Fusion-group graph</h2>")
-    if dot_svg:  # collapsed, and capped in height when open: a network's graph is thousands of pixels tall
+    if graph.svg:  # collapsed, and capped in height when open: a network's graph is thousands of pixels tall
         out.append(f'<details id="fusion-graph"><summary>the einsum graph, fusion groups boxed</summary>'
-                   f'<div class="graph">{dot_svg}</div></details>')
+                   f'<div class="graph">{graph.svg}</div></details>')
     else:
         items = "".join(f'<li><code>{html.escape(g["name"])}</code>: {html.escape(", ".join(g.get("lines", [])))}'
                         f"</li>" for g in doc["targets"][0]["groups"]) if doc["targets"] else ""
         out.append(f'<ul id="group-list">{items or "<li>no fusion groups (run --fuse)</li>"}</ul>'
-                   '<p class="note">(Graphviz `dot` was not found: the groups as a list.)</p>')
+                   '<p class="note">(' + html.escape(graph.why_not) + ': the groups as a list.)</p>')
     if doc["targets"]:
         out.append("<h2>Per unit: SIR, counts and the bound</h2>" + _per_unit(doc["targets"][0], sir or {}))
     if sweep:
@@ -309,10 +322,10 @@ def _script_json(doc: dict[str, Any]) -> str:
     return json.dumps(doc, allow_nan=False).replace("<", "\\u003c")
 
 
-def write_html(doc: dict[str, Any], path: str, sir: dict[str, str] | None = None, dot_svg: str | None = None,
+def write_html(doc: dict[str, Any], path: str, sir: dict[str, str] | None = None, graph: FusionGraph = NO_DOT,
                inputs: dict[str, Any] | None = None, measured: dict[str, Any] | None = None,
                sweep: list[dict[str, Any]] | None = None) -> None:
-    write_text_atomic(path, render_html(doc, sir, dot_svg, inputs, measured, sweep), "the HTML report")
+    write_text_atomic(path, render_html(doc, sir, graph, inputs, measured, sweep), "the HTML report")
 
 
 # ---- what the page shows beside the document ------------------------------------------------------
@@ -329,25 +342,29 @@ def sir_of_units(report: TargetReport) -> dict[str, str]:
 DOT_LAYOUT_LIMIT = 30_000
 
 
-def dot_of(module: ModuleOp) -> str | None:
+def dot_of(module: ModuleOp) -> FusionGraph:
     """The einsum graph (`--emit=dot`) as SVG when Graphviz's `dot` is installed and the graph is small enough
-    to lay out (DOT_LAYOUT_LIMIT), else None."""
+    to lay out (DOT_LAYOUT_LIMIT); else why not."""
     exe = shutil.which("dot")
     if exe is None:
-        return None
+        return NO_DOT
     from solar.backends.einsum_graph import einsum_graph
     from solar.backends.export_dot import emit_dot, layout_size  # graphviz's Python package: only when drawing
 
     try:
         graph = einsum_graph(module)
-        if layout_size(graph) > DOT_LAYOUT_LIMIT:
-            return None
+        size = layout_size(graph)
+        if size > DOT_LAYOUT_LIMIT:
+            return FusionGraph(None, f"the graph is too large for Graphviz to lay out in reasonable time (layout "
+                                     f"size {size:,}, over {DOT_LAYOUT_LIMIT:,})")
         text = emit_dot(module, graph)
         done = subprocess.run([exe, "-Tsvg"], input=text, capture_output=True, text=True, timeout=60, check=True)
-    except Exception:  # a graph dot cannot draw still gets the list
-        return None
+    except subprocess.TimeoutExpired:
+        return FusionGraph(None, "Graphviz `dot` did not finish within 60 s")
+    except Exception as err:  # a graph dot cannot draw still gets the list
+        return FusionGraph(None, f"Graphviz `dot` could not draw the graph ({type(err).__name__})")
     svg = done.stdout
-    return svg[svg.find("<svg"):] if "<svg" in svg else None
+    return FusionGraph(svg[svg.find("<svg"):]) if "<svg" in svg else FusionGraph(None, "Graphviz `dot` drew no SVG")
 
 
 def module_params(module: ModuleOp) -> dict[str, int]:

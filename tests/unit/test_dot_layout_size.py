@@ -43,7 +43,13 @@ def test_layout_size_counts_nodes_edges_and_skipped_ranks() -> None:
 @pytest.mark.skipif(shutil.which("dot") is None, reason="the Graphviz `dot` program is not installed")
 def test_dot_of_draws_under_the_limit_and_lists_over_it(monkeypatch: pytest.MonkeyPatch) -> None:
     module = parse_module(SKIP)
-    svg = html_report.dot_of(module)
+    svg = html_report.dot_of(module).svg
     assert svg is not None and svg.startswith("<svg") and "@d" in svg
     monkeypatch.setattr(html_report, "DOT_LAYOUT_LIMIT", 18)  # one under the graph's 19
-    assert html_report.dot_of(module) is None
+    listed = html_report.dot_of(module)
+    assert listed.svg is None
+    assert listed.why_not == ("the graph is too large for Graphviz to lay out in reasonable time (layout size 19, "
+                              "over 18)")
+    page = html_report.render_html({"module": "m", "targets": []}, graph=listed)
+    assert ("(the graph is too large for Graphviz to lay out in reasonable time (layout size 19, over 18): the "
+            "groups as a list.)") in page
