@@ -48,10 +48,7 @@ def _fill_normal(t: torch.Tensor, std: float, gen: torch.Generator) -> None:
 
 def seeded_weights(model: torch.nn.Module, seed: int) -> None:
     """Every floating-point parameter ~ N(0, 1/fan-in), from one generator seeded with `seed`, in the
-    order `named_parameters` gives (so the same model and seed give the same numbers). A model built on the
-    meta device (the export's first try) has no values to fill: it is left as it is."""
-    if any(t.is_meta for t in model.parameters()) or any(t.is_meta for t in model.buffers()):
-        return
+    order `named_parameters` gives (so the same model and seed give the same numbers)."""
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for _, p in model.named_parameters():

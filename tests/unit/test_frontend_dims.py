@@ -191,19 +191,3 @@ def test_a_dim_export_refuses_is_fixed_with_solars_words_not_exports_text() -> N
     assert spec == ({0: torch.export.Dim.AUTO},)
     assert info.dropped == {(0, 1): f"export failed with it symbolic at test_frontend_dims.py:{raise_line} "
                                    "(RuntimeError)"}
-
-
-def test_a_reference_built_on_the_meta_device_is_left_unfilled() -> None:
-    """The export's first try builds the model on the meta device, where a buffer has no values to check or
-    fill (`isfinite(...).all()` there raised, and sent every model with a float buffer to the CPU)."""
-    class WithBuffer(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.lin = torch.nn.Linear(3, 3)
-            self.register_buffer("scale", torch.full((3,), float("nan")))
-
-    with torch.device("meta"):
-        meta = build_reference(WithBuffer, 0)
-    assert meta.scale.is_meta and meta.lin.weight.is_meta
-    cpu = build_reference(WithBuffer, 0)
-    assert bool(torch.isfinite(cpu.scale).all())  # on the CPU a non-finite buffer is still seeded
