@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +83,19 @@ def timed(tree: Path, sir: Path) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def alternated(sides: dict[str, Callable[[], tuple[float, float]]], repeat: int
+               ) -> tuple[dict[str, float], dict[str, float]]:
+    """Runs each side `repeat` times, the sides alternated so that each sees the same load; the median wall
+    and CPU seconds of each side."""
+    runs: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    for _ in range(repeat):
+        for side, run in sides.items():
+            runs[side].append(run())
+    wall = {side: statistics.median(w for w, _ in r) for side, r in runs.items()}
+    cpu = {side: statistics.median(c for _, c in r) for side, r in runs.items()}
+    return wall, cpu
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", default=BASE, help=f"the commit to compare with (default {BASE})")
@@ -95,12 +110,7 @@ def main() -> None:
           f"{args.repeat} runs each, alternated; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for network in args.networks.split(","):
         sir = translate(network, sir_dir)
-        runs: dict[str, list[tuple[float, float]]] = {"base": [], "branch": []}
-        for _ in range(args.repeat):
-            runs["base"].append(timed(base, sir))
-            runs["branch"].append(timed(ROOT, sir))
-        wall = {side: statistics.median(w for w, _ in r) for side, r in runs.items()}
-        cpu = {side: statistics.median(c for _, c in r) for side, r in runs.items()}
+        wall, cpu = alternated({"base": partial(timed, base, sir), "branch": partial(timed, ROOT, sir)}, args.repeat)
         print(f"{network:12s} base {wall['base']:6.2f} s wall {cpu['base']:6.2f} s CPU | "
               f"branch {wall['branch']:6.2f} s wall {cpu['branch']:6.2f} s CPU | "
               f"CPU x{cpu['base'] / cpu['branch']:.2f}")

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
-from opt_networks import PIPELINE, RUNNER, translate
+from opt_networks import PIPELINE, RUNNER, alternated, translate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,12 +55,8 @@ def main() -> None:
     inputs = [translate(n, sir_dir) for n in args.networks.split(",") if n]
     inputs += [args.tree / "examples" / f"{n}.sir" for n in args.examples.split(",") if n]
     for sir in inputs:
-        runs: dict[str, list[tuple[float, float]]] = {"plain": [], "report": []}
-        for _ in range(args.repeat):
-            runs["plain"].append(timed(args.tree, sir, []))
-            runs["report"].append(timed(args.tree, sir, ["--report", str(page)]))
-        wall = {side: statistics.median(w for w, _ in r) for side, r in runs.items()}
-        cpu = {side: statistics.median(c for _, c in r) for side, r in runs.items()}
+        wall, cpu = alternated({"plain": partial(timed, args.tree, sir, []),
+                                "report": partial(timed, args.tree, sir, ["--report", str(page)])}, args.repeat)
         print(f"{sir.stem:16s} without {wall['plain']:6.2f} s wall {cpu['plain']:6.2f} s CPU | "
               f"--report {wall['report']:6.2f} s wall {cpu['report']:6.2f} s CPU | "
               f"CPU x{cpu['report'] / cpu['plain']:.2f}")
