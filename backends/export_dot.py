@@ -23,7 +23,8 @@ _SHAPES = {"einsum": "box", "kernel": "box3d"}
 
 def emit_dot(module: ModuleOp, graph: Graph | None = None) -> str:
     """The Graphviz text of `module`'s einsum graph (`graph`: that graph, when the caller has it already)."""
-    graph = graph or einsum_graph(module)
+    if graph is None:
+        graph = einsum_graph(module)
     dot = graphviz.Digraph(name=module.name or graph.func.name, graph_attr={"rankdir": "TB", "fontsize": "10"},
                            node_attr={"fontname": "Helvetica", "fontsize": "10"},
                            edge_attr={"fontname": "Helvetica", "fontsize": "8"})

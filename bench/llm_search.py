@@ -270,7 +270,7 @@ def search_from_flags(config: str, targets: str, slo: str, throughput: float | N
         if value is not None:
             fields[key] = [value]
     fixed = searched_split(split)
-    problem = split_problem(cfg, fixed) if fixed.replica_chips > 1 else None
+    problem = split_problem(cfg, fixed) if fixed.replica_chips != 1 else None  # a given 0 is refused there
     if problem:
         raise LlmError(problem)
     request = SearchRequest(config, [load_target(t.strip()) for t in targets.split(",") if t.strip()],

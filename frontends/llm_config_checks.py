@@ -144,7 +144,7 @@ def declared_counts(raw: dict[str, Any]) -> DeclaredCounts:
     Falcon's key-value heads depend on its decoder's kind, left to it)."""
     text = standard_names(text_fields(raw))
     kv = text.get("num_key_value_heads")
-    known = raw.get("model_type") != "falcon" and text.get("model_type", raw.get("model_type")) != "falcon"
+    known = text.get("model_type", raw.get("model_type")) != "falcon"
     return DeclaredCounts(text["num_hidden_layers"], text["num_attention_heads"],
                           kv if known and _is_int(kv) and kv > 0 else None)
 

@@ -158,8 +158,8 @@ class FastLALR:
                     raise Fallback
                 count, callback, origin = reduction
                 if callback is None and not at_end:  # unit rules: the value stack stays, the top state changes
-                    states[-1] = (unit_chains.get((states[-2], states[-1], kind))
-                                  or self._unit_chain(states[-2], states[-1], kind))
+                    after = unit_chains.get((states[-2], states[-1], kind))
+                    states[-1] = self._unit_chain(states[-2], states[-1], kind) if after is None else after
                     continue
                 if callback is None:  # a unit rule: its only child stays on the value stack
                     del states[-1]
